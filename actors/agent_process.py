@@ -1,0 +1,465 @@
+"""The AgentProcess actor: the ACP client for one agent definition (DESIGN §7).
+
+One connection per agent definition, multiplexing its sessions: a second conversation
+with the same agent costs a `session/new`, not a process. The agent is either a
+subprocess (own process group, stderr kept for diagnostics) or the built-in Eliza over
+an in-memory stream pair; both go through the same `Peer` and the same code below.
+
+Sessions talk to this actor only through channels: `AgentSession` sends commands on the
+actor's mailbox and receives its session's `AgentEvent`s on a channel of its own.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+import attrs
+import trio
+import trio.testing
+
+from actors.messages import session_failure
+from protocol import acp
+from protocol.jsonrpc import ConnectionClosed, Peer, RpcError, Tracer
+from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
+
+log = logging.getLogger(__name__)
+
+INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
+STOP_GRACE = 2.0  # after closing stdin, before SIGTERM; then again before SIGKILL
+STDERR_LINES = 20
+
+
+# Events delivered to a session ------------------------------------------------------------
+
+
+@attrs.frozen
+class Update:
+    update: dict[str, Any]  # the `update` of a session/update notification
+
+
+@attrs.frozen
+class PermissionAsked:
+    params: dict[str, Any]
+    reply: trio.MemorySendChannel[dict[str, Any]] = attrs.field(eq=False)  # send the `outcome` object
+
+    def answer(self, outcome: dict[str, Any]) -> None:
+        try:
+            self.reply.send_nowait(outcome)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
+            pass  # the agent withdrew the request, or it was already answered
+
+
+@attrs.frozen
+class PromptDone:
+    stop_reason: str
+
+
+@attrs.frozen
+class PromptFailed:
+    error: RpcError
+
+
+@attrs.frozen
+class AgentExited:
+    error: RpcError
+
+
+AgentEvent = Update | PermissionAsked | PromptDone | PromptFailed | AgentExited
+
+
+class AgentError(Exception):
+    """The agent could not start or could not open a session; carries the -32000 reply."""
+
+    def __init__(self, error: RpcError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+# Commands from sessions -------------------------------------------------------------------
+
+
+@attrs.frozen
+class _NewSession:
+    cwd: str
+    mcp_servers: list[dict[str, Any]]
+    reply: trio.MemorySendChannel[AgentSession | AgentError] = attrs.field(eq=False)
+
+
+@attrs.frozen
+class _Prompt:
+    session_id: str
+    blocks: list[dict[str, Any]]
+
+
+@attrs.frozen
+class _Cancel:
+    session_id: str
+
+
+@attrs.frozen
+class _Close:
+    session_id: str
+
+
+_Command = _NewSession | _Prompt | _Cancel | _Close
+
+
+@attrs.define(eq=False)
+class AgentSession:
+    """A Session actor's handle on its ACP session."""
+
+    id: str
+    agent_name: str
+    capabilities: dict[str, Any]
+    events: trio.MemoryReceiveChannel[AgentEvent]
+    _commands: trio.MemorySendChannel[_Command]
+
+    def _send(self, command: _Command) -> None:
+        try:
+            self._commands.send_nowait(command)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the agent is gone; its AgentExited event tells the session
+
+    def prompt(self, blocks: list[dict[str, Any]]) -> None:
+        """Start a prompt; its updates and its end arrive as events."""
+        self._send(_Prompt(self.id, blocks))
+
+    def cancel(self) -> None:
+        self._send(_Cancel(self.id))
+
+    def close(self) -> None:
+        self._send(_Close(self.id))
+
+    @property
+    def accepts_images(self) -> bool:
+        return bool(self.capabilities.get("promptCapabilities", {}).get("image"))
+
+    @property
+    def mcp_http(self) -> bool:
+        return bool(self.capabilities.get("mcpCapabilities", {}).get("http"))
+
+
+# The actor ---------------------------------------------------------------------------------
+
+
+def agent_label(agent: Agent) -> str:
+    if isinstance(agent, ElizaAgent):
+        return "Eliza"
+    return agent.name or agent.command
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the agent gets SIGKILL if the backend dies, even by SIGKILL."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class AgentProcess:
+    """Owns one agent connection and routes its traffic to the sessions it serves."""
+
+    def __init__(self, agent: Agent, *, cwd: str, tracer: Tracer | None = None) -> None:
+        self.agent = agent
+        self.name = agent_label(agent)
+        self.cwd = cwd
+        self._tracer = tracer
+        self._commands_send, self._commands = trio.open_memory_channel[_Command](math.inf)
+        self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._process: trio.Process | None = None
+        self._peer: Peer | None = None
+        self.capabilities: dict[str, Any] = {}
+        self.exited = trio.Event()
+
+    # Lifecycle -------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Start the agent, `initialize` it, then serve session commands until told to stop.
+
+        A start-up failure is raised (as AgentError) to whoever started the actor; after
+        start-up nothing escapes but cancellation: a dying agent becomes AgentExited events.
+        """
+        failure: AgentError | None = None
+        try:
+            async with trio.open_nursery() as nursery:
+                try:
+                    peer = await self._connect(nursery)
+                    await self._initialize(peer)
+                except AgentError as exc:
+                    failure = exc
+                    nursery.cancel_scope.cancel()
+                    return
+                task_status.started()
+                nursery.start_soon(self._watch_exit, peer, nursery.cancel_scope)
+                async for command in self._commands:
+                    self._handle(command, peer, nursery)
+                # Mailbox closed: a graceful stop.
+                await self._stop()
+                nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await self._stop()
+            self._broadcast_exit()
+            self.exited.set()
+            if failure is not None:
+                raise failure
+
+    def stop(self) -> None:
+        """Ask the actor to end: close stdin, then signals, bounded (DESIGN §7)."""
+        self._commands_send.close()
+
+    async def _connect(self, nursery: trio.Nursery) -> Peer:
+        if isinstance(self.agent, ElizaAgent):
+            from symposium.eliza.agent import serve_eliza
+
+            ours, theirs = trio.testing.memory_stream_pair()
+            nursery.start_soon(serve_eliza, theirs, self.agent.deterministic)
+            stream: trio.abc.Stream = ours
+        else:
+            stream = await self._spawn(self.agent, nursery)
+        peer = Peer(stream, name=f"agent {self.name}", tracer=self._tracer)
+        peer.on_notification("session/update", self._on_update)
+        peer.on_request("session/request_permission", self._on_permission)
+        self._peer = peer
+        nursery.start_soon(peer.serve)
+        return peer
+
+    async def _spawn(self, agent: ProcessAgent, nursery: trio.Nursery) -> trio.abc.Stream:
+        env = dict(os.environ)
+        env.update({var.name: var.value for var in agent.env})
+        argv = [agent.command, *agent.args]
+        try:
+            process = await trio.lowlevel.open_process(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=self.cwd,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+        except OSError as exc:
+            raise AgentError(
+                session_failure(f"Cannot start agent {self.name!r}: {agent.command}: {exc.strerror or exc}", kind="spawn_failed", command=agent.command)
+            ) from None
+        self._process = process
+        log.info("started agent %s (pid %d): %s", self.name, process.pid, agent.command)
+        assert process.stdin and process.stdout and process.stderr
+        nursery.start_soon(self._read_stderr, process.stderr)
+        return trio.StapledStream(process.stdin, process.stdout)
+
+    async def _read_stderr(self, stream: trio.abc.ReceiveStream) -> None:
+        pending = b""
+        async for chunk in stream:
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                line = raw.decode(errors="replace").rstrip()
+                if line:
+                    self._stderr.append(line)
+                    log.debug("agent %s stderr: %s", self.name, line)
+
+    async def _initialize(self, peer: Peer) -> None:
+        try:
+            with trio.fail_after(INITIALIZE_TIMEOUT):
+                result = await peer.request("initialize", acp.initialize_params())
+        except trio.TooSlowError:
+            raise AgentError(self._failure(f"Agent {self.name!r} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", "initialize_timeout")) from None
+        except ConnectionClosed:
+            await self._reap()
+            raise AgentError(self._failure(f"Agent {self.name!r} exited during start-up{self._exit_note()}", "exited")) from None
+        except RpcError as exc:
+            raise AgentError(self._failure(f"Agent {self.name!r} refused initialize: {exc.message}", "initialize_failed")) from None
+        self.capabilities = (result or {}).get("agentCapabilities") or {}
+
+    async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
+        await peer.eof.wait()
+        await self._reap()
+        log.warning("agent %s exited%s", self.name, self._exit_note())
+        self._broadcast_exit()
+        self._commands_send.close()
+        scope.cancel()
+
+    async def _reap(self) -> None:
+        if self._process is not None:
+            with trio.move_on_after(1):
+                await self._process.wait()
+
+    async def _stop(self) -> None:
+        """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group."""
+        process = self._process
+        if self._peer is not None and isinstance(self.agent, ElizaAgent):
+            await self._peer.aclose()
+        if process is None or process.returncode is not None:
+            return
+        if process.stdin is not None:
+            with trio.move_on_after(STOP_GRACE):
+                await process.stdin.aclose()
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None:
+                try:
+                    os.killpg(process.pid, sig)
+                except ProcessLookupError:
+                    break
+            with trio.move_on_after(STOP_GRACE):
+                await process.wait()
+            if process.returncode is not None:
+                break
+        log.info("agent %s stopped%s", self.name, self._exit_note())
+
+    def _exit_note(self) -> str:
+        if self._process is not None and self._process.returncode is not None:
+            return f" (exit code {self._process.returncode})"
+        return ""
+
+    def _failure(self, message: str, kind: str) -> RpcError:
+        return session_failure(message, kind=kind, stderr=list(self._stderr), agent=self.name)
+
+    def _broadcast_exit(self) -> None:
+        if not self._sessions:
+            return
+        error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")
+        for send in self._sessions.values():
+            try:
+                send.send_nowait(AgentExited(error))
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            send.close()
+        self._sessions.clear()
+
+    # Commands ----------------------------------------------------------------------------
+
+    async def new_session(self, cwd: str, mcp_servers: list[dict[str, Any]]) -> AgentSession:
+        reply_send, reply = trio.open_memory_channel[AgentSession | AgentError](1)
+        try:
+            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, reply_send))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise AgentError(self._failure(f"Agent {self.name!r} is not running", "agent_exited")) from None
+        try:
+            outcome = await reply.receive()
+        except trio.EndOfChannel:
+            raise AgentError(self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")) from None
+        if isinstance(outcome, AgentError):
+            raise outcome
+        return outcome
+
+    def _handle(self, command: _Command, peer: Peer, nursery: trio.Nursery) -> None:
+        match command:
+            case _NewSession():
+                nursery.start_soon(self._open_session, command, peer)
+            case _Prompt(session_id=sid, blocks=blocks):
+                nursery.start_soon(self._prompt, peer, sid, blocks)
+            case _Cancel(session_id=sid):
+                nursery.start_soon(self._notify_quietly, peer, "session/cancel", {"sessionId": sid})
+            case _Close(session_id=sid):
+                send = self._sessions.pop(sid, None)
+                if send is not None:
+                    send.close()
+
+    async def _open_session(self, command: _NewSession, peer: Peer) -> None:
+        with command.reply:
+            try:
+                result = await peer.request("session/new", acp.new_session_params(command.cwd, command.mcp_servers))
+                session_id = result["sessionId"]
+                if not isinstance(session_id, str):
+                    raise TypeError("sessionId is not a string")
+            except RpcError as exc:
+                command.reply.send_nowait(AgentError(self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", "session_new_failed")))
+                return
+            except (KeyError, TypeError) as exc:
+                command.reply.send_nowait(AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", "session_new_failed")))
+                return
+            except ConnectionClosed:
+                return  # the reply channel closes; the caller reports the exit
+            events_send, events = trio.open_memory_channel[AgentEvent](math.inf)
+            self._sessions[session_id] = events_send
+            command.reply.send_nowait(AgentSession(session_id, self.name, self.capabilities, events, self._commands_send))
+
+    async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
+        try:
+            result = await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
+        except RpcError as exc:
+            self._deliver(session_id, PromptFailed(exc))
+            return
+        except ConnectionClosed:
+            return  # AgentExited follows
+        stop = (result or {}).get("stopReason") if isinstance(result, dict) else None
+        self._deliver(session_id, PromptDone(stop if isinstance(stop, str) else "end_turn"))
+
+    async def _notify_quietly(self, peer: Peer, method: str, params: dict[str, Any]) -> None:
+        try:
+            await peer.notify(method, params)
+        except ConnectionClosed:
+            pass
+
+    def _deliver(self, session_id: str, event: AgentEvent) -> bool:
+        send = self._sessions.get(session_id)
+        if send is None:
+            log.debug("agent %s: event for unknown session %s dropped", self.name, session_id)
+            return False
+        try:
+            send.send_nowait(event)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self._sessions.pop(session_id, None)
+            return False
+        return True
+
+    # Agent → client traffic ------------------------------------------------------------------
+
+    async def _on_update(self, params: Any) -> None:
+        if isinstance(params, dict) and isinstance(params.get("update"), dict):
+            self._deliver(str(params.get("sessionId")), Update(params["update"]))
+
+    async def _on_permission(self, params: Any, id: Any) -> dict[str, Any]:
+        if not isinstance(params, dict):
+            return {"outcome": {"outcome": "cancelled"}}
+        reply_send, reply = trio.open_memory_channel[dict[str, Any]](1)
+        if not self._deliver(str(params.get("sessionId")), PermissionAsked(params, reply_send)):
+            return {"outcome": {"outcome": "cancelled"}}
+        try:
+            outcome = await reply.receive()
+        except trio.EndOfChannel:
+            outcome = {"outcome": "cancelled"}
+        return {"outcome": outcome}
+
+
+class AgentPool:
+    """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
+
+    def __init__(self, nursery: trio.Nursery, *, cwd: str, tracer: Tracer | None = None) -> None:
+        self._nursery = nursery
+        self._cwd = cwd
+        self._tracer = tracer
+        self._agents: dict[str, AgentProcess] = {}
+        self._locks: collections.defaultdict[str, trio.Lock] = collections.defaultdict(trio.Lock)
+
+    async def open_session(self, agent: Agent, cwd: str | None, mcp_servers: list[dict[str, Any]]) -> AgentSession:
+        key = acp.canonical_key(agent_to_wire(agent))
+        async with self._locks[key]:
+            process = self._agents.get(key)
+            if process is None or process.exited.is_set():
+                process = AgentProcess(agent, cwd=cwd or self._cwd, tracer=self._tracer)
+                await self._nursery.start(process.run)  # raises AgentError if it cannot start
+                self._agents[key] = process
+        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers)
+
+    async def shutdown(self) -> None:
+        """Stop every agent gracefully (bounded) and wait for them."""
+        agents = list(self._agents.values())
+        self._agents.clear()
+        for process in agents:
+            process.stop()
+        for process in agents:
+            await process.exited.wait()

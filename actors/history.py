@@ -1,0 +1,248 @@
+"""The History actor: every conversation's state, and the only router of replies (DESIGN §4).
+
+It matches each chat request to the conversation it continues (see `matching`), commits
+or discards the previous reply accordingly, hands the conversation's Session actor a
+`Turn`, and forwards the Session's events to the request's handler, dropping any that
+belong to an older turn. Four rules the predecessor broke hold here, each tested:
+a failed conversation is retired; a request never hijacks another conversation; stale
+events are dropped by turn number; a newer request for a streaming conversation first
+answers the old one -32800.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import uuid
+
+import attrs
+import trio
+
+from actors.agent_process import AgentPool
+from actors.matching import Conversation, ConversationIndex, normalise
+from actors.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
+from actors.rendering import split_context
+from actors.session import SessionActor
+from protocol.jsonrpc import REQUEST_CANCELLED, RpcError, id_key
+from protocol.lm import AGENT_ACTION_TOOL, ChatParams, ThinkingPart
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class ChatRequest:
+    request_id: object
+    params: ChatParams
+    reply: trio.MemorySendChannel[Reply] = attrs.field(eq=False)
+
+
+@attrs.frozen
+class CancelRequest:
+    request_id: object
+
+
+@attrs.frozen
+class Shutdown:
+    done: trio.Event = attrs.field(eq=False)
+
+
+HistoryMessage = ChatRequest | CancelRequest | SessionEvent | Shutdown
+
+
+@attrs.define(eq=False)
+class _Streaming:
+    request_id: object
+    reply: trio.MemorySendChannel[Reply]
+    turn: Turn
+
+
+@attrs.define(eq=False)
+class _Live:
+    """A conversation and what lives beside it: its Session's mailbox and current stream."""
+
+    state: Conversation
+    mailbox: trio.MemorySendChannel[Turn]
+    streaming: _Streaming | None = None
+
+
+class HistoryActor:
+    def __init__(self, pool: AgentPool) -> None:
+        self._pool = pool
+        self._send, self._receive = trio.open_memory_channel[HistoryMessage](math.inf)
+        self._index = ConversationIndex()
+        self._live: dict[str, _Live] = {}
+        self._by_request: dict[str, str] = {}  # request id key → conversation id
+        self._turns = itertools.count(1)
+        self._dirty: set[str] = set()  # conversations whose reply grew since they were indexed
+
+    @property
+    def mailbox(self) -> trio.MemorySendChannel[HistoryMessage]:
+        return self._send
+
+    def conversation_count(self) -> int:
+        return len(self._live)
+
+    async def run(self) -> None:
+        async with trio.open_nursery() as nursery:
+            async for message in self._receive:
+                match message:
+                    case ChatRequest():
+                        self._on_chat(message, nursery)
+                    case CancelRequest(request_id=request_id):
+                        self._on_cancel(request_id)
+                    case SessionEvent():
+                        self._on_session_event(message)
+                    case Shutdown(done=done):
+                        self._shutdown()
+                        done.set()
+                        nursery.cancel_scope.cancel()
+                        return
+
+    # Chat requests ---------------------------------------------------------------------------
+
+    def _on_chat(self, request: ChatRequest, nursery: trio.Nursery) -> None:
+        params = request.params
+        messages = tuple(normalise(m) for m in params.messages)
+        for conversation_id in self._dirty:
+            if conversation_id in self._live:
+                self._index.update(self._live[conversation_id].state)
+        self._dirty.clear()
+        match = self._index.match(params.agent, messages)
+        if match.conversation is None:
+            live = self._start_conversation(params, messages, nursery)
+            context, new = split_context(messages)
+            canceled = False
+        else:
+            live = self._live[match.conversation.id]
+            context, new = split_context(messages[match.start :])
+            canceled = match.canceled
+            if live.streaming is not None:
+                self._answer_cancelled(live)
+            live.state.committed = self._index.committed_digest(params.agent, messages, match.start)
+            live.state.inputs = list(messages[match.start :])
+            live.state.reply = []
+        if not any(m.role == "user" for m in new) and not context:
+            request.reply.send_nowait(Reply(error=RpcError(-32602, "Invalid params: messages: no user message to answer")))
+            if match.conversation is None:
+                self._retire(live)
+            return
+        tools = params.options.tools
+        turn = Turn(
+            number=next(self._turns),
+            messages=new,
+            context=context,
+            canceled=canceled,
+            tools=tuple(t for t in tools if t.name != AGENT_ACTION_TOOL),
+            offers_agent_action=any(t.name == AGENT_ACTION_TOOL for t in tools),
+            scope=trio.CancelScope(),
+            cwd=params.cwd,
+        )
+        live.streaming = _Streaming(request.request_id, request.reply, turn)
+        self._by_request[id_key(request.request_id)] = live.state.id
+        self._index.update(live.state)
+        live.mailbox.send_nowait(turn)
+
+    def _start_conversation(self, params: ChatParams, messages: tuple, nursery: trio.Nursery) -> _Live:
+        conversation_id = str(uuid.uuid4())
+        state = Conversation(
+            conversation_id,
+            params.agent,
+            committed=self._index.committed_digest(params.agent, messages, 0),
+            inputs=list(messages),
+        )
+        mailbox_send, mailbox = trio.open_memory_channel[Turn](math.inf)
+        live = _Live(state, mailbox_send)
+        self._live[conversation_id] = live
+        actor = SessionActor(conversation_id, params.agent, self._pool, mailbox, self._send)
+        nursery.start_soon(actor.run, name=f"session {conversation_id[:8]}")
+        log.info("new conversation %s with %d message(s)", conversation_id, len(messages))
+        return live
+
+    # Cancellation ----------------------------------------------------------------------------
+
+    def _on_cancel(self, request_id: object) -> None:
+        conversation_id = self._by_request.get(id_key(request_id))
+        live = self._live.get(conversation_id) if conversation_id else None
+        if live is None or live.streaming is None or id_key(live.streaming.request_id) != id_key(request_id):
+            log.debug("lm/cancel for unknown or finished request %r ignored", request_id)
+            return
+        self._answer_cancelled(live)
+
+    def _answer_cancelled(self, live: _Live) -> None:
+        """Answer the streaming request -32800 now; its Session cancels the agent's turn."""
+        streaming = live.streaming
+        assert streaming is not None
+        streaming.turn.scope.cancel()
+        self._finish(live, Reply(error=RpcError(REQUEST_CANCELLED, "Request cancelled")))
+
+    def _finish(self, live: _Live, reply: Reply) -> None:
+        streaming = live.streaming
+        assert streaming is not None
+        live.streaming = None
+        self._by_request.pop(id_key(streaming.request_id), None)
+        try:
+            streaming.reply.send_nowait(reply)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the handler is gone (connection closing)
+        streaming.reply.close()
+
+    # Session events --------------------------------------------------------------------------
+
+    def _on_session_event(self, message: SessionEvent) -> None:
+        live = self._live.get(message.conversation)
+        if live is None:
+            return
+        event = message.event
+        if isinstance(event, FailedEvent) and event.retire:
+            # Whatever is streaming now will never be answered by this session.
+            if live.streaming is not None:
+                self._finish(live, Reply(error=event.error))
+            self._retire(live)
+            return
+        streaming = live.streaming
+        if streaming is None or streaming.turn.number != message.turn:
+            log.debug("dropped a stale event of turn %s for conversation %s", message.turn, message.conversation)
+            return
+        match event:
+            case PartEvent(part=part):
+                if not isinstance(part, ThinkingPart):
+                    live.state.reply.append(part)
+                    self._dirty.add(live.state.id)  # re-indexed lazily: parts can come by the thousand
+                self._forward(streaming, Reply(part=part))
+            case CompleteEvent():
+                self._finish(live, Reply(complete=True))
+            case FailedEvent(error=error):
+                self._finish(live, Reply(error=error))
+
+    def _forward(self, streaming: _Streaming, reply: Reply) -> None:
+        try:
+            streaming.reply.send_nowait(reply)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    def _retire(self, live: _Live) -> None:
+        log.info("conversation %s retired", live.state.id)
+        self._index.remove(live.state)
+        self._live.pop(live.state.id, None)
+        live.mailbox.close()
+
+    # Shutdown --------------------------------------------------------------------------------
+
+    def _shutdown(self) -> None:
+        error = session_failure("The backend is shutting down", kind="shutdown")
+        for live in list(self._live.values()):
+            if live.streaming is not None:
+                live.streaming.turn.scope.cancel()
+                self._finish(live, Reply(error=error))
+            self._retire(live)
+
+    async def shutdown(self) -> None:
+        """Answer every pending request, stop every session; returns when done."""
+        done = trio.Event()
+        try:
+            self._send.send_nowait(Shutdown(done))
+        except trio.ClosedResourceError:
+            return
+        await done.wait()
+

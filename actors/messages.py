@@ -1,0 +1,68 @@
+"""What the actors say to each other over their memory channels.
+
+History → Session: `Turn`. Session → History: `SessionEvent`. History → the VS Code
+request handler: `Reply`. Agent connection → Session: `AgentEvent` (see agent_process).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import trio
+
+from protocol.jsonrpc import SERVER_ERROR, RpcError
+from protocol.lm import Message, Part, Tool
+
+
+@attrs.frozen
+class Turn:
+    """One VS Code request, as far as its conversation's Session is concerned."""
+
+    number: int  # unique and increasing; every SessionEvent echoes it
+    messages: tuple[Message, ...]  # new to the agent
+    context: tuple[Message, ...]  # earlier history, only for a conversation's first turn
+    canceled: bool  # the previous reply was rejected or stopped
+    tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action
+    offers_agent_action: bool
+    scope: trio.CancelScope = attrs.field(eq=False)  # History cancels it on lm/cancel or supersede
+    cwd: str | None = None
+
+
+@attrs.frozen
+class PartEvent:
+    part: Part
+
+
+@attrs.frozen
+class CompleteEvent:
+    pass
+
+
+@attrs.frozen
+class FailedEvent:
+    error: RpcError
+    retire: bool  # the conversation cannot go on: the next request starts a new one
+
+
+@attrs.frozen
+class SessionEvent:
+    conversation: str
+    turn: int | None  # None: not about any request (e.g. the session retired while idle)
+    event: PartEvent | CompleteEvent | FailedEvent
+
+
+@attrs.frozen
+class Reply:
+    """History → the handler of one VS Code chat request: a part, the end, or an error."""
+
+    part: Part | None = None
+    error: RpcError | None = None
+    complete: bool = False
+
+
+def session_failure(message: str, *, kind: str, stderr: list[str] | None = None, **extra: Any) -> RpcError:
+    data: dict[str, Any] = {"kind": kind, **extra}
+    if stderr:
+        data["stderr"] = stderr
+    return RpcError(SERVER_ERROR, message, data)

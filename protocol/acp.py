@@ -1,0 +1,48 @@
+"""The subset of the Agent Client Protocol (version 1) that the backend speaks.
+
+Outgoing messages are built here so that their shape lives in one place (the tests
+validate them against the `acp.schema` models). Incoming agent messages are read
+defensively where they are used: real agents differ, and one odd field must not cost a turn.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+CLIENT_INFO = {"name": "symposium", "title": "Symposium (VS Code LM bridge)", "version": "0.1.0"}
+
+STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled")
+
+CANCELLED_OUTCOME: dict[str, Any] = {"outcome": "cancelled"}
+
+
+def initialize_params() -> dict[str, Any]:
+    # No fs/terminal capabilities: we do not implement them, so agents must not call them.
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+        "clientInfo": CLIENT_INFO,
+    }
+
+
+def new_session_params(cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"cwd": cwd, "mcpServers": mcp_servers}
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def image_block(mime_type: str, data: str) -> dict[str, Any]:
+    return {"type": "image", "mimeType": mime_type, "data": data}
+
+
+def selected_outcome(option_id: str) -> dict[str, Any]:
+    return {"outcome": "selected", "optionId": option_id}
+
+
+def canonical_key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))

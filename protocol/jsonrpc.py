@@ -1,0 +1,447 @@
+"""Newline-delimited JSON-RPC 2.0 over any trio byte stream.
+
+One JSON object per line, in both directions, as the VS Code extension, ACP agents and
+MCP stdio servers all speak it. The framing and message classification are plain
+functions (`LineSplitter`, `classify`) with no I/O; `Peer` is the thin trio shell that
+reads lines, dispatches them and serialises writes.
+
+Why not trio-jsonrpc: see the README. In short, it has no newline framing, cannot carry
+a `null` result, deadlocks when a cancelled request's late reply arrives, and answers a
+stray response with an endless error ping-pong. Each of those is a test here instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+import trio
+
+log = logging.getLogger(__name__)
+
+JSON = Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+SERVER_ERROR = -32000
+REQUEST_CANCELLED = -32800
+
+DEFAULT_MAX_LINE = 64 * 1024 * 1024
+
+
+class RpcError(Exception):
+    """An error that travels as a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: JSON = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_json(self) -> dict[str, JSON]:
+        error: dict[str, JSON] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @classmethod
+    def from_json(cls, error: JSON) -> RpcError:
+        if isinstance(error, dict):
+            code = error.get("code")
+            return cls(
+                code if isinstance(code, int) else INTERNAL_ERROR,
+                str(error.get("message", "")),
+                error.get("data"),
+            )
+        return cls(INTERNAL_ERROR, f"malformed error object: {error!r}")
+
+
+class ConnectionClosed(Exception):
+    """The peer's input ended (or its output broke) before the reply came."""
+
+
+# ---------------------------------------------------------------------------------------
+# Pure framing and classification
+
+
+@attrs.frozen
+class Overlong:
+    """Stands in for a line that exceeded the bound; its bytes were discarded."""
+
+    size: int
+
+
+class LineSplitter:
+    """Cuts a byte stream into lines, discarding (and reporting) lines over `max_line`.
+
+    Memory stays bounded by `max_line` whatever the peer sends.
+    """
+
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
+        self.max_line = max_line
+        self._buf = bytearray()
+        self._discarding = 0  # bytes of an overlong line dropped so far, 0 if none
+
+    def feed(self, data: bytes) -> list[bytes | Overlong]:
+        out: list[bytes | Overlong] = []
+        start = 0
+        while True:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                break
+            chunk = data[start:nl]
+            if self._discarding:
+                out.append(Overlong(self._discarding + len(chunk)))
+                self._discarding = 0
+            elif len(self._buf) + len(chunk) > self.max_line:
+                out.append(Overlong(len(self._buf) + len(chunk)))
+                self._buf.clear()
+            else:
+                self._buf += chunk
+                out.append(bytes(self._buf))
+                self._buf.clear()
+            start = nl + 1
+        rest = data[start:]
+        if self._discarding:
+            self._discarding += len(rest)
+        elif len(self._buf) + len(rest) > self.max_line:
+            self._discarding = len(self._buf) + len(rest)
+            self._buf.clear()
+        else:
+            self._buf += rest
+        return out
+
+    def leftover(self) -> bytes | Overlong | None:
+        """What remains at end of input: an unterminated last line, if any."""
+        if self._discarding:
+            return Overlong(self._discarding)
+        if self._buf.strip():
+            return bytes(self._buf)
+        return None
+
+
+@attrs.frozen
+class Request:
+    id: JSON
+    method: str
+    params: JSON
+
+
+@attrs.frozen
+class Notification:
+    method: str
+    params: JSON
+
+
+@attrs.frozen
+class Response:
+    id: JSON
+    result: JSON = None
+    error: RpcError | None = None
+
+
+@attrs.frozen
+class Invalid:
+    """A line that is not a usable message; `reply` is the error response to send, if any."""
+
+    reply: dict[str, JSON] | None
+    reason: str
+
+
+Message = Request | Notification | Response | Invalid
+
+
+def error_response(id: JSON, error: RpcError) -> dict[str, JSON]:
+    return {"jsonrpc": "2.0", "id": id, "error": error.to_json()}
+
+
+def _valid_id(value: JSON) -> bool:
+    # JSON-RPC ids are strings or numbers (null only in error replies); bool is not a number.
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def classify(line: bytes) -> Message:
+    """Turn one line into a message, or into the error reply the line deserves."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return Invalid(error_response(None, RpcError(PARSE_ERROR, f"Parse error: {exc}")), "parse error")
+    return classify_object(obj)
+
+
+def classify_object(obj: JSON) -> Message:
+    if not isinstance(obj, dict):
+        what = "batch requests are not supported" if isinstance(obj, list) else "a message must be a JSON object"
+        return Invalid(error_response(None, RpcError(INVALID_REQUEST, f"Invalid request: {what}")), what)
+    if "method" in obj:
+        method = obj["method"]
+        params = obj.get("params")
+        has_id = "id" in obj
+        id = obj.get("id")
+        if not isinstance(method, str):
+            reply = error_response(id if has_id and _valid_id(id) else None,
+                                   RpcError(INVALID_REQUEST, "Invalid request: method must be a string"))
+            return Invalid(reply, "method is not a string")
+        if has_id and not _valid_id(id):
+            return Invalid(error_response(None, RpcError(INVALID_REQUEST, "Invalid request: bad id")), "bad id")
+        if params is not None and not isinstance(params, (dict, list)):
+            if has_id:
+                reply = error_response(id, RpcError(INVALID_PARAMS, "Invalid params: params must be an object or array"))
+                return Invalid(reply, "params not structured")
+            return Invalid(None, f"notification {method} with unstructured params")
+        return Request(id, method, params) if has_id else Notification(method, params)
+    if "id" in obj and ("result" in obj or "error" in obj):
+        if "error" in obj and obj["error"] is not None:
+            return Response(obj["id"], error=RpcError.from_json(obj["error"]))
+        return Response(obj["id"], result=obj.get("result"))
+    # Answering a malformed response would risk an error ping-pong; drop it.
+    if "id" in obj:
+        return Invalid(None, "response without result or error")
+    return Invalid(error_response(None, RpcError(INVALID_REQUEST, "Invalid request: no method")), "no method")
+
+
+def id_key(id: JSON) -> str:
+    """A dict key that keeps the id's JSON type: 1 and "1" are different requests."""
+    return json.dumps(id)
+
+
+# ---------------------------------------------------------------------------------------
+# The trio shell
+
+RequestHandler = Callable[[JSON, JSON], Awaitable[JSON]]  # (params, id)
+NotificationHandler = Callable[[JSON], Awaitable[None]]
+FallbackRequestHandler = Callable[[str, JSON, JSON], Awaitable[JSON]]  # (method, params, id)
+FallbackNotificationHandler = Callable[[str, JSON], Awaitable[None]]
+Tracer = Callable[[str, dict[str, JSON]], None]
+
+
+class Peer:
+    """One end of a JSON-RPC connection: requests both ways, notifications, cancellation.
+
+    Inbound requests each run in their own task (so a slow one never blocks the others) and
+    always get exactly one response. Notifications run inline in the reader, in order,
+    so handlers must be quick (typically a `send_nowait` to a channel). That ordering is
+    what lets an ACP client see every `session/update` before the prompt's own reply.
+    """
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        *,
+        name: str,
+        max_line: int = DEFAULT_MAX_LINE,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.name = name
+        self._stream = stream
+        self._splitter = LineSplitter(max_line)
+        self._tracer = tracer
+        self._request_handlers: dict[str, RequestHandler] = {}
+        self._notification_handlers: dict[str, NotificationHandler] = {}
+        self._fallback_request: FallbackRequestHandler | None = None
+        self._fallback_notification: FallbackNotificationHandler | None = None
+        self._pending: dict[str, trio.MemorySendChannel[Response]] = {}
+        self._inbound: dict[str, trio.CancelScope] = {}
+        self._ids = itertools.count()
+        self._send_lock = trio.Lock()
+        self.eof = trio.Event()
+
+    # Registration ----------------------------------------------------------------------
+
+    def on_request(self, method: str, handler: RequestHandler) -> None:
+        self._request_handlers[method] = handler
+
+    def on_notification(self, method: str, handler: NotificationHandler) -> None:
+        self._notification_handlers[method] = handler
+
+    def on_other_request(self, handler: FallbackRequestHandler) -> None:
+        self._fallback_request = handler
+
+    def on_other_notification(self, handler: FallbackNotificationHandler) -> None:
+        self._fallback_notification = handler
+
+    # Outbound --------------------------------------------------------------------------
+
+    def new_id(self) -> int:
+        """An id for `request(..., id=...)`, for callers that must know it before sending."""
+        return next(self._ids)
+
+    async def request(self, method: str, params: JSON = None, *, id: int | None = None) -> JSON:
+        """Send a request and wait for its result; raises RpcError or ConnectionClosed.
+
+        If the caller is cancelled, the pending entry goes away and a late reply is
+        logged and dropped: the connection stays healthy.
+        """
+        if self.eof.is_set():
+            raise ConnectionClosed(f"{self.name}: connection closed")
+        if id is None:
+            id = self.new_id()
+        key = id_key(id)
+        send, receive = trio.open_memory_channel[Response](1)
+        self._pending[key] = send
+        try:
+            msg: dict[str, JSON] = {"jsonrpc": "2.0", "id": id, "method": method}
+            if params is not None:
+                msg["params"] = params
+            await self._send(msg)
+            try:
+                response = await receive.receive()
+            except trio.EndOfChannel:
+                raise ConnectionClosed(f"{self.name}: connection closed before {method} was answered") from None
+        finally:
+            self._pending.pop(key, None)
+        if response.error is not None:
+            raise response.error
+        return response.result
+
+    async def notify(self, method: str, params: JSON = None) -> None:
+        msg: dict[str, JSON] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        await self._send(msg)
+
+    async def aclose(self) -> None:
+        """Close the underlying stream (the other side sees EOF)."""
+        try:
+            await self._stream.aclose()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    def cancel_inbound(self, id: JSON) -> bool:
+        """Cancel the handler of an inbound request; it is answered -32800. False if unknown."""
+        scope = self._inbound.get(id_key(id))
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    async def _send(self, msg: dict[str, JSON]) -> None:
+        data = (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        async with self._send_lock:
+            if self._tracer is not None:
+                self._tracer("send", msg)
+            try:
+                await self._stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise ConnectionClosed(f"{self.name}: cannot write: {exc}") from None
+
+    async def _send_quietly(self, msg: dict[str, JSON]) -> None:
+        try:
+            await self._send(msg)
+        except ConnectionClosed as exc:
+            log.debug("%s", exc)
+
+    # Inbound ---------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        """Read until EOF; returns once every inbound request has been answered."""
+        async with trio.open_nursery() as nursery:
+            try:
+                while True:
+                    try:
+                        data = await self._stream.receive_some(65536)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        data = b""
+                    if not data:
+                        break
+                    for line in self._splitter.feed(data):
+                        await self._dispatch(line, nursery)
+                tail = self._splitter.leftover()
+                if tail is not None:
+                    await self._dispatch(tail, nursery)
+            finally:
+                self.eof.set()
+                for send in list(self._pending.values()):
+                    send.close()
+
+    async def _dispatch(self, line: bytes | Overlong, nursery: trio.Nursery) -> None:
+        if isinstance(line, Overlong):
+            log.warning("%s: discarded a line of %d bytes (limit %d)", self.name, line.size, self._splitter.max_line)
+            error = RpcError(PARSE_ERROR, f"Parse error: line of {line.size} bytes exceeds the limit of {self._splitter.max_line}")
+            await self._send_quietly(error_response(None, error))
+            return
+        if not line.strip():
+            return
+        try:
+            obj = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            msg = classify(line)
+        else:
+            if self._tracer is not None and isinstance(obj, dict):
+                self._tracer("recv", obj)
+            msg = classify_object(obj)
+        match msg:
+            case Invalid(reply=reply, reason=reason):
+                log.warning("%s: bad input (%s): %.200r", self.name, reason, line)
+                if reply is not None:
+                    await self._send_quietly(reply)
+            case Response():
+                self._deliver(msg)
+            case Notification(method=method, params=params):
+                await self._handle_notification(method, params)
+            case Request():
+                key = id_key(msg.id)
+                if key in self._inbound:
+                    error = RpcError(INVALID_REQUEST, f"Invalid request: id {msg.id!r} is already in use")
+                    await self._send_quietly(error_response(msg.id, error))
+                    return
+                scope = trio.CancelScope()
+                self._inbound[key] = scope
+                nursery.start_soon(self._handle_request, msg, scope)
+
+    def _deliver(self, response: Response) -> None:
+        send = self._pending.pop(id_key(response.id), None)
+        if send is None:
+            log.info("%s: dropped a response for unknown or abandoned request id %r", self.name, response.id)
+            return
+        send.send_nowait(response)
+
+    async def _handle_notification(self, method: str, params: JSON) -> None:
+        handler = self._notification_handlers.get(method)
+        try:
+            if handler is not None:
+                await handler(params)
+            elif self._fallback_notification is not None:
+                await self._fallback_notification(method, params)
+            else:
+                log.debug("%s: ignored notification %s", self.name, method)
+        except Exception:
+            log.exception("%s: notification handler for %s failed", self.name, method)
+
+    async def _handle_request(self, request: Request, scope: trio.CancelScope) -> None:
+        reply: dict[str, JSON]
+        try:
+            with scope:
+                result = await self._call_handler(request)
+                reply = {"jsonrpc": "2.0", "id": request.id, "result": result}
+            if scope.cancelled_caught:
+                reply = error_response(request.id, RpcError(REQUEST_CANCELLED, "Request cancelled"))
+        except RpcError as exc:
+            reply = error_response(request.id, exc)
+        except trio.Cancelled:
+            # The whole peer is being torn down; still answer, briefly.
+            with trio.CancelScope(shield=True) as shield:
+                shield.deadline = trio.current_time() + 1
+                await self._send_quietly(error_response(request.id, RpcError(REQUEST_CANCELLED, "Request cancelled")))
+            raise
+        except Exception as exc:
+            log.exception("%s: handler for %s failed", self.name, request.method)
+            reply = error_response(request.id, RpcError(INTERNAL_ERROR, f"Internal error: {exc}"))
+        finally:
+            self._inbound.pop(id_key(request.id), None)
+        await self._send_quietly(reply)
+
+    async def _call_handler(self, request: Request) -> JSON:
+        handler = self._request_handlers.get(request.method)
+        if handler is not None:
+            return await handler(request.params, request.id)
+        if self._fallback_request is not None:
+            return await self._fallback_request(request.method, request.params, request.id)
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")

@@ -1,0 +1,272 @@
+"""The VS Code LM wire types (DESIGN §3): what the extension and the backend exchange.
+
+Parts are tagged by `"type"`; the agent definition is externally tagged with snake_case
+variant names (`{"eliza": {...}}`, `{"mcp_server": {...}}`). Everything is frozen so
+messages can be hashed and compared when matching history.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from protocol.wire import WireError, converter, describe, expect_object, structure, unstructure
+
+AGENT_ACTION_TOOL = "symposium-agent-action"
+
+METHOD_INFO = "lm/provideLanguageModelChatInformation"
+METHOD_CHAT = "lm/provideLanguageModelChatResponse"
+METHOD_TOKENS = "lm/provideTokenCount"
+METHOD_CANCEL = "lm/cancel"
+METHOD_PART = "lm/responsePart"
+METHOD_COMPLETE = "lm/responseComplete"
+
+
+# Parts ----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class TextPart:
+    value: str
+    type: Literal["text"] = "text"
+
+
+@attrs.frozen
+class ThinkingPart:
+    value: str
+    type: Literal["thinking"] = "thinking"
+
+
+@attrs.frozen
+class ToolCallPart:
+    tool_call_id: str
+    tool_name: str
+    parameters: Any = None
+    type: Literal["tool_call"] = "tool_call"
+
+
+@attrs.frozen
+class DataPart:
+    mime_type: str
+    data: str  # base64
+    type: Literal["data"] = "data"
+
+
+@attrs.frozen
+class MarkerPart:
+    value: str
+    type: Literal["marker"] = "marker"
+
+
+ResultItem = TextPart | DataPart
+
+
+@attrs.frozen
+class ToolResultPart:
+    tool_call_id: str
+    content: tuple[ResultItem, ...] = ()
+    type: Literal["tool_result"] = "tool_result"
+
+    def text(self) -> str:
+        return "".join(item.value for item in self.content if isinstance(item, TextPart))
+
+
+Part = TextPart | ThinkingPart | ToolCallPart | ToolResultPart | DataPart | MarkerPart
+
+_PART_TYPES: dict[str, type] = {
+    "text": TextPart,
+    "thinking": ThinkingPart,
+    "tool_call": ToolCallPart,
+    "tool_result": ToolResultPart,
+    "data": DataPart,
+    "marker": MarkerPart,
+}
+
+
+def _structure_tagged(value: Any, allowed: dict[str, type]) -> Any:
+    obj = expect_object(value, "")
+    tag = obj.get("type")
+    cl = allowed.get(tag) if isinstance(tag, str) else None
+    if cl is None:
+        known = ", ".join(repr(t) for t in allowed)
+        raise WireError("type", f"unknown part type {tag!r} (expected one of {known})")
+    return structure(obj, cl)
+
+
+converter.register_structure_hook(Part, lambda v, _: _structure_tagged(v, _PART_TYPES))
+converter.register_structure_hook(ResultItem, lambda v, _: _structure_tagged(v, {"text": TextPart, "data": DataPart}))
+
+
+# Messages and requests ----------------------------------------------------------------------
+
+Role = Literal["user", "assistant", "system"]
+_ROLES = ("user", "assistant", "system")
+
+
+def _structure_role(value: Any, _: Any) -> str:
+    if value not in _ROLES:
+        raise WireError("", f"expected one of 'user', 'assistant', 'system', got {value!r}")
+    return value
+
+
+converter.register_structure_hook_func(lambda t: t == Role, _structure_role)
+
+
+@attrs.frozen
+class Message:
+    role: Role
+    content: tuple[Part, ...]
+    name: str | None = None
+
+    def text(self) -> str:
+        return "".join(p.value for p in self.content if isinstance(p, TextPart))
+
+
+@attrs.frozen
+class Tool:
+    name: str
+    description: str = ""
+    input_schema: Any = None
+
+
+@attrs.frozen
+class Options:
+    tools: tuple[Tool, ...] = ()
+    tool_mode: Literal["auto", "required"] = "auto"
+
+
+def _structure_tool_mode(value: Any, _: Any) -> str:
+    if value not in ("auto", "required"):
+        raise WireError("", f"expected 'auto' or 'required', got {value!r}")
+    return value
+
+
+converter.register_structure_hook_func(lambda t: t == Literal["auto", "required"], _structure_tool_mode)
+
+
+# Agents ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ElizaAgent:
+    deterministic: bool = False
+
+
+@attrs.frozen
+class EnvVar:
+    name: str
+    value: str
+
+
+@attrs.frozen
+class ProcessAgent:
+    """An external ACP agent, described like an ACP stdio `McpServer` entry."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+
+
+Agent = ElizaAgent | ProcessAgent
+_AGENT_VARIANTS: dict[str, type] = {"eliza": ElizaAgent, "mcp_server": ProcessAgent}
+
+
+def _structure_agent(value: Any, _: Any) -> Agent:
+    obj = expect_object(value, "")
+    keys = [k for k in obj if k in _AGENT_VARIANTS]
+    if len(keys) != 1:
+        raise WireError("", 'expected exactly one of "eliza" or "mcp_server"')
+    key = keys[0]
+    return structure(obj[key] if obj[key] is not None else {}, _AGENT_VARIANTS[key], key)
+
+
+def _unstructure_agent(agent: Agent) -> dict[str, Any]:
+    key = "eliza" if isinstance(agent, ElizaAgent) else "mcp_server"
+    return {key: converter.unstructure(agent, type(agent))}
+
+
+converter.register_structure_hook(Agent, _structure_agent)
+converter.register_unstructure_hook(ElizaAgent, lambda a: {"deterministic": a.deterministic})
+converter.register_unstructure_hook(
+    ProcessAgent,
+    lambda a: {"name": a.name, "command": a.command, "args": list(a.args), "env": [{"name": e.name, "value": e.value} for e in a.env]},
+)
+
+
+@attrs.frozen
+class ChatParams:
+    model_id: str
+    messages: tuple[Message, ...]
+    agent: Agent = ElizaAgent()
+    options: Options = Options()
+    cwd: str | None = None
+
+
+@attrs.frozen
+class AgentEntry:
+    id: str
+    name: str
+    agent: Agent
+
+
+@attrs.frozen
+class InfoParams:
+    silent: bool = False
+    agents: tuple[AgentEntry, ...] = ()
+
+
+@attrs.frozen
+class TokenCountParams:
+    model_id: str
+    text: str
+
+
+@attrs.frozen
+class CancelParams:
+    request_id: Any
+
+
+@attrs.frozen
+class Capabilities:
+    tool_calling: bool = True
+    image_input: bool = False
+
+
+@attrs.frozen
+class ModelInfo:
+    id: str
+    name: str
+    family: str
+    version: str
+    max_input_tokens: int
+    max_output_tokens: int
+    capabilities: Capabilities
+    detail: str | None = None
+    tooltip: str | None = None
+
+
+def parse(value: Any, cl: type[Any]) -> Any:
+    """Structure request params; a missing params object counts as `{}`."""
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise WireError("", f"params must be an object, got {describe(value)}")
+    return structure(value, cl)
+
+
+def part_to_wire(part: Part) -> dict[str, Any]:
+    return unstructure_part(part)
+
+
+def unstructure_part(part: Any) -> dict[str, Any]:
+    return converter.unstructure(part, type(part))
+
+
+def agent_to_wire(agent: Agent) -> dict[str, Any]:
+    return _unstructure_agent(agent)
+
+
+def to_wire(value: Any) -> Any:
+    return unstructure(value)

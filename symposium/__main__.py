@@ -1,0 +1,3 @@
+from symposium.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""The `symposium` command line: vscodelm, chat, eliza."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+
+import trio
+
+
+def stdio_stream() -> trio.StapledStream:
+    """Our stdin/stdout as one trio stream (duplicated fds, so Python's own stay usable)."""
+    return trio.StapledStream(trio.lowlevel.FdStream(os.dup(1)), trio.lowlevel.FdStream(os.dup(0)))
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+async def _until_signalled(main: Callable[[], Awaitable[None]]) -> None:
+    """Run `main`; SIGTERM/SIGINT cancel it, so its cleanup (stopping agents) still runs."""
+    async with trio.open_nursery() as nursery:
+
+        async def watch() -> None:
+            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for signum in signals:
+                    logging.getLogger("symposium").info("received signal %d; shutting down", signum)
+                    nursery.cancel_scope.cancel()
+
+        nursery.start_soon(watch)
+        await main()
+        nursery.cancel_scope.cancel()
+
+
+def _vscodelm(args: argparse.Namespace) -> int:
+    from symposium.vscodelm import serve
+
+    trio.run(_until_signalled, lambda: serve(stdio_stream(), cwd=os.getcwd()))
+    return 0
+
+
+def _eliza(args: argparse.Namespace) -> int:
+    from symposium.eliza.agent import serve_eliza
+
+    trio.run(_until_signalled, lambda: serve_eliza(stdio_stream(), args.deterministic))
+    return 0
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from symposium.chat import run_chat
+
+    return run_chat(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="symposium", description="ACP agents as VS Code language models.")
+    parser.add_argument("--log-level", default=os.environ.get("SYMPOSIUM_LOG", "warning"), help="stderr log level (default: warning)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    vscodelm = commands.add_parser("vscodelm", help="serve the VS Code extension on stdio (JSON-RPC, one object per line)")
+    vscodelm.add_argument("--trace-dir", help="record every message on every channel as JSONL in this folder")
+    vscodelm.set_defaults(run=_vscodelm)
+
+    eliza = commands.add_parser("eliza", help="serve the built-in Eliza as an ACP agent on stdio")
+    eliza.add_argument("--deterministic", action="store_true", help="reproducible replies")
+    eliza.set_defaults(run=_eliza)
+
+    chat = commands.add_parser("chat", help="chat in the terminal through the real backend")
+    chat.add_argument("--agent-command", help="an ACP agent command line (default: the built-in Eliza)")
+    chat.add_argument("--agent-env", action="append", default=[], metavar="NAME=VALUE", help="environment for the agent (repeatable)")
+    chat.add_argument("--deterministic", action="store_true", help="reproducible Eliza replies")
+    chat.add_argument("--trace-dir", help="passed to the backend")
+    chat.set_defaults(run=_chat)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _configure_logging(args.log_level)
+    return args.run(args)

@@ -1,0 +1,219 @@
+"""A client of `symposium vscodelm` that speaks the wire protocol as the extension does.
+
+Used by `symposium chat` and by the wire-level tests, so both exercise the real backend
+subprocess exactly the way VS Code will: the whole history on every request, assistant
+messages rebuilt by the consumer (all text first, then the tool calls).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import trio
+
+from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
+from protocol.lm import AGENT_ACTION_TOOL, METHOD_CANCEL, METHOD_CHAT, METHOD_COMPLETE, METHOD_INFO, METHOD_PART, METHOD_TOKENS
+
+JSON = Any
+
+AGENT_ACTION_TOOL_DEF = {
+    "name": AGENT_ACTION_TOOL,
+    "description": "Request permission for an agent to execute an internal tool",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"kind": {"type": "string"}, "title": {"type": "string"}, "raw_input": {"type": "object"}},
+    },
+}
+
+
+@attrs.define
+class ChatResult:
+    """Everything one chat request produced, in order."""
+
+    request_id: int
+    parts: list[dict[str, JSON]] = attrs.Factory(list)
+    completed: bool = False  # lm/responseComplete arrived
+    error: RpcError | None = None
+    done: trio.Event = attrs.Factory(trio.Event)
+    first_part: trio.Event = attrs.Factory(trio.Event)
+
+    def text(self) -> str:
+        return "".join(p["value"] for p in self.parts if p.get("type") == "text")
+
+    def thinking(self) -> str:
+        return "".join(p["value"] for p in self.parts if p.get("type") == "thinking")
+
+    def tool_calls(self) -> list[dict[str, JSON]]:
+        return [p for p in self.parts if p.get("type") == "tool_call"]
+
+    def assistant_message(self) -> dict[str, JSON]:
+        """The assistant message as VS Code consumers rebuild it: one text part, then tool calls."""
+        content: list[dict[str, JSON]] = []
+        text = self.text()
+        if text:
+            content.append({"type": "text", "value": text})
+        content.extend(self.tool_calls())
+        return {"role": "assistant", "content": content}
+
+
+PartCallback = Callable[[dict[str, JSON]], None]
+
+
+class BackendClient:
+    def __init__(self, peer: Peer, process: trio.Process | None, nursery: trio.Nursery) -> None:
+        self.peer = peer
+        self.process = process
+        self._nursery = nursery
+        self._streams: dict[int, tuple[ChatResult, PartCallback | None]] = {}
+        self.stray_parts: list[dict[str, JSON]] = []  # parts for requests we do not know
+        peer.on_notification(METHOD_PART, self._on_part)
+        peer.on_notification(METHOD_COMPLETE, self._on_complete)
+
+    @classmethod
+    @asynccontextmanager
+    async def spawn(
+        cls,
+        args: Sequence[str] = ("vscodelm",),
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: int | None = None,
+    ) -> AsyncIterator[BackendClient]:
+        """Run `python -m symposium <args>` (the backend) and connect to it; stops it on exit."""
+        argv = [sys.executable, "-m", "symposium", *args]
+        process = await trio.lowlevel.open_process(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            start_new_session=True,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        async with trio.open_nursery() as nursery:
+            peer = Peer(trio.StapledStream(process.stdin, process.stdout), name="backend")
+            nursery.start_soon(peer.serve)
+            client = cls(peer, process, nursery)
+            try:
+                yield client
+            finally:
+                with trio.CancelScope(shield=True):
+                    await client.close()
+                nursery.cancel_scope.cancel()
+
+    async def close(self, timeout: float = 10) -> int | None:
+        """Close the backend's stdin and wait for it to exit (killing it if it will not)."""
+        if self.process is None:
+            return None
+        try:
+            await self.process.stdin.aclose()  # type: ignore[union-attr]
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        with trio.move_on_after(timeout):
+            return await self.process.wait()
+        self.process.kill()
+        return await self.process.wait()
+
+    # Notifications ------------------------------------------------------------------------------
+
+    async def _on_part(self, params: JSON) -> None:
+        entry = self._streams.get(params.get("requestId"))
+        if entry is None:
+            self.stray_parts.append(params)
+            return
+        result, callback = entry
+        result.parts.append(params["part"])
+        result.first_part.set()
+        if callback is not None:
+            callback(params["part"])
+
+    async def _on_complete(self, params: JSON) -> None:
+        entry = self._streams.get(params.get("requestId"))
+        if entry is not None:
+            entry[0].completed = True
+
+    # Requests -----------------------------------------------------------------------------------
+
+    async def models(self, agents: Sequence[dict[str, JSON]] = ()) -> list[dict[str, JSON]]:
+        params: dict[str, JSON] = {"silent": True}
+        if agents:
+            params["agents"] = list(agents)
+        return (await self.peer.request(METHOD_INFO, params))["models"]
+
+    async def token_count(self, text: str, model_id: str = "symposium-eliza") -> int:
+        return (await self.peer.request(METHOD_TOKENS, {"modelId": model_id, "text": text}))["count"]
+
+    def start_chat(
+        self,
+        messages: Sequence[dict[str, JSON]],
+        *,
+        agent: dict[str, JSON],
+        tools: Sequence[dict[str, JSON]] = (),
+        model_id: str = "symposium-eliza",
+        cwd: str | None = None,
+        on_part: PartCallback | None = None,
+    ) -> ChatResult:
+        """Send a chat request; the returned result fills in as parts arrive (await `.done`)."""
+        request_id = self.peer.new_id()
+        result = ChatResult(request_id)
+        self._streams[request_id] = (result, on_part)
+        params: dict[str, JSON] = {
+            "modelId": model_id,
+            "messages": list(messages),
+            "agent": agent,
+            "options": {"tools": list(tools), "toolMode": "auto"},
+        }
+        if cwd is not None:
+            params["cwd"] = cwd
+
+        async def run() -> None:
+            try:
+                await self.peer.request(METHOD_CHAT, params, id=request_id)
+            except RpcError as exc:
+                result.error = exc
+            except ConnectionClosed as exc:
+                result.error = RpcError(-32000, str(exc))
+            finally:
+                self._streams.pop(request_id, None)
+                result.done.set()
+
+        self._nursery.start_soon(run)
+        return result
+
+    async def chat(self, messages: Sequence[dict[str, JSON]], **kwargs: Any) -> ChatResult:
+        result = self.start_chat(messages, **kwargs)
+        await result.done.wait()
+        return result
+
+    async def cancel(self, request_id: JSON) -> None:
+        await self.peer.notify(METHOD_CANCEL, {"requestId": request_id})
+
+
+def user(text: str) -> dict[str, JSON]:
+    return {"role": "user", "content": [{"type": "text", "value": text}]}
+
+
+def tool_result(call_id: str, text: str) -> dict[str, JSON]:
+    return {"role": "user", "content": [{"type": "tool_result", "toolCallId": call_id, "content": [{"type": "text", "value": text}]}]}
+
+
+ELIZA = {"eliza": {"deterministic": True}}
+
+
+def process_agent(name: str, command: str, args: Sequence[str] = (), env: dict[str, str] | None = None) -> dict[str, JSON]:
+    return {
+        "mcp_server": {
+            "name": name,
+            "command": command,
+            "args": list(args),
+            "env": [{"name": k, "value": v} for k, v in (env or {}).items()],
+        }
+    }
+

@@ -1,0 +1,150 @@
+"""`symposium vscodelm`: the backend the VS Code extension talks to (DESIGN §3).
+
+A thin shell: it parses requests, hands chat requests to the History actor and turns the
+replies History routes back into `lm/responsePart` / `lm/responseComplete` / a response.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import trio
+
+from actors.agent_process import AgentPool
+from actors.history import CancelRequest, ChatRequest, HistoryActor
+from actors.messages import Reply
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError, Tracer
+from protocol.lm import (
+    METHOD_CANCEL,
+    METHOD_CHAT,
+    METHOD_COMPLETE,
+    METHOD_INFO,
+    METHOD_PART,
+    METHOD_TOKENS,
+    CancelParams,
+    Capabilities,
+    ChatParams,
+    InfoParams,
+    ModelInfo,
+    TokenCountParams,
+    parse,
+    part_to_wire,
+    to_wire,
+)
+from protocol.wire import WireError
+
+log = logging.getLogger(__name__)
+
+ELIZA_MODEL_ID = "symposium-eliza"
+FAMILY = "symposium"
+VERSION = "0.1.0"
+CONTEXT_TOKENS = 200_000
+
+
+def eliza_model() -> ModelInfo:
+    return ModelInfo(
+        id=ELIZA_MODEL_ID,
+        name="Eliza (Symposium)",
+        family=FAMILY,
+        version=VERSION,
+        max_input_tokens=CONTEXT_TOKENS,
+        max_output_tokens=CONTEXT_TOKENS,
+        capabilities=Capabilities(tool_calling=True),
+        detail="built-in ACP agent",
+    )
+
+
+def model_infos(params: InfoParams) -> list[ModelInfo]:
+    models = [eliza_model()]
+    for entry in params.agents:
+        if entry.id == ELIZA_MODEL_ID:
+            continue
+        models.append(
+            ModelInfo(
+                id=entry.id,
+                name=f"{entry.name} (ACP)",
+                family=FAMILY,
+                version=VERSION,
+                max_input_tokens=CONTEXT_TOKENS,
+                max_output_tokens=CONTEXT_TOKENS,
+                capabilities=Capabilities(tool_calling=True),
+                detail="ACP agent",
+            )
+        )
+    return models
+
+
+def token_count(text: str) -> int:
+    """A cheap estimate (about four bytes a token); agents do their own accounting."""
+    return max(1, math.ceil(len(text.encode()) / 4))
+
+
+def _params(value: Any, cl: type) -> Any:
+    try:
+        return parse(value, cl)
+    except WireError as exc:
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+
+
+class Backend:
+    """Wires a VS Code-side Peer to the History actor."""
+
+    def __init__(self, peer: Peer, history: HistoryActor) -> None:
+        self.peer = peer
+        self.history = history
+        peer.on_request(METHOD_INFO, self.provide_information)
+        peer.on_request(METHOD_TOKENS, self.provide_token_count)
+        peer.on_request(METHOD_CHAT, self.provide_response)
+        peer.on_notification(METHOD_CANCEL, self.cancel)
+
+    async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
+        info = _params(params, InfoParams)
+        return {"models": [to_wire(m) for m in model_infos(info)]}
+
+    async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
+        return {"count": token_count(_params(params, TokenCountParams).text)}
+
+    async def provide_response(self, params: Any, request_id: Any) -> dict[str, Any]:
+        chat = _params(params, ChatParams)
+        send, replies = trio.open_memory_channel[Reply](math.inf)
+        self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
+        async for reply in replies:
+            if reply.part is not None:
+                await self.peer.notify(METHOD_PART, {"requestId": request_id, "part": part_to_wire(reply.part)})
+            elif reply.complete:
+                await self.peer.notify(METHOD_COMPLETE, {"requestId": request_id})
+                return {}
+            elif reply.error is not None:
+                raise reply.error
+        raise RpcError(INTERNAL_ERROR, "Internal error: the request ended without an answer")
+
+    async def cancel(self, params: Any) -> None:
+        try:
+            request_id = parse(params, CancelParams).request_id
+        except WireError as exc:
+            log.warning("ignored lm/cancel with bad params: %s", exc)
+            return
+        self.history.mailbox.send_nowait(CancelRequest(request_id))
+
+
+async def serve(stream: trio.abc.Stream, *, cwd: str, tracer: Tracer | None = None) -> None:
+    """Serve one VS Code connection until its input ends, then shut down gracefully.
+
+    At EOF every pending request is answered, every agent is stopped (bounded), and only
+    then does this return.
+    """
+    peer = Peer(stream, name="vscode", tracer=tracer)
+    async with trio.open_nursery() as nursery:
+        pool = AgentPool(nursery, cwd=cwd, tracer=tracer)
+        history = HistoryActor(pool)
+        nursery.start_soon(history.run, name="history")
+        Backend(peer, history)
+        async with trio.open_nursery() as serving:
+            serving.start_soon(peer.serve, name="vscode reader")
+            await peer.eof.wait()
+            log.info("input closed; shutting down")
+            await history.shutdown()
+            await pool.shutdown()
+        nursery.cancel_scope.cancel()

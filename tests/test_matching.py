@@ -1,0 +1,204 @@
+"""Conversation matching (pure): clean continuations, cancellations, and no hijacking."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actors.matching import Conversation, ConversationIndex, canonical, normalise, root
+from protocol.lm import DataPart, ElizaAgent, Message, ProcessAgent, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+
+AGENT = ElizaAgent(deterministic=True)
+
+
+def user(text: str) -> Message:
+    return Message("user", (TextPart(text),))
+
+
+def assistant(*parts: object) -> Message:
+    return Message("assistant", tuple(TextPart(p) if isinstance(p, str) else p for p in parts))  # type: ignore[misc]
+
+
+class Model:
+    """Drives the index the way History does: match, then record the turn and the reply."""
+
+    def __init__(self) -> None:
+        self.index = ConversationIndex()
+        self.ids = itertools.count()
+
+    def request(self, messages: list[Message], reply: list[object] | None = None, agent: object = AGENT) -> tuple[Conversation, int, bool]:
+        messages = [normalise(m) for m in messages]
+        match = self.index.match(agent, messages)  # type: ignore[arg-type]
+        if match.conversation is None:
+            conversation = Conversation(f"c{next(self.ids)}", agent, root(agent), list(messages))  # type: ignore[arg-type]
+            start, canceled = 0, False
+        else:
+            conversation, start, canceled = match.conversation, match.start, match.canceled
+            conversation.committed = self.index.committed_digest(agent, messages, start)  # type: ignore[arg-type]
+            conversation.inputs = list(messages[start:])
+            conversation.reply = []
+        for part in reply or []:
+            conversation.reply.append(TextPart(part) if isinstance(part, str) else part)  # type: ignore[arg-type]
+        self.index.update(conversation)
+        return conversation, start, canceled
+
+
+def test_a_reply_accepted_by_the_next_request_continues_the_conversation() -> None:
+    model = Model()
+    first, _, _ = model.request([user("Hello")], ["How do you do."])
+    again, start, canceled = model.request([user("Hello"), assistant("How do you do."), user("I am sad")])
+    assert again is first and start == 2 and not canceled
+
+
+def test_consumers_rebuild_assistant_messages_their_own_way() -> None:
+    model = Model()
+    call = ToolCallPart("sym-1", "symposium-agent-action", {"kind": "execute"})
+    first, _, _ = model.request([user("run ls")], ["Let me ", "check. ", call, "More text after the call."])
+    # Copilot: marker and cache_control bookkeeping, all text first in one part, then the tool calls.
+    rebuilt = Message(
+        "assistant",
+        (
+            DataPart("stateful_marker", "eA=="),
+            ThinkingPart("hmm"),
+            TextPart("Let me check. More text after the call."),
+            ToolCallPart("sym-1", "symposium-agent-action", {"kind": "execute"}),
+        ),
+    )
+    result = Message("user", (ToolResultPart("sym-1", (TextPart("Approved"),)), DataPart("cache_control", "ZXBoZW1lcmFs")))
+    again, start, canceled = model.request([Message("system", (TextPart("You are Copilot v2"),)), user("run ls"), rebuilt, result])
+    assert again is first and start == 3 and not canceled
+
+
+def test_a_changed_system_message_is_not_a_new_conversation() -> None:
+    model = Model()
+    first, _, _ = model.request([Message("system", (TextPart("v1"),)), user("Hi")], ["Hello."])
+    again, _, _ = model.request([Message("system", (TextPart("v2, re-rendered"),)), user("Hi"), assistant("Hello."), user("Bye")])
+    assert again is first
+
+
+def test_a_rejected_reply_is_a_cancelled_match_that_prompts_only_what_is_new() -> None:
+    model = Model()
+    call = ToolCallPart("sym-1", "symposium-agent-action", {})
+    first, _, _ = model.request([user("U1")], ["ok"])
+    model.request([user("U1"), assistant("ok"), user("run rm")], [call])
+    # The user rejected: VS Code drops the tool call and sends the next prompt.
+    again, start, canceled = model.request([user("U1"), assistant("ok"), user("run rm"), user("never mind")])
+    assert again is first and canceled and start == 3  # only "never mind" is new to the agent
+
+
+def test_a_stopped_reply_rebuilt_differently_is_skipped_not_resent() -> None:
+    model = Model()
+    first, _, _ = model.request([user("tell me a story")], ["Once upon a ti"])
+    again, start, canceled = model.request([user("tell me a story"), assistant("Once upon a time (cancelled)"), user("shorter please")])
+    assert again is first and canceled and start == 2
+
+
+def test_clean_beats_cancelled_and_longest_prefix_wins() -> None:
+    model = Model()
+    a, _, _ = model.request([user("same start")], ["reply A"])
+    b, _, _ = model.request([user("other")], ["reply B"])
+    again, _, canceled = model.request([user("same start"), assistant("reply A"), user("go on")])
+    assert again is a and not canceled
+    assert b is not a
+
+
+def test_no_hijack_a_fresh_conversation_never_matches_another_one() -> None:
+    model = Model()
+    first, _, _ = model.request([user("conversation one")], ["partial rep"])
+    second, start, canceled = model.request([user("a different first message")])
+    assert second is not first and start == 0 and not canceled
+
+
+def test_an_edited_earlier_message_is_a_new_conversation() -> None:
+    model = Model()
+    first, _, _ = model.request([user("U1")], ["A1"])
+    model.request([user("U1"), assistant("A1"), user("U2")], ["A2"])
+    fork, start, _ = model.request([user("U1 edited"), assistant("A1"), user("U2")])
+    assert fork is not first and start == 0
+
+
+def test_a_retry_of_the_last_message_is_a_new_conversation() -> None:
+    model = Model()
+    first, _, _ = model.request([user("U1")], ["A1"])
+    retry, start, _ = model.request([user("U1")])
+    assert retry is not first and start == 0
+
+
+def test_agents_do_not_share_conversations() -> None:
+    model = Model()
+    other = ProcessAgent("x", "x")
+    first, _, _ = model.request([user("Hi")], ["Hello"])
+    second, _, _ = model.request([user("Hi"), assistant("Hello"), user("more")], agent=other)
+    assert second is not first
+
+
+def test_tool_call_inputs_compare_as_json_not_as_text() -> None:
+    a = assistant(ToolCallPart("t1", "read", {"b": 1, "a": [1, 2]}))
+    b = assistant(ToolCallPart("t1", "read", {"a": [1, 2], "b": 1}))
+    assert canonical(a) == canonical(b)
+    assert canonical(assistant(ToolCallPart("t1", "read", None))) == canonical(assistant(ToolCallPart("t1", "read", {})))
+
+
+def test_normalise_merges_text_and_strips_bookkeeping_inside_tool_results() -> None:
+    message = Message(
+        "user",
+        (
+            TextPart("a"),
+            TextPart("b"),
+            DataPart("cache_control", "x"),
+            TextPart("c"),
+            ToolResultPart("t", (TextPart("r1"), DataPart("cache_control", "x"), TextPart("r2"))),
+        ),
+    )
+    assert normalise(message).content == (TextPart("abc"), ToolResultPart("t", (TextPart("r1r2"),)))
+
+
+# Property: interleaved conversations never cross ----------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    order=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=40),
+    stop=st.lists(st.booleans(), min_size=40, max_size=40),
+)
+def test_random_interleavings_of_conversations_never_cross(order: list[int], stop: list[bool]) -> None:
+    """Several consumers' conversations advanced in random order, some replies dropped.
+
+    Always: a request lands only on a conversation whose history (what its agent saw) the
+    request really continues. Conversations 2 and 3 have unique openings, so they must also
+    land on their own conversation, with canceled set exactly when their reply was dropped.
+    Conversations 0 and 1 open identically; after a dropped reply only a marker (DESIGN §4.1)
+    could tell them apart, so for them only the first rule is checked.
+    """
+    model = Model()
+    histories: dict[int, list[Message]] = {}
+    seen: dict[str, list[Message]] = {}  # conversation id → every message its agent was sent
+    owner: dict[int, Conversation] = {}
+    pending_reply: dict[int, str] = {}
+    for step, who in enumerate(order):
+        history = histories.setdefault(who, [])
+        expected_cancel = False
+        if who in pending_reply:
+            reply = pending_reply.pop(who)
+            if stop[step]:
+                expected_cancel = True
+            else:
+                history.append(assistant(reply))
+        text = "shared opening" if not history and who < 2 else f"c{who} s{step}"
+        history.append(user(text))
+        reply = f"reply to c{who} at {step}"
+        conversation, _, canceled = model.request(list(history), [reply])
+        if conversation.id in seen:
+            before = seen[conversation.id]
+            assert history[: len(before)] == before, f"step {step}: landed on a conversation it does not continue"
+        if who >= 2:
+            if who in owner:
+                assert conversation is owner[who], f"step {step}: conversation {who} landed elsewhere"
+                assert canceled == expected_cancel
+            else:
+                assert conversation.id not in seen, f"step {step}: a new conversation hijacked another"
+        seen[conversation.id] = list(history)
+        owner[who] = conversation
+        pending_reply[who] = reply
