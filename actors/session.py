@@ -160,7 +160,10 @@ class SessionActor:
                 case PermissionAsked() as ask:
                     if request.offers_agent_action:
                         return ask
-                    ask.answer(acp.CANCELLED_OUTCOME)  # nobody to ask: deny, the agent carries on
+                    # Nobody to ask: reject, so the agent knows and carries on (a bare
+                    # `cancelled` would end the whole turn with nothing to show).
+                    reject = choose_option(ask.params.get("options"), allow=False)
+                    ask.answer(acp.selected_outcome(reject) if reject else acp.CANCELLED_OUTCOME)
                 case PromptDone() | PromptFailed() | AgentExited():
                     return event
         return AgentExited(session_failure("The agent connection closed", kind="agent_exited"))

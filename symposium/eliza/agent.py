@@ -23,7 +23,7 @@ import attrs
 import trio
 
 from protocol import acp
-from protocol.jsonrpc import INVALID_PARAMS, ConnectionClosed, Peer, RpcError
+from protocol.jsonrpc import INVALID_PARAMS, ConnectionClosed, Peer, RpcError, Tracer
 from symposium.eliza.engine import Eliza
 
 log = logging.getLogger(__name__)
@@ -186,9 +186,9 @@ class ElizaServer:
             await self._say(session_id, f"You did not let me run `{command}`. Why do you think that is?")
 
 
-async def serve_eliza(stream: trio.abc.Stream, deterministic: bool = False) -> None:
+async def serve_eliza(stream: trio.abc.Stream, deterministic: bool = False, tracer: Tracer | None = None) -> None:
     """Serve one ACP client on `stream` until it closes."""
-    peer = Peer(stream, name="eliza")
+    peer = Peer(stream, name="eliza", tracer=tracer)
     ElizaServer(peer, deterministic)
     await peer.serve()
 

@@ -369,7 +369,8 @@ def _element(text: str, where: str, tags: Mapping[str, frozenset[str]]) -> Eleme
         if not options or "" in options or any(" " in option for option in options):
             raise ScriptError(f"{where}: pattern element {text!r} is not a list of single words")
         return OneOf(options)
-    if not item or any(character.isspace() or character in "{}#" for character in item):
+    # Input is cut at ",.?!;:", so a word holding one of them could never match.
+    if not item or any(character.isspace() or character in "{}#,.?!;:" for character in item):
         raise ScriptError(
             f"{where}: pattern element {text!r} is not a word, '..', 'N', 'N..M', '#tag' or '{{a, b}}'"
         )

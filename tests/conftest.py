@@ -1,0 +1,52 @@
+"""Shared fixtures: a real `symposium vscodelm` subprocess, and Eliza as a recording external agent."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from symposium.client import BackendClient, process_agent
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture
+async def backend() -> AsyncIterator[BackendClient]:
+    async with BackendClient.spawn(["--log-level", "info", "vscodelm"]) as client:
+        yield client
+
+
+class Tap:
+    """Eliza as an external agent (`tests/acp_tap.py`), with its ACP traffic readable."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self.agent = process_agent("eliza-tap", sys.executable, [str(HERE / "acp_tap.py"), str(log), "--deterministic"])
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+    def messages(self, direction: str | None = None) -> list[dict[str, Any]]:
+        return [r["msg"] for r in self.records() if "msg" in r and (direction is None or r["dir"] == direction)]
+
+    def requests(self, method: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages() if m.get("method") == method]
+
+    def prompts(self) -> list[str]:
+        """The text of every session/prompt the agent received."""
+        return [" ".join(b.get("text", "") for b in m["params"]["prompt"]) for m in self.requests("session/prompt")]
+
+    def pids(self) -> list[int]:
+        return [r["pid"] for r in self.records() if "pid" in r]
+
+
+@pytest.fixture
+def tap(tmp_path: Path) -> Tap:
+    return Tap(tmp_path / "acp.jsonl")
