@@ -22,11 +22,11 @@ from typing import Any
 
 import attrs
 import trio
-import trio.testing
 
 from actors.messages import session_failure
 from protocol import acp
 from protocol.jsonrpc import ConnectionClosed, Peer, RpcError, Tracer
+from protocol.streams import memory_stream_pair
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
 
 log = logging.getLogger(__name__)
@@ -223,7 +223,7 @@ class AgentProcess:
         if isinstance(self.agent, ElizaAgent):
             from symposium.eliza.agent import serve_eliza
 
-            ours, theirs = trio.testing.memory_stream_pair()
+            ours, theirs = memory_stream_pair()
             nursery.start_soon(serve_eliza, theirs, self.agent.deterministic)
             stream: trio.abc.Stream = ours
         else:

@@ -286,3 +286,12 @@ async def test_stdin_eof_answers_every_pending_request_and_exits_cleanly() -> No
         reply = await raw.response(1)
         assert reply["error"]["code"] == -32000 and reply["error"]["data"]["kind"] == "shutdown"
         assert await raw.process.wait() == 0
+
+
+async def test_agent_thoughts_arrive_as_thinking_parts(backend: BackendClient) -> None:
+    with trio.fail_after(GUARD):
+        result = await backend.chat([user("think about my mother")], agent=ELIZA)
+    assert_well_formed(result)
+    assert result.thinking() == "The user wants me to think about my mother."
+    assert "mother" in result.text()
+    assert result.parts[0]["type"] == "thinking"

@@ -1,0 +1,67 @@
+"""The History actor with real Sessions and the in-process Eliza: routing rules the predecessor broke."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import trio
+
+from actors.agent_process import AgentPool
+from actors.history import ChatRequest, HistoryActor
+from actors.messages import PartEvent, Reply, SessionEvent
+from protocol.lm import ChatParams, ElizaAgent, Message, TextPart
+
+AGENT = ElizaAgent(deterministic=True)
+
+
+def user(text: str) -> Message:
+    return Message("user", (TextPart(text),))
+
+
+def ask(history: HistoryActor, request_id: int, *messages: Message) -> trio.MemoryReceiveChannel[Reply]:
+    send, receive = trio.open_memory_channel[Reply](math.inf)
+    history.mailbox.send_nowait(ChatRequest(request_id, ChatParams("m", messages, AGENT), send))
+    return receive
+
+
+async def collect(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
+    return [reply async for reply in replies]
+
+
+async def start_history(nursery: trio.Nursery) -> HistoryActor:
+    history = HistoryActor(AgentPool(nursery, cwd=os.getcwd()))
+    nursery.start_soon(history.run)
+    return history
+
+
+async def test_stale_events_of_an_older_turn_never_reach_the_newer_request(nursery: trio.Nursery) -> None:
+    history = await start_history(nursery)
+    with trio.fail_after(30):
+        old = ask(history, 1, user("count slowly to 100"))
+        assert (await old.receive()).part is not None
+        [conversation] = list(history._live)  # the one conversation, for the forged events below
+        new = ask(history, 2, user("count slowly to 100"), user("Hello"))
+        old_replies = await collect(old)
+        assert old_replies[-1].error is not None and old_replies[-1].error.code == -32800
+        # Events of turn 1 arriving late (as they would from a session still winding down).
+        for _ in range(3):
+            history.mailbox.send_nowait(SessionEvent(conversation, 1, PartEvent(TextPart("STALE"))))
+        new_replies = await collect(new)
+    text = "".join(r.part.value for r in new_replies if isinstance(r.part, TextPart))
+    assert "STALE" not in text
+    assert text == "How do you do. Please state your problem."
+    assert new_replies[-1].complete
+
+
+async def test_every_request_gets_exactly_one_answer_at_shutdown(nursery: trio.Nursery) -> None:
+    history = await start_history(nursery)
+    with trio.fail_after(30):
+        a = ask(history, 1, user("count slowly to 100"))
+        b = ask(history, 2, user("count slowly to 50"))
+        await a.receive()
+        await b.receive()
+        await history.shutdown()
+        for replies in (a, b):
+            ends = [r for r in await collect(replies) if r.complete or r.error]
+            assert len(ends) == 1 and ends[0].error is not None and ends[0].error.data["kind"] == "shutdown"

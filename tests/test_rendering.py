@@ -1,0 +1,139 @@
+"""ACP ⇄ LM translations (pure): what the user sees of agent updates, and what the agent is sent."""
+
+from __future__ import annotations
+
+import trio
+
+from actors.messages import Turn
+from actors.rendering import (
+    ToolCallTracker,
+    agent_action_parameters,
+    awaited_results,
+    block_text,
+    build_prompt,
+    choose_option,
+    render_update,
+)
+from protocol.lm import DataPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+
+
+def turn(*messages: Message, canceled: bool = False, context: tuple[Message, ...] = ()) -> Turn:
+    return Turn(1, tuple(messages), context, canceled, (), True, trio.CancelScope())
+
+
+def test_message_and_thought_chunks() -> None:
+    tracker = ToolCallTracker()
+    assert render_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}}, tracker) == [TextPart("Hi")]
+    assert render_update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}, tracker) == [ThinkingPart("hmm")]
+    assert render_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""}}, tracker) == []
+    assert render_update({"sessionUpdate": "available_commands_update", "availableCommands": []}, tracker) == []
+    assert render_update({"sessionUpdate": "something_new"}, tracker) == []
+
+
+def test_agent_tool_calls_are_status_lines_never_tool_call_parts() -> None:
+    tracker = ToolCallTracker()
+    start = render_update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read main.py", "status": "pending"}, tracker)
+    assert start == [TextPart("\n\n🔧 Read main.py\n")]
+    assert render_update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"}, tracker) == []
+    done = render_update(
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "t1",
+            "status": "completed",
+            "content": [{"type": "content", "content": {"type": "text", "text": "line 1\nline 2"}}],
+        },
+        tracker,
+    )
+    assert done == [TextPart("✅ Read main.py\n```\nline 1\nline 2\n```\n")]
+    # A late duplicate completion adds nothing.
+    assert render_update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}, tracker) == []
+
+
+def test_failed_and_unannounced_tool_calls_and_long_output() -> None:
+    tracker = ToolCallTracker()
+    output = "\n".join(f"l{i}" for i in range(30))
+    parts = render_update(
+        {"sessionUpdate": "tool_call_update", "toolCallId": "never-announced", "title": "Run tests", "status": "failed",
+         "content": [{"type": "content", "content": {"type": "text", "text": output}}]},
+        tracker,
+    )
+    text = "".join(p.value for p in parts)  # type: ignore[union-attr]
+    assert text.startswith("\n\n🔧 Run tests\n❌ Run tests\n```\nl0\n")
+    assert "… (18 more lines)" in text and "l29" not in text
+
+
+def test_plan_is_a_checklist() -> None:
+    parts = render_update(
+        {"sessionUpdate": "plan", "entries": [
+            {"content": "Read the code", "priority": "high", "status": "completed"},
+            {"content": "Fix the bug", "priority": "high", "status": "in_progress"},
+            {"content": "Write a test", "priority": "low", "status": "pending"},
+        ]},
+        ToolCallTracker(),
+    )
+    assert parts == [TextPart("\n\n**Plan**\n- [x] Read the code\n- [ ] ⏳ Fix the bug\n- [ ] Write a test\n\n")]
+
+
+def test_content_blocks_other_than_text() -> None:
+    assert block_text({"type": "image", "mimeType": "image/png", "data": "xx"}) == "[image: image/png]"
+    assert block_text({"type": "resource_link", "uri": "file:///a.py", "name": "a.py"}) == "[a.py](file:///a.py)"
+    assert block_text({"type": "resource", "resource": {"uri": "file:///a.py", "text": "x = 1"}}) == "file:///a.py\n```\nx = 1\n```\n"
+    assert block_text({"type": "mystery"}) == ""
+
+
+def test_options_are_chosen_by_kind_never_by_id() -> None:
+    options = [
+        {"optionId": "proceed_once", "name": "Yes", "kind": "allow_once"},
+        {"optionId": "approved", "name": "Always", "kind": "allow_always"},
+        {"optionId": "allow", "name": "No", "kind": "reject_once"},
+    ]
+    assert choose_option(options, allow=True) == "proceed_once"
+    assert choose_option(options, allow=False) == "allow"
+    assert choose_option([{"optionId": "a", "kind": "allow_always"}], allow=True) == "a"
+    assert choose_option([{"optionId": "a", "kind": "allow_once"}], allow=False) is None
+    assert choose_option(None, allow=True) is None
+
+
+def test_agent_action_parameters() -> None:
+    params = {"toolCall": {"toolCallId": "pending", "title": "rm -rf build", "kind": "execute", "rawInput": {"command": "rm -rf build"}}}
+    assert agent_action_parameters(params) == {"kind": "execute", "title": "rm -rf build", "raw_input": {"command": "rm -rf build"}}
+    assert agent_action_parameters({}) == {"kind": "other", "title": "", "raw_input": None}
+
+
+def result_message(*ids: str) -> Message:
+    return Message("user", tuple(ToolResultPart(i, (TextPart("ok"),)) for i in ids))
+
+
+def test_peek_consumes_exactly_the_awaited_results() -> None:
+    assert awaited_results(turn(result_message("a")), ["a"]) == {"a": ToolResultPart("a", (TextPart("ok"),))}
+    assert awaited_results(turn(result_message("a"), result_message("b")), ["a", "b"]) is not None
+    assert awaited_results(turn(result_message("a")), ["a", "b"]) is None  # one missing
+    assert awaited_results(turn(result_message("x")), ["a"]) is None  # someone else's
+    assert awaited_results(turn(result_message("a"), Message("user", (TextPart("and also"),))), ["a"]) is None
+    assert awaited_results(turn(result_message("a"), canceled=True), ["a"]) is None
+    assert awaited_results(turn(), ["a"]) is None
+
+
+def test_prompt_is_the_new_user_input_without_system_messages_or_orphan_results() -> None:
+    t = turn(
+        Message("system", (TextPart("You are Copilot"),)),
+        Message("user", (TextPart("look "), TextPart("at this"), DataPart("image/png", "iVBO"), ToolResultPart("old", (TextPart("stale"),)))),
+    )
+    assert build_prompt(t, accepts_images=True) == [
+        {"type": "text", "text": "look at this"},
+        {"type": "image", "mimeType": "image/png", "data": "iVBO"},
+    ]
+    assert build_prompt(t, accepts_images=False)[1] == {"type": "text", "text": "[image omitted: image/png]"}
+
+
+def test_a_new_conversation_with_history_gets_it_as_context() -> None:
+    context = (
+        Message("user", (TextPart("Hi"),)),
+        Message("assistant", (TextPart("Hello!"), ToolCallPart("c", "search", {}))),
+        Message("user", (ToolResultPart("c", (TextPart("found"),)),)),
+        Message("assistant", (TextPart("Done."),)),
+    )
+    blocks = build_prompt(turn(Message("user", (TextPart("Thanks"),)), context=context), accepts_images=False)
+    assert blocks[0]["text"].startswith("Earlier in this conversation:\n\nUser: Hi\n\nAssistant: Hello! [called tool search]")
+    assert "[tool result: found]" in blocks[0]["text"]
+    assert blocks[1] == {"type": "text", "text": "Thanks"}
