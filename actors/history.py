@@ -20,7 +20,7 @@ import attrs
 import trio
 
 from actors.agent_process import AgentPool
-from actors.matching import Conversation, ConversationIndex, normalise
+from actors.matching import Conversation, ConversationIndex, normalise, root
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
 from actors.rendering import split_context
 from actors.session import SessionActor
@@ -119,7 +119,7 @@ class HistoryActor:
             canceled = match.canceled
             if live.streaming is not None:
                 self._answer_cancelled(live)
-            live.state.committed = self._index.committed_digest(params.agent, messages, match.start)
+            live.state.committed = match.committed
             live.state.inputs = list(messages[match.start :])
             live.state.reply = []
         if not any(m.role == "user" for m in new) and not context:
@@ -148,7 +148,7 @@ class HistoryActor:
         state = Conversation(
             conversation_id,
             params.agent,
-            committed=self._index.committed_digest(params.agent, messages, 0),
+            committed=root(params.agent),
             inputs=list(messages),
         )
         mailbox_send, mailbox = trio.open_memory_channel[Turn](math.inf)

@@ -17,7 +17,7 @@ many conversations exist or how long they are.
 
 from __future__ import annotations
 
-import hashlib
+import bisect
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -35,13 +35,12 @@ from protocol.lm import (
     ToolCallPart,
     ToolResultPart,
     agent_to_wire,
-    to_wire,
 )
 
 # Data parts that carry consumer bookkeeping, never content.
 IGNORED_MIME_TYPES = frozenset({"cache_control", "stateful_marker"})
 
-Digest = bytes
+Digest = int
 
 
 def canonical_json(value: Any) -> str:
@@ -67,31 +66,57 @@ def _content_parts(parts: Iterable[Any]) -> list[Any]:
 
 def normalise(message: Message) -> Message:
     """The message with bookkeeping parts stripped and consecutive text merged."""
-    return attrs.evolve(message, content=tuple(_content_parts(message.content)))
+    content = message.content
+    if len(content) == 1 and type(content[0]) is TextPart:
+        return message  # the common case, and matching runs over every message of every request
+    return attrs.evolve(message, content=tuple(_content_parts(content)))
 
 
-def canonical(message: Message) -> str | None:
-    """The form two renderings of the same message share; None for messages that never count."""
+def _part_form(part: Any) -> tuple[Any, ...]:
+    if isinstance(part, TextPart):
+        return ("text", part.value)
+    if isinstance(part, DataPart):
+        return ("data", part.mime_type, part.data)
+    if isinstance(part, ToolResultPart):
+        return ("tool_result", part.tool_call_id, tuple(_part_form(p) for p in part.content))
+    if isinstance(part, ToolCallPart):
+        # Consumers round-trip inputs through JSON.stringify/JSON.parse: compare them as JSON.
+        parameters = canonical_json(part.parameters if part.parameters is not None else {})
+        return ("tool_call", part.tool_call_id, part.tool_name, parameters)
+    return (part.type,)
+
+
+Form = tuple[Any, ...]
+
+
+def canonical(message: Message) -> Form | None:
+    """The form two renderings of the same message share; None for messages that never count.
+
+    Call it on normalised messages (History normalises every request once). The form is a
+    nested tuple of strings, so hashing it is cheap enough to run over every message of
+    every request.
+    """
     if message.role == "system":
         return None
     if message.role == "assistant":
         text = "".join(p.value for p in message.content if isinstance(p, TextPart)).strip()
-        calls = [
-            [p.tool_call_id, p.tool_name, p.parameters if p.parameters is not None else {}]
-            for p in message.content
-            if isinstance(p, ToolCallPart)
-        ]
-        return canonical_json(["assistant", text, calls])
-    return canonical_json(["user", [to_wire(p) for p in _content_parts(message.content)]])
+        calls = tuple(_part_form(p) for p in message.content if isinstance(p, ToolCallPart))
+        return ("assistant", text, calls)
+    return ("user", tuple(_part_form(p) for p in message.content))
 
 
-def chain(previous: Digest, canonical_form: str) -> Digest:
-    return hashlib.blake2b(previous + canonical_form.encode(), digest_size=16).digest()
+def chain(previous: Digest, form: Form) -> Digest:
+    """The digest of a history extended by one message.
+
+    Python's own hash: strings hash with SipHash under a per-process random key, so the
+    64-bit chain resists crafted collisions, and the index never outlives the process.
+    """
+    return hash((previous, form))
 
 
 def root(agent: Agent) -> Digest:
     """Chains start from the agent definition, so histories of different agents never meet."""
-    return hashlib.blake2b(canonical_json(agent_to_wire(agent)).encode(), digest_size=16).digest()
+    return hash(("agent", canonical_json(agent_to_wire(agent))))
 
 
 def prefix_digests(start: Digest, messages: Sequence[Message]) -> list[tuple[int, Digest]]:
@@ -132,7 +157,7 @@ class Conversation:
     def head(self) -> Digest:
         if not self.reply:
             return self.seen()
-        return chain(self.seen(), canonical(Message("assistant", tuple(self.reply))) or "")
+        return chain(self.seen(), canonical(Message("assistant", tuple(self.reply))) or ())
 
 
 @attrs.frozen
@@ -140,6 +165,7 @@ class Match:
     conversation: Conversation | None  # None: a new conversation
     start: int  # request.messages[start:] are new to the agent
     canceled: bool  # the previous reply was not accepted
+    committed: Digest  # the digest of request.messages[:start], which the request confirms
 
 
 class ConversationIndex:
@@ -173,12 +199,19 @@ class ConversationIndex:
                 table.pop(key, None)
 
     def match(self, agent: Agent, messages: Sequence[Message]) -> Match:
-        prefixes = prefix_digests(root(agent), messages)
-        # A clean continuation wins over a cancelled one; the longest prefix wins within each.
+        """Messages must be normalised. Clean continuations win over cancelled ones, and the
+        longest prefix wins within each."""
+        start_digest = root(agent)
+        prefixes = prefix_digests(start_digest, messages)
+
+        def digest_at(index: int) -> Digest:
+            position = bisect.bisect_right(prefixes, index, key=lambda p: p[0])
+            return prefixes[position - 1][1] if position else start_digest
+
         for end, digest in reversed(prefixes):
             for conversation in reversed(self._by_head.get(digest, [])):
                 if has_content(messages[end:]):
-                    return Match(conversation, end, canceled=False)
+                    return Match(conversation, end, False, digest)
         for end, digest in reversed(prefixes):
             for conversation in reversed(self._by_seen.get(digest, [])):
                 # The consumer's own rendering of our cancelled reply is not news to the agent.
@@ -186,10 +219,5 @@ class ConversationIndex:
                 while start < len(messages) and messages[start].role == "assistant":
                     start += 1
                 if has_content(messages[start:]):
-                    return Match(conversation, start, canceled=True)
-        return Match(None, 0, canceled=False)
-
-    def committed_digest(self, agent: Agent, messages: Sequence[Message], start: int) -> Digest:
-        """The digest of messages[:start]: what a matched request confirms."""
-        prefixes = prefix_digests(root(agent), messages[:start])
-        return prefixes[-1][1] if prefixes else root(agent)
+                    return Match(conversation, start, True, digest_at(start))
+        return Match(None, 0, False, start_digest)

@@ -36,7 +36,7 @@ class Model:
             start, canceled = 0, False
         else:
             conversation, start, canceled = match.conversation, match.start, match.canceled
-            conversation.committed = self.index.committed_digest(agent, messages, start)  # type: ignore[arg-type]
+            conversation.committed = match.committed
             conversation.inputs = list(messages[start:])
             conversation.reply = []
         for part in reply or []:
