@@ -295,3 +295,4 @@ async def test_agent_thoughts_arrive_as_thinking_parts(backend: BackendClient) -
     assert result.thinking() == "The user wants me to think about my mother."
     assert "mother" in result.text()
     assert result.parts[0]["type"] == "thinking"
+

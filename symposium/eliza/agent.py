@@ -13,7 +13,6 @@ of the bridge can be exercised without a model:
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import re
 import uuid
@@ -191,12 +190,3 @@ async def serve_eliza(stream: trio.abc.Stream, deterministic: bool = False, trac
     peer = Peer(stream, name="eliza", tracer=tracer)
     ElizaServer(peer, deterministic)
     await peer.serve()
-
-
-def describe_arguments(raw: str) -> dict[str, Any] | str:
-    """Parse the JSON arguments of `use tool`; a string explains what is wrong."""
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        return f"ERROR: Invalid JSON params: {exc}"
-    return value if isinstance(value, dict) else {}
