@@ -181,6 +181,7 @@ class AgentProcess:
         self._peer: Peer | None = None
         self.capabilities: dict[str, Any] = {}
         self.exited = trio.Event()
+        self._stopping = False
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -217,6 +218,7 @@ class AgentProcess:
 
     def stop(self) -> None:
         """Ask the actor to end: close stdin, then signals, bounded (DESIGN §7)."""
+        self._stopping = True
         self._commands_send.close()
 
     async def _connect(self, nursery: trio.Nursery) -> Peer:
@@ -287,7 +289,10 @@ class AgentProcess:
     async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
         await peer.eof.wait()
         await self._reap()
-        log.warning("agent %s exited%s", self.name, self._exit_note())
+        if self._stopping:
+            log.info("agent %s exited%s", self.name, self._exit_note())
+        else:
+            log.warning("agent %s exited unexpectedly%s", self.name, self._exit_note())
         self._broadcast_exit()
         self._commands_send.close()
         scope.cancel()
