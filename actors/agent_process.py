@@ -12,6 +12,7 @@ actor's mailbox and receives its session's `AgentEvent`s on a channel of its own
 from __future__ import annotations
 
 import collections
+from functools import partial
 import logging
 import math
 import os
@@ -24,6 +25,7 @@ import attrs
 import trio
 
 from actors.messages import session_failure
+from actors.tool_bridge import import_mcp
 from protocol import acp
 from protocol.jsonrpc import ConnectionClosed, Peer, RpcError, Tracer
 from protocol.streams import memory_stream_pair
@@ -89,6 +91,7 @@ class AgentError(Exception):
 class _NewSession:
     cwd: str
     mcp_servers: list[dict[str, Any]]
+    events: trio.MemorySendChannel[Any] = attrs.field(eq=False)
     reply: trio.MemorySendChannel[AgentSession | AgentError] = attrs.field(eq=False)
 
 
@@ -113,12 +116,11 @@ _Command = _NewSession | _Prompt | _Cancel | _Close
 
 @attrs.define(eq=False)
 class AgentSession:
-    """A Session actor's handle on its ACP session."""
+    """A Session actor's handle on its ACP session; its events arrive on the Session's own channel."""
 
     id: str
     agent_name: str
     capabilities: dict[str, Any]
-    events: trio.MemoryReceiveChannel[AgentEvent]
     _commands: trio.MemorySendChannel[_Command]
 
     def _send(self, command: _Command) -> None:
@@ -346,10 +348,10 @@ class AgentProcess:
 
     # Commands ----------------------------------------------------------------------------
 
-    async def new_session(self, cwd: str, mcp_servers: list[dict[str, Any]]) -> AgentSession:
+    async def new_session(self, cwd: str, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any]) -> AgentSession:
         reply_send, reply = trio.open_memory_channel[AgentSession | AgentError](1)
         try:
-            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, reply_send))
+            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AgentError(self._failure(f"Agent {self.name!r} is not running", "agent_exited")) from None
         try:
@@ -381,16 +383,18 @@ class AgentProcess:
                 if not isinstance(session_id, str):
                     raise TypeError("sessionId is not a string")
             except RpcError as exc:
-                command.reply.send_nowait(AgentError(self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", "session_new_failed")))
-                return
+                failure = self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", "session_new_failed")
             except (KeyError, TypeError) as exc:
-                command.reply.send_nowait(AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", "session_new_failed")))
-                return
+                failure = self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", "session_new_failed")
             except ConnectionClosed:
+                command.events.close()
                 return  # the reply channel closes; the caller reports the exit
-            events_send, events = trio.open_memory_channel[AgentEvent](math.inf)
-            self._sessions[session_id] = events_send
-            command.reply.send_nowait(AgentSession(session_id, self.name, self.capabilities, events, self._commands_send))
+            else:
+                self._sessions[session_id] = command.events
+                command.reply.send_nowait(AgentSession(session_id, self.name, self.capabilities, self._commands_send))
+                return
+            command.events.close()
+            command.reply.send_nowait(AgentError(failure))
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
         try:
@@ -449,16 +453,24 @@ class AgentPool:
         self._tracer = tracer
         self._agents: dict[str, AgentProcess] = {}
         self._locks: collections.defaultdict[str, trio.Lock] = collections.defaultdict(trio.Lock)
+        self._warmed = False
 
-    async def open_session(self, agent: Agent, cwd: str | None, mcp_servers: list[dict[str, Any]]) -> AgentSession:
+    async def open_session(
+        self, agent: Agent, cwd: str | None, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any]
+    ) -> AgentSession:
+        """A new ACP session with `agent` (started if need be); its events go to `events`."""
         key = acp.canonical_key(agent_to_wire(agent))
         async with self._locks[key]:
             process = self._agents.get(key)
             if process is None or process.exited.is_set():
+                if isinstance(agent, ProcessAgent) and not self._warmed:
+                    # Real agents connect to the tool bridge at once; have the MCP SDK ready.
+                    self._warmed = True
+                    self._nursery.start_soon(partial(trio.to_thread.run_sync, import_mcp, abandon_on_cancel=True))
                 process = AgentProcess(agent, cwd=cwd or self._cwd, tracer=self._tracer)
                 await self._nursery.start(process.run)  # raises AgentError if it cannot start
                 self._agents[key] = process
-        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers)
+        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events)
 
     async def shutdown(self) -> None:
         """Stop every agent gracefully (bounded) and wait for them."""

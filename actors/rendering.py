@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -224,6 +225,33 @@ def choose_option(options: Any, allow: bool) -> str | None:
 def agent_action_parameters(params: dict[str, Any]) -> dict[str, Any]:
     call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
     return {"kind": call.get("kind") or "other", "title": call.get("title") or "", "raw_input": call.get("rawInput")}
+
+
+BRIDGE_NAMES = (  # how agents name a tool of our `vscode_tools` MCP server
+    re.compile(r"^mcp__vscode_tools__(?P<tool>.+)$"),  # Claude Code
+    re.compile(r"^vscode_tools/(?P<tool>.+)$"),  # fast-agent
+    re.compile(r"^mcp_vscode_tools_(?P<tool>.+)$"),  # Gemini CLI
+    re.compile(r"^(?P<tool>\S+) \(vscode_tools MCP Server\)$"),  # Gemini CLI titles
+    re.compile(r"^vscode_tools[.:](?P<tool>.+)$"),
+)
+
+
+def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
+    """The VS Code tool a permission request is about, if it is one of ours; else None.
+
+    Agents put the tool's name in the title, the tool-call id or the raw input, each in its
+    own naming scheme; only a name that is really one of the bridged tools counts.
+    """
+    call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+    raw = call.get("rawInput") if isinstance(call.get("rawInput"), dict) else {}
+    for text in (call.get("title"), call.get("toolCallId"), raw.get("tool_name"), raw.get("toolName"), raw.get("name")):
+        if not isinstance(text, str):
+            continue
+        for pattern in BRIDGE_NAMES:
+            match = pattern.match(text.strip().strip("`"))
+            if match and match["tool"] in tools:
+                return match["tool"]
+    return None
 
 
 def awaited_results(turn: Turn, awaited: Iterable[str]) -> dict[str, ToolResultPart] | None:

@@ -1,23 +1,29 @@
 """The Session actor: one per conversation, one ACP session (DESIGN §5).
 
 It takes turns from a peekable mailbox, prompts the agent with what is new, and streams
-the agent's updates back as parts. When the agent needs VS Code (a permission), it emits
-a tool call, completes the VS Code response, and *peeks* the next turn: exactly the
-awaited result continues the same agent turn; anything else cancels the agent's turn and
-is then taken as a fresh prompt.
+the agent's updates back as parts. When the agent needs VS Code (a permission, or one of
+VS Code's tools through the ToolBridge), it emits tool call(s), completes the VS Code
+response, and *peeks* the next turn: exactly the awaited results continue the same agent
+turn; anything else cancels the agent's turn and is then taken as a fresh prompt.
 
 Cancellation from VS Code arrives as the turn's cancel scope being cancelled by History.
+Events from the agent connection and from the ToolBridge arrive on one channel the
+Session owns, so one loop sees them in the order they happened.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
+import math
 import uuid
 
+import attrs
 import trio
 
 from actors.agent_process import (
     AgentError,
+    AgentEvent,
     AgentExited,
     AgentPool,
     AgentSession,
@@ -34,21 +40,31 @@ from actors.rendering import (
     ToolCallTracker,
     agent_action_parameters,
     awaited_results,
+    bridged_tool,
     build_prompt,
     choose_option,
     render_update,
 )
+from actors.tool_bridge import ToolBridge, ToolCalled
 from protocol import acp
-from protocol.jsonrpc import RpcError
-from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart
+from protocol.jsonrpc import RpcError, Tracer
+from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart, ToolResultPart
 
 log = logging.getLogger(__name__)
 
 CANCEL_DRAIN_TIMEOUT = 10.0  # how long a cancelled prompt may take to report its stop reason
+GATHER_WINDOW = 0.05  # tool calls the agent makes within this of each other go to VS Code together
+
+Event = AgentEvent | ToolCalled
 
 
 class _Retired(Exception):
     """The conversation cannot go on (agent gone, or it ignored a cancel)."""
+
+
+@attrs.frozen
+class _NeedsTools:
+    calls: tuple[ToolCalled, ...]
 
 
 class SessionActor:
@@ -59,37 +75,48 @@ class SessionActor:
         pool: AgentPool,
         mailbox: trio.MemoryReceiveChannel[Turn],
         outbox: trio.MemorySendChannel[SessionEvent],
+        *,
+        tracer: Tracer | None = None,
     ) -> None:
         self.conversation = conversation
         self.agent = agent
         self._pool = pool
         self._mailbox = PeekableMailbox(mailbox)
         self._outbox = outbox
+        self._tracer = tracer
+        self._events_send, self._events = trio.open_memory_channel[Event](math.inf)
+        self._backlog: collections.deque[Event] = collections.deque()
         self._tracker = ToolCallTracker()
         self._visible = False  # the current VS Code response has a text or tool-call part
-        self._session: AgentSession | None = None
 
     async def run(self) -> None:
         try:
             first = await self._mailbox.peek()
         except trio.EndOfChannel:
             return
-        try:
-            self._session = await self._pool.open_session(self.agent, first.cwd, [])
-        except AgentError as exc:
-            self._fail(first, exc.error, retire=True)
-            return
-        try:
-            while True:
+        bridge = ToolBridge(self._events_send, tracer=self._tracer)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(bridge.run, first.tools)
+            try:
+                session = await self._pool.open_session(self.agent, first.cwd, [bridge.entry()], self._events_send)
+            except AgentError as exc:
+                self._fail(first, exc.error, retire=True)
+            else:
                 try:
-                    turn = await self._mailbox.receive()
-                except trio.EndOfChannel:
-                    break
-                await self._run_turn(turn, self._session)
-        except _Retired:
-            pass
-        finally:
-            self._session.close()
+                    await self._serve(session, bridge)
+                except _Retired:
+                    pass
+                finally:
+                    session.close()
+            bridge.close()
+
+    async def _serve(self, session: AgentSession, bridge: ToolBridge) -> None:
+        while True:
+            try:
+                turn = await self._mailbox.receive()
+            except trio.EndOfChannel:
+                return
+            await self._run_turn(turn, session, bridge)
 
     # Emitting to History ------------------------------------------------------------------
 
@@ -112,10 +139,35 @@ class SessionActor:
     def _fail(self, turn: Turn | None, error: RpcError, *, retire: bool) -> None:
         self._send(turn, FailedEvent(error, retire))
 
+    # Events --------------------------------------------------------------------------------
+
+    async def _next_event(self) -> Event:
+        if self._backlog:
+            await trio.lowlevel.checkpoint()
+            return self._backlog.popleft()
+        return await self._events.receive()
+
+    async def _gather_calls(self, first: ToolCalled) -> tuple[ToolCalled, ...]:
+        """Calls the agent makes together go to VS Code together (one response, parallel calls)."""
+        calls = [first]
+        try:
+            while True:
+                with trio.move_on_after(GATHER_WINDOW):
+                    event = await self._next_event()
+                    if isinstance(event, ToolCalled):
+                        calls.append(event)
+                        continue
+                    self._backlog.appendleft(event)
+                return tuple(calls)
+        except trio.Cancelled:
+            self._backlog.extendleft(reversed(calls))  # still owed an answer by whoever drains next
+            raise
+
     # One agent turn, possibly spanning several VS Code requests ----------------------------------
 
-    async def _run_turn(self, turn: Turn, session: AgentSession) -> None:
+    async def _run_turn(self, turn: Turn, session: AgentSession, bridge: ToolBridge) -> None:
         self._visible = False
+        bridge.update_tools(turn.tools)
         blocks = build_prompt(turn, accepts_images=session.accepts_images)
         if not blocks:
             self._part(turn, TextPart("*(Nothing new to send to the agent.)*"))
@@ -126,7 +178,7 @@ class SessionActor:
         while True:
             outcome = None
             with request.scope:
-                outcome = await self._pump(request, session)
+                outcome = await self._pump(request, bridge)
             if outcome is None:  # VS Code cancelled (lm/cancel, or a newer request)
                 await self._cancel_agent_turn(session)
                 return
@@ -137,53 +189,83 @@ class SessionActor:
                     self._complete(request)
                     return
                 case PromptFailed(error=error):
-                    self._fail(request, session_failure(f"The agent failed: {error.message}", kind="prompt_failed", code=error.code), retire=False)
+                    failure = session_failure(f"The agent failed: {error.message}", kind="prompt_failed", code=error.code)
+                    self._fail(request, failure, retire=False)
                     return
                 case AgentExited(error=error):
                     self._fail(request, error, retire=True)
                     raise _Retired
                 case PermissionAsked() as ask:
-                    following = await self._ask_vscode(request, ask)
-                    if following is None:
-                        await self._cancel_agent_turn(session)
-                        return
-                    request = following
-                    self._visible = False
+                    following = await self._ask_permission(request, ask)
+                case _NeedsTools(calls=calls):
+                    following = await self._run_vscode_tools(request, calls)
+            if following is None:
+                await self._cancel_agent_turn(session)
+                return
+            request = following
+            bridge.update_tools(request.tools)
+            self._visible = False
 
-    async def _pump(self, request: Turn, session: AgentSession) -> PromptDone | PromptFailed | AgentExited | PermissionAsked:
+    async def _pump(self, request: Turn, bridge: ToolBridge) -> PromptDone | PromptFailed | AgentExited | PermissionAsked | _NeedsTools:
         """Forward agent updates until the prompt ends or the agent needs VS Code."""
-        async for event in session.events:
+        while True:
+            event = await self._next_event()
             match event:
                 case Update(update=update):
                     for part in render_update(update, self._tracker):
                         self._part(request, part)
                 case PermissionAsked() as ask:
-                    if request.offers_agent_action:
+                    if bridged_tool(ask.params, bridge.tool_names()) is not None:
+                        # VS Code confirms its own tools when it runs them.
+                        allow = choose_option(ask.params.get("options"), allow=True)
+                        ask.answer(acp.selected_outcome(allow) if allow else acp.CANCELLED_OUTCOME)
+                    elif request.offers_agent_action:
                         return ask
-                    # Nobody to ask: reject, so the agent knows and carries on (a bare
-                    # `cancelled` would end the whole turn with nothing to show).
-                    reject = choose_option(ask.params.get("options"), allow=False)
-                    ask.answer(acp.selected_outcome(reject) if reject else acp.CANCELLED_OUTCOME)
+                    else:
+                        # Nobody to ask: reject, so the agent knows and carries on (a bare
+                        # `cancelled` would end the whole turn with nothing to show).
+                        reject = choose_option(ask.params.get("options"), allow=False)
+                        ask.answer(acp.selected_outcome(reject) if reject else acp.CANCELLED_OUTCOME)
+                case ToolCalled():
+                    return _NeedsTools(await self._gather_calls(event))
                 case PromptDone() | PromptFailed() | AgentExited():
                     return event
-        return AgentExited(session_failure("The agent connection closed", kind="agent_exited"))
 
-    async def _ask_vscode(self, request: Turn, ask: PermissionAsked) -> Turn | None:
+    async def _ask_permission(self, request: Turn, ask: PermissionAsked) -> Turn | None:
         """Surface a permission as a tool call; returns the turn that approved it, if one did."""
         call_id = f"sym-{uuid.uuid4()}"
         self._part(request, ToolCallPart(call_id, AGENT_ACTION_TOOL, agent_action_parameters(ask.params)))
         self._complete(request)
-        try:
-            following = await self._mailbox.peek()
-        except trio.EndOfChannel:
-            ask.answer(acp.CANCELLED_OUTCOME)
-            return None
+        results = await self._peek_results([call_id])
         option = choose_option(ask.params.get("options"), allow=True)
-        if awaited_results(following, [call_id]) is None or option is None:
+        if results is None or option is None:
             ask.answer(acp.CANCELLED_OUTCOME)
             return None
         ask.answer(acp.selected_outcome(option))
         return self._mailbox.consume()
+
+    async def _run_vscode_tools(self, request: Turn, calls: tuple[ToolCalled, ...]) -> Turn | None:
+        """Have VS Code run the agent's tool calls; returns the turn that carried the results."""
+        ids = [f"sym-{uuid.uuid4()}" for _ in calls]
+        for call_id, call in zip(ids, calls):
+            self._part(request, ToolCallPart(call_id, call.name, call.arguments if call.arguments is not None else {}))
+        self._complete(request)
+        results = await self._peek_results(ids)
+        if results is None:
+            for call in calls:
+                call.answer("VS Code did not run the tool: the user cancelled or moved on")
+            return None
+        for call_id, call in zip(ids, calls):
+            call.answer(results[call_id])
+        return self._mailbox.consume()
+
+    async def _peek_results(self, ids: list[str]) -> dict[str, ToolResultPart] | None:
+        """The peek/consume rule: the next turn's results if it is exactly them, else None."""
+        try:
+            following = await self._mailbox.peek()
+        except trio.EndOfChannel:
+            return None
+        return awaited_results(following, ids)
 
     async def _cancel_agent_turn(self, session: AgentSession) -> None:
         """`session/cancel`, deny what is pending, and wait (bounded) for the stop reason.
@@ -193,10 +275,12 @@ class SessionActor:
         """
         session.cancel()
         with trio.move_on_after(CANCEL_DRAIN_TIMEOUT):
-            async for event in session.events:
-                match event:
+            while True:
+                match await self._next_event():
                     case PermissionAsked() as ask:
                         ask.answer(acp.CANCELLED_OUTCOME)
+                    case ToolCalled() as call:
+                        call.answer("the turn was cancelled")
                     case PromptDone() | PromptFailed():
                         self._tracker = ToolCallTracker()
                         return
@@ -206,3 +290,4 @@ class SessionActor:
         log.warning("agent %s did not end a cancelled turn within %.0f s; retiring the conversation", session.agent_name, CANCEL_DRAIN_TIMEOUT)
         self._fail(None, session_failure("The agent did not stop after a cancel", kind="cancel_timeout"), retire=True)
         raise _Retired
+

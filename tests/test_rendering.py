@@ -10,6 +10,7 @@ from actors.rendering import (
     agent_action_parameters,
     awaited_results,
     block_text,
+    bridged_tool,
     build_prompt,
     choose_option,
     render_update,
@@ -137,3 +138,18 @@ def test_a_new_conversation_with_history_gets_it_as_context() -> None:
     assert blocks[0]["text"].startswith("Earlier in this conversation:\n\nUser: Hi\n\nAssistant: Hello! [called tool search]")
     assert "[tool result: found]" in blocks[0]["text"]
     assert blocks[1] == {"type": "text", "text": "Thanks"}
+
+
+def test_permissions_for_our_bridged_tools_are_recognised_in_each_agents_naming() -> None:
+    tools = {"read_file", "search"}
+
+    def title(text: str) -> dict:
+        return {"toolCall": {"toolCallId": "x", "title": text}}
+
+    assert bridged_tool(title("mcp__vscode_tools__read_file"), tools) == "read_file"  # Claude Code
+    assert bridged_tool(title("vscode_tools/search"), tools) == "search"  # fast-agent
+    assert bridged_tool(title("mcp_vscode_tools_search"), tools) == "search"  # Gemini CLI
+    assert bridged_tool({"toolCall": {"toolCallId": "mcp__vscode_tools__search"}}, tools) == "search"
+    assert bridged_tool(title("mcp__vscode_tools__rm_rf"), tools) is None  # not a tool we bridge
+    assert bridged_tool(title("mcp__other__read_file"), tools) is None
+    assert bridged_tool(title("Run `rm -rf /`"), tools) is None

@@ -4,7 +4,7 @@ Besides talking like Weizenbaum's DOCTOR, it understands test commands, so every
 of the bridge can be exercised without a model:
 
 - `list tools from <server>` / `use tool <server>::<tool> with <json>`: real MCP calls to a
-  server given in `session/new`;
+  server given in `session/new`; `use tools a::x with {..} and b::y with {..}` calls them at once (`then`: in turn);
 - `run <command>`: asks permission (`session/request_permission`) and reports the outcome;
 - `count slowly to <n>`: streams one number every quarter second, honouring `session/cancel`;
 - `think about <text>`: a thought chunk, then a reply.
@@ -31,6 +31,7 @@ SLOW_TICK = 0.25
 
 LIST_TOOLS = re.compile(r"^list tools from ([\w-]+)$", re.IGNORECASE)
 USE_TOOL = re.compile(r"^use tool ([\w-]+)::([\w-]+) with (.+)$", re.IGNORECASE)
+USE_TOOLS = re.compile(r"^use tools (.+)$", re.IGNORECASE)
 RUN = re.compile(r"^run (.+)$", re.IGNORECASE)
 SLOW = re.compile(r"^count slowly to (\d+)$", re.IGNORECASE)
 THINK = re.compile(r"^think about (.+)$", re.IGNORECASE)
@@ -134,6 +135,10 @@ class ElizaServer:
             from symposium.eliza.tools import use_tool
 
             await self._say(session_id, await use_tool(session.mcp_servers, match[1], match[2], match[3]))
+        elif match := USE_TOOLS.match(text):
+            from symposium.eliza.tools import use_tools
+
+            await self._say(session_id, await use_tools(session.mcp_servers, match[1]))
         elif match := RUN.match(text):
             await self._run_with_permission(session_id, match[1].strip())
         elif match := SLOW.match(text):

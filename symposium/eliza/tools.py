@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import re
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 CALL_TIMEOUT = 600.0  # a bridged VS Code tool waits for the user; do not give up early
@@ -79,3 +80,67 @@ async def use_tool(servers: list[dict[str, Any]], name: str, tool: str, raw_argu
     except Exception as exc:  # noqa: BLE001
         return f"ERROR: {_errors(exc)}"
     return render_result(result)
+
+
+CALL = re.compile(r"\s*([\w-]+)::([\w-]+) with ")
+
+
+def parse_calls(text: str) -> tuple[list[tuple[str, str, Any]], bool] | str:
+    """`a::x with {json} and b::y with {json}` (together) or `... then ...` (one after the
+    other) → ([(server, tool, arguments)], together), or an error."""
+    calls = []
+    separators = set()
+    position = 0
+    decoder = json.JSONDecoder()
+    while True:
+        match = CALL.match(text, position)
+        if match is None:
+            return f"ERROR: expected <server>::<tool> with <json> at {text[position:]!r}"
+        try:
+            arguments, position = decoder.raw_decode(text, match.end())
+        except ValueError as exc:
+            return f"ERROR: Invalid JSON params: {exc}"
+        calls.append((match[1], match[2], arguments))
+        rest = text[position:]
+        if not rest.strip():
+            if len(separators) > 1:
+                return "ERROR: use either 'and' or 'then' between the calls, not both"
+            return calls, separators != {"then"}
+        separator = next((s for s in (" and ", " then ") if rest.startswith(s)), None)
+        if separator is None:
+            return f"ERROR: expected 'and' or 'then' before {rest!r}"
+        separators.add(separator.strip())
+        position += len(separator)
+
+
+async def use_tools(servers: list[dict[str, Any]], text: str) -> str:
+    """Several tool calls, over one connection per server: at once (`and`) or in turn (`then`)."""
+    import trio
+
+    parsed = parse_calls(text)
+    if isinstance(parsed, str):
+        return parsed
+    calls, together = parsed
+    names = {server for server, _, _ in calls}
+    missing = [n for n in names if _find(servers, n) is None]
+    if missing:
+        return f"ERROR: MCP server '{missing[0]}' not found"
+    results: list[str] = [""] * len(calls)
+    try:
+        async with AsyncExitStack() as stack:
+            clients = {n: await stack.enter_async_context(_connect(_find(servers, n))) for n in names}  # type: ignore[arg-type]
+
+            async def call(index: int, server: str, tool: str, arguments: Any) -> None:
+                result = await clients[server].call_tool(tool, arguments if isinstance(arguments, dict) else None)
+                results[index] = f"{tool}: {render_result(result)}"
+
+            if together:
+                async with trio.open_nursery() as nursery:
+                    for index, spec in enumerate(calls):
+                        nursery.start_soon(call, index, *spec)
+            else:
+                for index, spec in enumerate(calls):
+                    await call(index, *spec)
+    except Exception as exc:  # noqa: BLE001
+        return f"ERROR: {_errors(exc)}"
+    return "\n".join(results)

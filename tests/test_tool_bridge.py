@@ -1,0 +1,174 @@
+"""VS Code tools bridged to the agent as the MCP server `vscode_tools` (DESIGN §6, seed 002).
+
+Through a real `symposium vscodelm`: Eliza (a real MCP client, through the real relay)
+lists and calls the tools VS Code offered; every call surfaces as a `tool_call` part, and the
+next request's tool result goes back to the agent.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import pytest
+import trio
+
+from actors.tool_bridge import ToolBridge, ToolCalled
+from protocol.lm import TextPart, Tool, ToolResultPart
+from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
+from symposium.mcp_relay import TOKEN_ENV
+
+GUARD = 60
+
+
+def tool(name: str, description: str = "", **properties: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {k: {"type": v} for k, v in properties.items()}}
+    return {"name": name, "description": description or f"The {name} tool", "inputSchema": schema}
+
+
+READ = tool("read_file", "Read contents of a file", path="string")
+WRITE = tool("write_file", "Write contents to a file", path="string", text="string")
+SEARCH = tool("search", "Search the workspace", query="string")
+
+
+def answer(result: ChatResult, outputs: dict[str, str]) -> list[dict[str, Any]]:
+    """VS Code's next messages: our assistant message, then one user message per tool result."""
+    return [result.assistant_message(), *(tool_result(c["toolCallId"], outputs[c["toolName"]]) for c in result.tool_calls())]
+
+
+async def test_eliza_lists_the_tools_vscode_offers_and_sees_changes(backend: BackendClient) -> None:
+    with trio.fail_after(GUARD):
+        history = [user("list tools from vscode_tools")]
+        first = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE])
+        history += [first.assistant_message(), user("list tools from vscode_tools")]
+        second = await backend.chat(history, agent=ELIZA, tools=[SEARCH])
+    assert first.text() == "Available tools:\n  - read_file: Read contents of a file\n  - write_file: Write contents to a file"
+    assert second.text() == "Available tools:\n  - search: Search the workspace"
+
+
+async def test_one_tool_call_round_trip(backend: BackendClient) -> None:
+    history = [user('use tool vscode_tools::read_file with {"path": "/tmp/test.txt"}')]
+    with trio.fail_after(GUARD):
+        call = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE])
+        assert call.completed and call.error is None
+        [part] = call.tool_calls()
+        assert part["toolName"] == "read_file" and part["parameters"] == {"path": "/tmp/test.txt"}
+        assert part["toolCallId"].startswith("sym-")
+        history += answer(call, {"read_file": "Hello from the file!"})
+        done = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE])
+    assert done.error is None and done.completed
+    assert done.text() == "OK: Hello from the file!"
+
+
+async def test_parallel_calls_to_three_tools_go_to_vscode_in_one_response(backend: BackendClient) -> None:
+    command = (
+        'use tools vscode_tools::read_file with {"path": "a.py"} and vscode_tools::search with {"query": "TODO"}'
+        ' and vscode_tools::write_file with {"path": "b.py", "text": "x"}'
+    )
+    history = [user(command)]
+    with trio.fail_after(GUARD):
+        calls = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE, SEARCH])
+        assert sorted(c["toolName"] for c in calls.tool_calls()) == ["read_file", "search", "write_file"]
+        assert len({c["toolCallId"] for c in calls.tool_calls()}) == 3
+        history += answer(calls, {"read_file": "print(1)", "search": "3 matches", "write_file": "written"})
+        done = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE, SEARCH])
+    assert done.error is None
+    assert done.text() == "read_file: OK: print(1)\nsearch: OK: 3 matches\nwrite_file: OK: written"
+
+
+async def test_sequential_calls_to_two_tools_take_one_round_trip_each(backend: BackendClient) -> None:
+    history = [user('use tools vscode_tools::search with {"query": "main"} then vscode_tools::read_file with {"path": "main.py"}')]
+    names = []
+    with trio.fail_after(GUARD):
+        result = await backend.chat(history, agent=ELIZA, tools=[READ, SEARCH])
+        while result.tool_calls():
+            names.append([c["toolName"] for c in result.tool_calls()])
+            history += answer(result, {"search": "main.py:1", "read_file": "def main(): ..."})
+            result = await backend.chat(history, agent=ELIZA, tools=[READ, SEARCH])
+    assert names == [["search"], ["read_file"]]
+    assert result.text() == "search: OK: main.py:1\nread_file: OK: def main(): ..."
+
+
+async def test_vscode_moving_on_while_a_tool_is_pending_cancels_it_and_the_next_prompt_works(backend: BackendClient) -> None:
+    history = [user('use tool vscode_tools::read_file with {"path": "x"}')]
+    with trio.fail_after(GUARD):
+        call = await backend.chat(history, agent=ELIZA, tools=[READ])
+        assert call.tool_calls()
+        # The user cancelled the tool: VS Code drops the call and the next prompt comes.
+        after = await backend.chat(history + [user("Hello")], agent=ELIZA, tools=[READ])
+    assert after.error is None
+    assert after.text() == "How do you do. Please state your problem."
+
+
+async def test_a_turn_with_results_and_more_input_is_not_consumed_as_results(backend: BackendClient) -> None:
+    history = [user('use tool vscode_tools::read_file with {"path": "x"}')]
+    with trio.fail_after(GUARD):
+        call = await backend.chat(history, agent=ELIZA, tools=[READ])
+        history += answer(call, {"read_file": "content"}) + [user("Hello")]
+        after = await backend.chat(history, agent=ELIZA, tools=[READ])
+    assert after.text() == "How do you do. Please state your problem."
+
+
+# The bridge itself, with the SDK's client through the relay ----------------------------------------
+
+
+async def _bridge(nursery: trio.Nursery, tools: tuple[Tool, ...]) -> tuple[ToolBridge, trio.MemoryReceiveChannel[Any]]:
+    events_send, events = trio.open_memory_channel[Any](100)
+    bridge = ToolBridge(events_send)
+    await nursery.start(bridge.run, tools)
+    return bridge, events
+
+
+def _client(bridge: ToolBridge, token: str, handler: Any = None) -> Any:
+    from mcp import Client, StdioServerParameters
+
+    entry = bridge.entry()
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env={TOKEN_ENV: token, "PATH": "/usr/bin:/bin"})
+    return Client(params, mode="legacy", read_timeout_seconds=GUARD, message_handler=handler)
+
+
+async def test_list_changed_reaches_a_connected_client_and_calls_get_vscode_results(nursery: trio.Nursery) -> None:
+    import mcp.types as types
+
+    bridge, events = await _bridge(nursery, (Tool("a", "tool a", {"type": "object"}), Tool("odd", "", "not a schema")))
+    changed = trio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(getattr(message, "root", message), types.ToolListChangedNotification):
+            changed.set()
+
+    with trio.fail_after(GUARD):
+        async with _client(bridge, bridge.token, on_message) as client:
+            listed = (await client.list_tools()).tools
+            assert [(t.name, t.input_schema) for t in listed] == [("a", {"type": "object"}), ("odd", {"type": "object"})]
+
+            async def vscode() -> None:
+                call: ToolCalled = await events.receive()
+                assert (call.name, call.arguments) == ("a", {"x": 1})
+                call.answer(ToolResultPart("sym-1", (TextPart("result text"),)))
+
+            nursery.start_soon(vscode)
+            result = await client.call_tool("a", {"x": 1})
+            assert [c.text for c in result.content] == ["result text"] and not result.is_error
+            unknown = await client.call_tool("nope", {})
+            assert unknown.is_error and "not found" in unknown.content[0].text
+            bridge.update_tools((Tool("b", "tool b", {"type": "object"}),))
+            await changed.wait()
+            assert [t.name for t in (await client.list_tools()).tools] == ["b"]
+
+
+async def test_a_wrong_relay_token_is_refused_and_logged(nursery: trio.Nursery, caplog: pytest.LogCaptureFixture) -> None:
+    bridge, _ = await _bridge(nursery, (Tool("a", "", {}),))
+    with trio.fail_after(GUARD), caplog.at_level(logging.WARNING):
+        with pytest.raises(BaseException):  # noqa: B017 - the SDK wraps it in exception groups
+            async with _client(bridge, "not-the-token") as client:
+                await client.list_tools()
+    assert "refused a connection: wrong token" in caplog.text
+
+
+def test_relay_needs_its_arguments() -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "symposium.mcp_relay"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "usage" in done.stderr
