@@ -184,6 +184,8 @@ class AgentProcess:
         self.capabilities: dict[str, Any] = {}
         self.exited = trio.Event()
         self._stopping = False
+        self.last_active = trio.current_time()
+        self.prompts_in_flight = 0
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -235,6 +237,7 @@ class AgentProcess:
         peer = Peer(stream, name=f"agent {self.name}", tracer=self._tracer)
         peer.on_notification("session/update", self._on_update)
         peer.on_request("session/request_permission", self._on_permission)
+        peer.on_notification("$/cancel_request", self._on_cancel_request)
         self._peer = peer
         nursery.start_soon(peer.serve)
         return peer
@@ -363,6 +366,7 @@ class AgentProcess:
         return outcome
 
     def _handle(self, command: _Command, peer: Peer, nursery: trio.Nursery) -> None:
+        self.last_active = trio.current_time()
         match command:
             case _NewSession():
                 nursery.start_soon(self._open_session, command, peer)
@@ -397,6 +401,7 @@ class AgentProcess:
             command.reply.send_nowait(AgentError(failure))
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
+        self.prompts_in_flight += 1
         try:
             result = await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
         except RpcError as exc:
@@ -404,6 +409,9 @@ class AgentProcess:
             return
         except ConnectionClosed:
             return  # AgentExited follows
+        finally:
+            self.prompts_in_flight -= 1
+            self.last_active = trio.current_time()
         stop = (result or {}).get("stopReason") if isinstance(result, dict) else None
         self._deliver(session_id, PromptDone(stop if isinstance(stop, str) else "end_turn"))
 
@@ -431,6 +439,11 @@ class AgentProcess:
         if isinstance(params, dict) and isinstance(params.get("update"), dict):
             self._deliver(str(params.get("sessionId")), Update(params["update"]))
 
+    async def _on_cancel_request(self, params: Any) -> None:
+        """The agent withdrew one of its requests (e.g. a permission): answer it -32800."""
+        if isinstance(params, dict):
+            self._peer.cancel_inbound(params.get("requestId", params.get("id")))  # type: ignore[union-attr]
+
     async def _on_permission(self, params: Any, id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
             return {"outcome": {"outcome": "cancelled"}}
@@ -447,10 +460,12 @@ class AgentProcess:
 class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
-    def __init__(self, nursery: trio.Nursery, *, cwd: str, tracer: Tracer | None = None) -> None:
+    def __init__(self, nursery: trio.Nursery, *, cwd: str, idle: float = 600.0, tracer: Tracer | None = None) -> None:
         self._nursery = nursery
         self._cwd = cwd
+        self._idle = idle
         self._tracer = tracer
+        self.started = 0  # agent processes started so far
         self._agents: dict[str, AgentProcess] = {}
         self._locks: collections.defaultdict[str, trio.Lock] = collections.defaultdict(trio.Lock)
         self._warmed = False
@@ -469,8 +484,24 @@ class AgentPool:
                     self._nursery.start_soon(partial(trio.to_thread.run_sync, import_mcp, abandon_on_cancel=True))
                 process = AgentProcess(agent, cwd=cwd or self._cwd, tracer=self._tracer)
                 await self._nursery.start(process.run)  # raises AgentError if it cannot start
+                if not self._agents:
+                    self._nursery.start_soon(self._stop_idle_agents)
                 self._agents[key] = process
+                self.started += 1
         return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events)
+
+    async def _stop_idle_agents(self) -> None:
+        """Stop agents no session has used for `idle` seconds; runs while any agent does."""
+        while self._agents:
+            await trio.sleep(max(self._idle / 4, 0.01))
+            now = trio.current_time()
+            for key, process in list(self._agents.items()):
+                if process.exited.is_set():
+                    del self._agents[key]
+                elif process.prompts_in_flight == 0 and now - process.last_active >= self._idle:
+                    log.info("stopping agent %s: unused for %.0f s", process.name, now - process.last_active)
+                    del self._agents[key]
+                    process.stop()
 
     async def shutdown(self) -> None:
         """Stop every agent gracefully (bounded) and wait for them."""

@@ -24,6 +24,7 @@ from actors.matching import Conversation, ConversationIndex, normalise, root
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
 from actors.rendering import split_context
 from actors.session import SessionActor
+from actors.settings import Settings
 from protocol.jsonrpc import REQUEST_CANCELLED, RpcError, id_key
 from protocol.lm import AGENT_ACTION_TOOL, ChatParams, ThinkingPart
 
@@ -52,9 +53,16 @@ HistoryMessage = ChatRequest | CancelRequest | SessionEvent | Shutdown
 
 @attrs.define(eq=False)
 class _Streaming:
-    request_id: object
-    reply: trio.MemorySendChannel[Reply]
+    request: ChatRequest
     turn: Turn
+
+    @property
+    def request_id(self) -> object:
+        return self.request.request_id
+
+    @property
+    def reply(self) -> trio.MemorySendChannel[Reply]:
+        return self.request.reply
 
 
 @attrs.define(eq=False)
@@ -67,8 +75,9 @@ class _Live:
 
 
 class HistoryActor:
-    def __init__(self, pool: AgentPool) -> None:
+    def __init__(self, pool: AgentPool, settings: Settings) -> None:
         self._pool = pool
+        self._settings = settings
         self._send, self._receive = trio.open_memory_channel[HistoryMessage](math.inf)
         self._index = ConversationIndex()
         self._live: dict[str, _Live] = {}
@@ -85,6 +94,7 @@ class HistoryActor:
 
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             async for message in self._receive:
                 match message:
                     case ChatRequest():
@@ -138,7 +148,7 @@ class HistoryActor:
             scope=trio.CancelScope(),
             cwd=params.cwd,
         )
-        live.streaming = _Streaming(request.request_id, request.reply, turn)
+        live.streaming = _Streaming(request, turn)
         self._by_request[id_key(request.request_id)] = live.state.id
         self._index.update(live.state)
         live.mailbox.send_nowait(turn)
@@ -154,7 +164,7 @@ class HistoryActor:
         mailbox_send, mailbox = trio.open_memory_channel[Turn](math.inf)
         live = _Live(state, mailbox_send)
         self._live[conversation_id] = live
-        actor = SessionActor(conversation_id, params.agent, self._pool, mailbox, self._send)
+        actor = SessionActor(conversation_id, params.agent, self._pool, mailbox, self._send, settings=self._settings)
         nursery.start_soon(actor.run, name=f"session {conversation_id[:8]}")
         log.info("new conversation %s with %d message(s)", conversation_id, len(messages))
         return live
@@ -195,10 +205,17 @@ class HistoryActor:
             return
         event = message.event
         if isinstance(event, FailedEvent) and event.retire:
-            # Whatever is streaming now will never be answered by this session.
-            if live.streaming is not None:
-                self._finish(live, Reply(error=event.error))
+            streaming = live.streaming
             self._retire(live)
+            if streaming is not None and message.turn is None:
+                # The session ended between turns (its agent stopped while idle, or ignored
+                # a cancel): the waiting request was never started, so it starts afresh.
+                live.streaming = None
+                self._by_request.pop(id_key(streaming.request_id), None)
+                log.info("conversation %s ended between turns (%s); starting it afresh", live.state.id, event.error.message)
+                self._on_chat(streaming.request, self._nursery)
+            elif streaming is not None:
+                self._finish(live, Reply(error=event.error))
             return
         streaming = live.streaming
         if streaming is None or streaming.turn.number != message.turn:

@@ -33,6 +33,7 @@ from actors.agent_process import (
     Update,
 )
 from actors.mailbox import PeekableMailbox
+from actors.settings import Settings
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
 from actors.rendering import (
     EMPTY_REPLY,
@@ -52,7 +53,6 @@ from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart, 
 
 log = logging.getLogger(__name__)
 
-CANCEL_DRAIN_TIMEOUT = 10.0  # how long a cancelled prompt may take to report its stop reason
 GATHER_WINDOW = 0.05  # tool calls the agent makes within this of each other go to VS Code together
 
 Event = AgentEvent | ToolCalled
@@ -76,6 +76,7 @@ class SessionActor:
         mailbox: trio.MemoryReceiveChannel[Turn],
         outbox: trio.MemorySendChannel[SessionEvent],
         *,
+        settings: Settings,
         tracer: Tracer | None = None,
     ) -> None:
         self.conversation = conversation
@@ -83,6 +84,7 @@ class SessionActor:
         self._pool = pool
         self._mailbox = PeekableMailbox(mailbox)
         self._outbox = outbox
+        self._settings = settings
         self._tracer = tracer
         self._events_send, self._events = trio.open_memory_channel[Event](math.inf)
         self._backlog: collections.deque[Event] = collections.deque()
@@ -165,7 +167,20 @@ class SessionActor:
 
     # One agent turn, possibly spanning several VS Code requests ----------------------------------
 
+    def _agent_gone(self) -> AgentExited | None:
+        """An agent that exited while the conversation was idle (stopped for idleness, crashed)."""
+        while True:
+            try:
+                self._backlog.append(self._events.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+        return next((e for e in self._backlog if isinstance(e, AgentExited)), None)
+
     async def _run_turn(self, turn: Turn, session: AgentSession, bridge: ToolBridge) -> None:
+        if (gone := self._agent_gone()) is not None:
+            # Nothing of this turn was started: History retries it as a new conversation.
+            self._fail(None, gone.error, retire=True)
+            raise _Retired
         self._visible = False
         bridge.update_tools(turn.tools)
         blocks = build_prompt(turn, accepts_images=session.accepts_images)
@@ -274,7 +289,7 @@ class SessionActor:
         early on a stale stop reason (predecessor bug 11).
         """
         session.cancel()
-        with trio.move_on_after(CANCEL_DRAIN_TIMEOUT):
+        with trio.move_on_after(self._settings.cancel_timeout):
             while True:
                 match await self._next_event():
                     case PermissionAsked() as ask:
@@ -287,7 +302,9 @@ class SessionActor:
                     case AgentExited(error=error):
                         self._fail(None, error, retire=True)
                         raise _Retired
-        log.warning("agent %s did not end a cancelled turn within %.0f s; retiring the conversation", session.agent_name, CANCEL_DRAIN_TIMEOUT)
+        log.warning(
+            "agent %s did not end a cancelled turn within %.1f s; retiring the conversation", session.agent_name, self._settings.cancel_timeout
+        )
         self._fail(None, session_failure("The agent did not stop after a cancel", kind="cancel_timeout"), retire=True)
         raise _Retired
 

@@ -41,9 +41,11 @@ async def _until_signalled(main: Callable[[], Awaitable[None]]) -> None:
 
 
 def _vscodelm(args: argparse.Namespace) -> int:
+    from actors.settings import Settings
     from symposium.vscodelm import serve
 
-    trio.run(_until_signalled, lambda: serve(stdio_stream(), cwd=os.getcwd()))
+    settings = Settings(agent_idle=args.agent_idle, cancel_timeout=args.cancel_timeout, forward_system=args.forward_system)
+    trio.run(_until_signalled, lambda: serve(stdio_stream(), cwd=os.getcwd(), settings=settings))
     return 0
 
 
@@ -67,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     vscodelm = commands.add_parser("vscodelm", help="serve the VS Code extension on stdio (JSON-RPC, one object per line)")
     vscodelm.add_argument("--trace-dir", help="record every message on every channel as JSONL in this folder")
+    vscodelm.add_argument("--agent-idle", type=float, default=600.0, metavar="SECONDS", help="stop agents unused this long (default 600)")
+    vscodelm.add_argument(
+        "--cancel-timeout", type=float, default=10.0, metavar="SECONDS", help="wait this long for a cancelled prompt to stop (default 10)"
+    )
+    vscodelm.add_argument("--forward-system", action="store_true", help="send VS Code's system messages to the agent")
     vscodelm.set_defaults(run=_vscodelm)
 
     eliza = commands.add_parser("eliza", help="serve the built-in Eliza as an ACP agent on stdio")

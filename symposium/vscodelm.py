@@ -15,6 +15,7 @@ import trio
 from actors.agent_process import AgentPool
 from actors.history import CancelRequest, ChatRequest, HistoryActor
 from actors.messages import Reply
+from actors.settings import Settings
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError, Tracer
 from protocol.lm import (
     METHOD_CANCEL,
@@ -129,7 +130,7 @@ class Backend:
         self.history.mailbox.send_nowait(CancelRequest(request_id))
 
 
-async def serve(stream: trio.abc.Stream, *, cwd: str, tracer: Tracer | None = None) -> None:
+async def serve(stream: trio.abc.Stream, *, cwd: str, settings: Settings = Settings(), tracer: Tracer | None = None) -> None:
     """Serve one VS Code connection until its input ends, then shut down gracefully.
 
     At EOF every pending request is answered, every agent is stopped (bounded), and only
@@ -137,8 +138,8 @@ async def serve(stream: trio.abc.Stream, *, cwd: str, tracer: Tracer | None = No
     """
     peer = Peer(stream, name="vscode", tracer=tracer)
     async with trio.open_nursery() as nursery:
-        pool = AgentPool(nursery, cwd=cwd, tracer=tracer)
-        history = HistoryActor(pool)
+        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, tracer=tracer)
+        history = HistoryActor(pool, settings)
         nursery.start_soon(history.run, name="history")
         Backend(peer, history)
         async with trio.open_nursery() as serving:

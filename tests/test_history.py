@@ -10,6 +10,7 @@ import trio
 from actors.agent_process import AgentPool
 from actors.history import ChatRequest, HistoryActor
 from actors.messages import PartEvent, Reply, SessionEvent
+from actors.settings import Settings
 from protocol.lm import ChatParams, ElizaAgent, Message, TextPart
 
 AGENT = ElizaAgent(deterministic=True)
@@ -30,7 +31,7 @@ async def collect(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
 
 
 async def start_history(nursery: trio.Nursery) -> HistoryActor:
-    history = HistoryActor(AgentPool(nursery, cwd=os.getcwd()))
+    history = HistoryActor(AgentPool(nursery, cwd=os.getcwd()), Settings())
     nursery.start_soon(history.run)
     return history
 
@@ -65,3 +66,18 @@ async def test_every_request_gets_exactly_one_answer_at_shutdown(nursery: trio.N
         for replies in (a, b):
             ends = [r for r in await collect(replies) if r.complete or r.error]
             assert len(ends) == 1 and ends[0].error is not None and ends[0].error.data["kind"] == "shutdown"
+
+
+async def test_an_agent_stopped_while_idle_is_restarted_transparently(nursery: trio.Nursery, autojump_clock: trio.abc.Clock) -> None:
+    pool = AgentPool(nursery, cwd=os.getcwd(), idle=60)
+    history = HistoryActor(pool, Settings())
+    nursery.start_soon(history.run)
+    first = await collect(ask(history, 1, user("Hello")))
+    reply = "".join(r.part.value for r in first if isinstance(r.part, TextPart))
+    assert reply == "How do you do. Please state your problem."
+    await trio.sleep(300)  # virtual time: the agent is stopped for idleness meanwhile
+    assert pool.started == 1 and not pool._agents
+    again = await collect(ask(history, 2, user("Hello"), Message("assistant", (TextPart(reply),)), user("I feel sad")))
+    assert again[-1].complete
+    assert "".join(r.part.value for r in again if isinstance(r.part, TextPart)) == "Do you often feel sad?"
+    assert pool.started == 2  # a new agent, primed with the conversation so far

@@ -99,9 +99,9 @@ class ElizaServer:
         session = self.sessions.get(session_id)
         if session is None:
             raise RpcError(INVALID_PARAMS, f"Invalid params: unknown session {session_id!r}")
-        text = " ".join(
-            block.get("text", "") for block in params.get("prompt") or [] if isinstance(block, dict) and block.get("type") == "text"
-        ).strip()
+        # Eliza answers the last thing said; earlier blocks are context she cannot use.
+        texts = [block.get("text", "") for block in params.get("prompt") or [] if isinstance(block, dict) and block.get("type") == "text"]
+        text = texts[-1].strip() if texts else ""
         with trio.CancelScope() as scope:
             session.prompt_scope = scope
             try:
