@@ -1,0 +1,47 @@
+"""No orphan agents, however the backend ends: stdin EOF, SIGTERM, or SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+import trio
+
+from symposium.client import BackendClient, user
+from tests.conftest import Tap
+
+GUARD = 30
+
+
+async def exited(pid: int) -> None:
+    """Returns once process `pid` has terminated (a pidfd becomes readable), without polling."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await trio.lowlevel.wait_readable(fd)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("ending", ["stdin EOF", "SIGTERM", "SIGKILL"])
+async def test_the_agent_process_never_outlives_the_backend(tap: Tap, ending: str) -> None:
+    async with BackendClient.spawn(["vscodelm"]) as backend:
+        with trio.fail_after(GUARD):
+            result = await backend.chat([user("Hello")], agent=tap.agent)
+            assert result.completed
+            [agent_pid] = tap.pids()
+            backend_process = backend.process
+            assert backend_process is not None
+            match ending:
+                case "stdin EOF":
+                    assert await backend.close() == 0
+                case "SIGTERM":
+                    backend_process.send_signal(signal.SIGTERM)
+                    assert await backend_process.wait() == 0
+                case "SIGKILL":
+                    backend_process.kill()
+                    assert await backend_process.wait() == -signal.SIGKILL
+            await exited(agent_pid)
