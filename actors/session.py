@@ -53,7 +53,7 @@ from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart, 
 
 log = logging.getLogger(__name__)
 
-GATHER_WINDOW = 0.05  # tool calls the agent makes within this of each other go to VS Code together
+GATHER_WINDOW = 0.02  # tool calls the agent makes within this of each other go to VS Code together
 
 Event = AgentEvent | ToolCalled
 
@@ -64,7 +64,7 @@ class _Retired(Exception):
 
 @attrs.frozen
 class _NeedsTools:
-    calls: tuple[ToolCalled, ...]
+    calls: tuple[tuple[str, ToolCalled], ...]  # (our toolCallId, the agent's call), already emitted
 
 
 class SessionActor:
@@ -149,21 +149,31 @@ class SessionActor:
             return self._backlog.popleft()
         return await self._events.receive()
 
-    async def _gather_calls(self, first: ToolCalled) -> tuple[ToolCalled, ...]:
-        """Calls the agent makes together go to VS Code together (one response, parallel calls)."""
-        calls = [first]
+    async def _gather_calls(self, request: Turn, first: ToolCalled) -> tuple[tuple[str, ToolCalled], ...]:
+        """Emit the agent's tool call, and any it makes right after, in one VS Code response.
+
+        Each part goes out at once; the response completes once the agent has been quiet
+        for GATHER_WINDOW, so calls the agent makes together run in parallel in VS Code.
+        """
+        calls = [self._emit_call(request, first)]
         try:
             while True:
                 with trio.move_on_after(GATHER_WINDOW):
                     event = await self._next_event()
                     if isinstance(event, ToolCalled):
-                        calls.append(event)
+                        calls.append(self._emit_call(request, event))
                         continue
                     self._backlog.appendleft(event)
                 return tuple(calls)
         except trio.Cancelled:
-            self._backlog.extendleft(reversed(calls))  # still owed an answer by whoever drains next
+            self._backlog.extendleft(call for _, call in reversed(calls))  # still owed an answer
             raise
+
+    def _emit_call(self, request: Turn, call: ToolCalled) -> tuple[str, ToolCalled]:
+        # Our own id: unique across the conversation, whatever ids the agent uses (seed 004 §3.3).
+        call_id = f"sym-{uuid.uuid4()}"
+        self._part(request, ToolCallPart(call_id, call.name, call.arguments if call.arguments is not None else {}))
+        return call_id, call
 
     # One agent turn, possibly spanning several VS Code requests ----------------------------------
 
@@ -242,7 +252,7 @@ class SessionActor:
                         reject = choose_option(ask.params.get("options"), allow=False)
                         ask.answer(acp.selected_outcome(reject) if reject else acp.CANCELLED_OUTCOME)
                 case ToolCalled():
-                    return _NeedsTools(await self._gather_calls(event))
+                    return _NeedsTools(await self._gather_calls(request, event))
                 case PromptDone() | PromptFailed() | AgentExited():
                     return event
 
@@ -259,18 +269,15 @@ class SessionActor:
         ask.answer(acp.selected_outcome(option))
         return self._mailbox.consume()
 
-    async def _run_vscode_tools(self, request: Turn, calls: tuple[ToolCalled, ...]) -> Turn | None:
-        """Have VS Code run the agent's tool calls; returns the turn that carried the results."""
-        ids = [f"sym-{uuid.uuid4()}" for _ in calls]
-        for call_id, call in zip(ids, calls):
-            self._part(request, ToolCallPart(call_id, call.name, call.arguments if call.arguments is not None else {}))
+    async def _run_vscode_tools(self, request: Turn, calls: tuple[tuple[str, ToolCalled], ...]) -> Turn | None:
+        """Complete the response VS Code runs the calls from; returns the turn with their results."""
         self._complete(request)
-        results = await self._peek_results(ids)
+        results = await self._peek_results([call_id for call_id, _ in calls])
         if results is None:
-            for call in calls:
+            for _, call in calls:
                 call.answer("VS Code did not run the tool: the user cancelled or moved on")
             return None
-        for call_id, call in zip(ids, calls):
+        for call_id, call in calls:
             call.answer(results[call_id])
         return self._mailbox.consume()
 
