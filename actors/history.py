@@ -20,13 +20,14 @@ import attrs
 import trio
 
 from actors.agent_process import AgentPool
-from actors.matching import Conversation, ConversationIndex, normalise, root
+from actors.markers import Marker, MarkerCodec
+from actors.matching import Conversation, ConversationIndex, Match, is_summarisation, match_after_marker, normalise, root
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
 from actors.rendering import split_context
 from actors.session import SessionActor
 from actors.settings import Settings
 from protocol.jsonrpc import REQUEST_CANCELLED, RpcError, id_key
-from protocol.lm import AGENT_ACTION_TOOL, ChatParams, ThinkingPart
+from protocol.lm import AGENT_ACTION_TOOL, ChatParams, MarkerPart, Message, ThinkingPart
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ HistoryMessage = ChatRequest | CancelRequest | SessionEvent | Shutdown
 class _Streaming:
     request: ChatRequest
     turn: Turn
+    seq: int  # the conversation's turn sequence number, named by this reply's marker
 
     @property
     def request_id(self) -> object:
@@ -72,12 +74,15 @@ class _Live:
     state: Conversation
     mailbox: trio.MemorySendChannel[Turn]
     streaming: _Streaming | None = None
+    seq: int = 0  # turns this conversation has taken
+    throwaway: bool = False  # a one-off session (a summary), never matched, retired when done
 
 
 class HistoryActor:
-    def __init__(self, pool: AgentPool, settings: Settings) -> None:
+    def __init__(self, pool: AgentPool, settings: Settings, markers: MarkerCodec) -> None:
         self._pool = pool
         self._settings = settings
+        self._markers = markers
         self._send, self._receive = trio.open_memory_channel[HistoryMessage](math.inf)
         self._index = ConversationIndex()
         self._live: dict[str, _Live] = {}
@@ -114,13 +119,15 @@ class HistoryActor:
     def _on_chat(self, request: ChatRequest, nursery: trio.Nursery) -> None:
         params = request.params
         messages = tuple(normalise(m) for m in params.messages)
-        for conversation_id in self._dirty:
-            if conversation_id in self._live:
-                self._index.update(self._live[conversation_id].state)
-        self._dirty.clear()
-        match = self._index.match(params.agent, messages)
+        if is_summarisation(messages):
+            # Answered by a throwaway session, so the conversation's own agent session is not
+            # polluted by the request or by its summary (DESIGN §4.5).
+            live = self._start_conversation(params, messages, nursery, throwaway=True)
+            self._dispatch(live, request, context=messages[:-1], new=messages[-1:], canceled=False)
+            return
+        match, conversation_id = self._match(params, messages, self._markers.newest(params.messages))
         if match.conversation is None:
-            live = self._start_conversation(params, messages, nursery)
+            live = self._start_conversation(params, messages, nursery, conversation_id)
             context, new = split_context(messages)
             canceled = False
         else:
@@ -137,6 +144,10 @@ class HistoryActor:
             if match.conversation is None:
                 self._retire(live)
             return
+        self._dispatch(live, request, context=context, new=new, canceled=canceled)
+
+    def _dispatch(self, live: _Live, request: ChatRequest, *, context: tuple[Message, ...], new: tuple[Message, ...], canceled: bool) -> None:
+        params = request.params
         tools = params.options.tools
         turn = Turn(
             number=next(self._turns),
@@ -148,13 +159,45 @@ class HistoryActor:
             scope=trio.CancelScope(),
             cwd=params.cwd,
         )
-        live.streaming = _Streaming(request, turn)
+        live.seq += 1
+        live.streaming = _Streaming(request, turn, live.seq)
         self._by_request[id_key(request.request_id)] = live.state.id
-        self._index.update(live.state)
+        if not live.throwaway:
+            self._index.update(live.state)
         live.mailbox.send_nowait(turn)
 
-    def _start_conversation(self, params: ChatParams, messages: tuple, nursery: trio.Nursery) -> _Live:
-        conversation_id = str(uuid.uuid4())
+    def _match(self, params: ChatParams, messages: tuple[Message, ...], found: tuple[int, Marker] | None) -> tuple[Match, str | None]:
+        """The conversation a request continues: by our newest marker if it has one (`found`, read
+        before normalising strips markers), else by content.
+
+        Returns the match, and for a new conversation the id it should take (a marker from an
+        earlier backend run names a conversation this process does not hold: keep its name).
+        """
+        for conversation_id in self._dirty:
+            if conversation_id in self._live:
+                self._index.update(self._live[conversation_id].state)
+        self._dirty.clear()
+        if found is None:
+            return self._index.match(params.agent, messages), None
+        index, marker = found
+        live = self._live.get(marker.conversation)
+        if live is None:
+            log.info("marker names conversation %s, which this backend does not hold: starting it primed", marker.conversation)
+            return Match(None, 0, False, root(params.agent)), marker.conversation
+        if live.state.agent != params.agent:
+            log.info("marker names conversation %s of another agent: a new conversation", marker.conversation)
+            return Match(None, 0, False, root(params.agent)), None
+        match = match_after_marker(live.state, messages, index, marker.turn, live.seq)
+        if match is None:
+            log.info("request forks conversation %s at turn %d (head %d): a new conversation", marker.conversation, marker.turn, live.seq)
+            return Match(None, 0, False, root(params.agent)), None
+        return match, None
+
+    def _start_conversation(
+        self, params: ChatParams, messages: tuple[Message, ...], nursery: trio.Nursery, conversation_id: str | None = None, *, throwaway: bool = False
+    ) -> _Live:
+        if conversation_id is None or conversation_id in self._live:
+            conversation_id = uuid.uuid4().hex
         state = Conversation(
             conversation_id,
             params.agent,
@@ -162,7 +205,7 @@ class HistoryActor:
             inputs=list(messages),
         )
         mailbox_send, mailbox = trio.open_memory_channel[Turn](math.inf)
-        live = _Live(state, mailbox_send)
+        live = _Live(state, mailbox_send, throwaway=throwaway)
         self._live[conversation_id] = live
         actor = SessionActor(conversation_id, params.agent, self._pool, mailbox, self._send, settings=self._settings)
         nursery.start_soon(actor.run, name=f"session {conversation_id[:8]}")
@@ -185,6 +228,8 @@ class HistoryActor:
         assert streaming is not None
         streaming.turn.scope.cancel()
         self._finish(live, Reply(error=RpcError(REQUEST_CANCELLED, "Request cancelled")))
+        if live.throwaway:
+            self._retire(live)
 
     def _finish(self, live: _Live, reply: Reply) -> None:
         streaming = live.streaming
@@ -228,9 +273,15 @@ class HistoryActor:
                     self._dirty.add(live.state.id)  # re-indexed lazily: parts can come by the thousand
                 self._forward(streaming, Reply(part=part))
             case CompleteEvent():
+                if not live.throwaway:
+                    # The marker lets the consumer name this point of the conversation later (§4.1).
+                    token = self._markers.encode(Marker(live.state.id, streaming.seq))
+                    self._forward(streaming, Reply(part=MarkerPart(token)))
                 self._finish(live, Reply(complete=True))
             case FailedEvent(error=error):
                 self._finish(live, Reply(error=error))
+        if live.throwaway and live.streaming is None:
+            self._retire(live)
 
     def _forward(self, streaming: _Streaming, reply: Reply) -> None:
         try:

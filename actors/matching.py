@@ -18,6 +18,7 @@ many conversations exist or how long they are.
 from __future__ import annotations
 
 import bisect
+import re
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -221,3 +222,45 @@ class ConversationIndex:
                 if has_content(messages[start:]):
                     return Match(conversation, start, True, digest_at(start))
         return Match(None, 0, False, start_digest)
+
+
+def match_after_marker(conversation: Conversation, messages: Sequence[Message], index: int, marker_turn: int, head_turn: int) -> Match | None:
+    """Continue `conversation` from the assistant message at `index`, which carries our marker.
+
+    The marker of the newest reply is a clean continuation. The marker of the reply before
+    it, followed by exactly what the newest turn sent the agent, means the newest reply was
+    cancelled or rejected (the consumer dropped it, or rebuilt it without its marker). Any
+    older marker is a fork (an edited or retried message): None, a new conversation.
+    """
+    start = index + 1
+    canceled = False
+    if marker_turn == head_turn - 1:
+        forms = [f for f in (canonical(m) for m in conversation.inputs) if f is not None]
+        position = start
+        for form in forms:
+            while position < len(messages) and canonical(messages[position]) is None:
+                position += 1
+            if position >= len(messages) or canonical(messages[position]) != form:
+                return None
+            position += 1
+        while position < len(messages) and messages[position].role == "assistant":
+            position += 1
+        start, canceled = position, True
+    elif marker_turn != head_turn:
+        return None
+    if not has_content(messages[start:]):
+        return None
+    prefixes = prefix_digests(root(conversation.agent), messages[:start])
+    return Match(conversation, start, canceled, prefixes[-1][1] if prefixes else root(conversation.agent))
+
+
+_SUMMARY_ASK = re.compile(r"\bsummar(?:y|i[sz]e|i[sz]ing)\b.{0,80}\bconversation\b|\bconversation\b.{0,80}\bsummar(?:y|i[sz]e)\b", re.I | re.S)
+
+
+def is_summarisation(messages: Sequence[Message]) -> bool:
+    """A consumer asking the model to summarise the conversation (Copilot does when its context
+    overflows): the last user message asks for it, or a system prompt is a summariser's."""
+    users = [m for m in messages if m.role == "user"]
+    if users and _SUMMARY_ASK.search(users[-1].text()[:2000]):
+        return True
+    return any(m.role == "system" and _SUMMARY_ASK.search(m.text()[:2000]) for m in messages)

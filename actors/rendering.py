@@ -186,13 +186,22 @@ def transcript(messages: Iterable[Message]) -> str:
     return "\n\n".join(lines)
 
 
-def build_prompt(turn: Turn, *, accepts_images: bool) -> list[dict[str, Any]]:
-    """The ACP prompt for a turn: its user text and images (system messages are not forwarded).
+def latest_system(turn: Turn) -> str | None:
+    texts = [m.text() for m in (*turn.context, *turn.messages) if m.role == "system"]
+    return texts[-1] if texts else None
 
-    Tool results are not prompt content: they go back to the tool that waits for them, and
-    one that nothing waits for any more (its turn was cancelled) has no meaning to the agent.
+
+def build_prompt(turn: Turn, *, accepts_images: bool, system: str | None = None) -> list[dict[str, Any]]:
+    """The ACP prompt for a turn: its user text and images, after `system` instructions if given.
+
+    System messages are not forwarded by default: the agent has its own instructions, and two
+    sets of instructions fight. Tool results are not prompt content: they go back to the tool
+    that waits for them, and one that nothing waits for any more (its turn was cancelled) has
+    no meaning to the agent.
     """
     blocks: list[dict[str, Any]] = []
+    if system:
+        blocks.append(acp.text_block(f"Instructions from the VS Code chat:\n\n{system}\n\n---\n"))
     if turn.context:
         blocks.append(acp.text_block(f"Earlier in this conversation:\n\n{transcript(turn.context)}\n\n---\n"))
     for message in turn.messages:

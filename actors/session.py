@@ -44,6 +44,7 @@ from actors.rendering import (
     bridged_tool,
     build_prompt,
     choose_option,
+    latest_system,
     render_update,
 )
 from actors.tool_bridge import ToolBridge, ToolCalled
@@ -90,6 +91,7 @@ class SessionActor:
         self._backlog: collections.deque[Event] = collections.deque()
         self._tracker = ToolCallTracker()
         self._visible = False  # the current VS Code response has a text or tool-call part
+        self._system_sent: str | None = None  # the system message last forwarded (if forwarding)
 
     async def run(self) -> None:
         try:
@@ -193,7 +195,12 @@ class SessionActor:
             raise _Retired
         self._visible = False
         bridge.update_tools(turn.tools)
-        blocks = build_prompt(turn, accepts_images=session.accepts_images)
+        system = latest_system(turn) if self._settings.forward_system else None
+        if system == self._system_sent:
+            system = None  # forwarded already; Copilot re-renders it every request
+        else:
+            self._system_sent = system
+        blocks = build_prompt(turn, accepts_images=session.accepts_images, system=system)
         if not blocks:
             self._part(turn, TextPart("*(Nothing new to send to the agent.)*"))
             self._complete(turn)

@@ -14,6 +14,7 @@ import trio
 
 from actors.agent_process import AgentPool
 from actors.history import CancelRequest, ChatRequest, HistoryActor
+from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
 from actors.settings import Settings
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError, Tracer
@@ -139,7 +140,7 @@ async def serve(stream: trio.abc.Stream, *, cwd: str, settings: Settings = Setti
     peer = Peer(stream, name="vscode", tracer=tracer)
     async with trio.open_nursery() as nursery:
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, tracer=tracer)
-        history = HistoryActor(pool, settings)
+        history = HistoryActor(pool, settings, MarkerCodec(load_secret(state_dir())))
         nursery.start_soon(history.run, name="history")
         Backend(peer, history)
         async with trio.open_nursery() as serving:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,6 +14,12 @@ import pytest
 from symposium.client import BackendClient, process_agent
 
 HERE = Path(__file__).parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_state_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Backends the tests start keep their marker secret in a folder of the test run's own."""
+    os.environ["SYMPOSIUM_STATE_DIR"] = str(tmp_path_factory.mktemp("state"))
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import trio
 from actors.agent_process import AgentPool
 from actors.history import ChatRequest, HistoryActor
 from actors.messages import PartEvent, Reply, SessionEvent
+from actors.markers import MarkerCodec
 from actors.settings import Settings
 from protocol.lm import ChatParams, ElizaAgent, Message, TextPart
 
@@ -31,7 +32,7 @@ async def collect(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
 
 
 async def start_history(nursery: trio.Nursery) -> HistoryActor:
-    history = HistoryActor(AgentPool(nursery, cwd=os.getcwd()), Settings())
+    history = HistoryActor(AgentPool(nursery, cwd=os.getcwd()), Settings(), MarkerCodec(b"k" * 32))
     nursery.start_soon(history.run)
     return history
 
@@ -70,7 +71,7 @@ async def test_every_request_gets_exactly_one_answer_at_shutdown(nursery: trio.N
 
 async def test_an_agent_stopped_while_idle_is_restarted_transparently(nursery: trio.Nursery, autojump_clock: trio.abc.Clock) -> None:
     pool = AgentPool(nursery, cwd=os.getcwd(), idle=60)
-    history = HistoryActor(pool, Settings())
+    history = HistoryActor(pool, Settings(), MarkerCodec(b"k" * 32))
     nursery.start_soon(history.run)
     first = await collect(ask(history, 1, user("Hello")))
     reply = "".join(r.part.value for r in first if isinstance(r.part, TextPart))

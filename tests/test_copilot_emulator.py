@@ -1,0 +1,149 @@
+"""Conversation identity against a faithful emulation of Copilot Chat (DESIGN §4, issue 7).
+
+Each scenario checks what the agent was prompted with (only what it had not seen) and
+whether the same agent session went on (or, for a fork and after a restart, that a new one
+started primed with the conversation so far).
+"""
+
+from __future__ import annotations
+
+import trio
+
+from symposium.client import BackendClient
+from tests.conftest import Tap
+from tests.copilot import Copilot
+
+GUARD = 30
+
+
+def sessions(tap: Tap) -> list[str]:
+    """The ACP session of every prompt, in order."""
+    return [m["params"]["sessionId"] for m in tap.requests("session/prompt")]
+
+
+async def test_a_multi_turn_conversation_keeps_one_session_despite_rerendering(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
+    with trio.fail_after(GUARD):
+        first = await copilot.ask("Hello")
+        assert [p["type"] for p in first.parts][-1] == "marker"
+        await copilot.ask("think about my mother")
+        await copilot.ask("I feel sad")
+    assert tap.prompts() == ["Hello", "think about my mother", "I feel sad"]
+    assert len(set(sessions(tap))) == 1
+
+
+async def test_a_permission_round_trip_continues_the_same_agent_turn(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("Hello")
+        ask = await copilot.ask("run make test")
+        assert ask.tool_calls()
+        done = await copilot.answer_tools({"symposium-agent-action": "Approved"})
+        await copilot.ask("I feel sad")
+    assert "I ran `make test`" in done.text()
+    assert tap.prompts() == ["Hello", "run make test", "I feel sad"]
+    assert len(set(sessions(tap))) == 1
+
+
+async def test_a_rejected_permission_prompts_only_the_next_message(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("Hello")
+        await copilot.ask("run rm -rf /")
+        copilot.reject_tools()
+        after = await copilot.ask("I feel sad")
+    assert after.text() == "Do you often feel sad?"
+    assert tap.prompts() == ["Hello", "run rm -rf /", "I feel sad"]
+    assert len(set(sessions(tap))) == 1
+
+
+async def test_a_cancelled_turn_rebuilt_as_markdown_is_not_resent(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("Hello")
+        await copilot.ask_cancelled("count slowly to 100")
+        after = await copilot.ask("I feel sad")
+    assert after.text() == "Do you often feel sad?"
+    assert tap.prompts() == ["Hello", "count slowly to 100", "I feel sad"]
+    assert len(set(sessions(tap))) == 1
+
+
+async def test_summarisation_uses_a_throwaway_session_and_the_conversation_goes_on(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("Hello")
+        await copilot.ask("I feel sad")
+        summary = await copilot.summarise()
+        assert summary.completed and summary.text()
+        after = await copilot.ask("My mother hates me")
+    assert after.text() == "Your mother hates you?"
+    used = sessions(tap)
+    assert used[0] == used[1] == used[3] != used[2]  # the summary had a session of its own
+    assert tap.prompts()[3] == "My mother hates me"
+    summary_prompt = tap.requests("session/prompt")[2]["params"]["prompt"]
+    assert "User: Hello" in summary_prompt[0]["text"] and "I feel sad" in summary_prompt[0]["text"]
+
+
+async def test_editing_an_earlier_message_forks_a_new_primed_session(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("Hello")
+        await copilot.ask("I feel sad")
+        copilot.edit(1, "")
+        fork = await copilot.ask("I feel happy")
+        await copilot.ask("I remember my dog")
+    used = sessions(tap)
+    assert used[0] == used[1] and used[2] == used[3] and used[2] != used[0]
+    forked_prompt = tap.requests("session/prompt")[2]["params"]["prompt"]
+    assert forked_prompt[0]["text"].startswith("Earlier in this conversation:\n\nUser: Hello")
+    assert forked_prompt[-1]["text"] == "I feel happy"
+    assert fork.completed
+    assert tap.prompts()[3] == "I remember my dog"
+
+
+async def test_a_subagent_interleaved_with_its_parent_keeps_its_own_session(backend: BackendClient, tap: Tap) -> None:
+    parent = Copilot(backend, tap.agent, name="parent")
+    child = Copilot(backend, tap.agent, name="subagent")
+    with trio.fail_after(GUARD):
+        await parent.ask("Hello")
+        await child.ask("Hello")  # the same first message: only the markers tell them apart
+        await parent.ask("I feel sad")
+        await child.ask("I remember my dog")
+        await parent.ask("My mother hates me")
+    used = sessions(tap)
+    assert used[0] == used[2] == used[4]
+    assert used[1] == used[3] != used[0]
+    assert tap.prompts() == ["Hello", "Hello", "I feel sad", "I remember my dog", "My mother hates me"]
+
+
+async def test_after_a_backend_restart_the_marker_resumes_the_conversation_primed(tap: Tap) -> None:
+    async with BackendClient.spawn() as first_backend:
+        copilot = Copilot(first_backend, tap.agent)
+        with trio.fail_after(GUARD):
+            await copilot.ask("Hello")
+            await copilot.ask("I feel sad")
+    async with BackendClient.spawn() as second_backend:  # a reload: same state folder, new process
+        copilot.backend = second_backend
+        with trio.fail_after(GUARD):
+            resumed = await copilot.ask("My mother hates me")
+            later = await copilot.ask("I remember my dog")
+    assert resumed.text() == "Your mother hates you?"
+    assert later.completed
+    assert len(tap.pids()) == 2
+    used = sessions(tap)
+    assert used[0] == used[1] and used[2] == used[3] and used[2] != used[0]
+    primed = tap.requests("session/prompt")[2]["params"]["prompt"]
+    assert primed[0]["text"].startswith("Earlier in this conversation:\n\nUser: Hello\n\nAssistant: How do you do.")
+    assert tap.prompts()[3] == "I remember my dog"
+
+
+async def test_system_messages_are_forwarded_only_when_asked_and_only_when_changed(tap: Tap) -> None:
+    async with BackendClient.spawn(["vscodelm", "--forward-system"]) as backend:
+        copilot = Copilot(backend, tap.agent)
+        copilot.system = lambda: {"role": "system", "content": [{"type": "text", "value": "Be brief."}]}  # type: ignore[method-assign]
+        with trio.fail_after(GUARD):
+            await copilot.ask("Hello")
+            await copilot.ask("I feel sad")
+    prompts = [m["params"]["prompt"] for m in tap.requests("session/prompt")]
+    assert prompts[0][0]["text"].startswith("Instructions from the VS Code chat:\n\nBe brief.")
+    assert prompts[1] == [{"type": "text", "text": "I feel sad"}]
