@@ -27,7 +27,8 @@ import trio
 from actors.messages import session_failure
 from actors.tool_bridge import import_mcp
 from protocol import acp
-from protocol.jsonrpc import ConnectionClosed, Peer, RpcError, Tracer
+from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
+from protocol.transcript import Recorder
 from protocol.streams import memory_stream_pair
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
 
@@ -171,11 +172,12 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 class AgentProcess:
     """Owns one agent connection and routes its traffic to the sessions it serves."""
 
-    def __init__(self, agent: Agent, *, cwd: str, tracer: Tracer | None = None) -> None:
+    def __init__(self, agent: Agent, *, cwd: str, recorder: Recorder | None = None) -> None:
         self.agent = agent
         self.name = agent_label(agent)
         self.cwd = cwd
-        self._tracer = tracer
+        self._recorder = recorder
+        self.channel = f"agent {recorder.next_index('agent')} {self.name}" if recorder else ""
         self._commands_send, self._commands = trio.open_memory_channel[_Command](math.inf)
         self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
@@ -234,7 +236,8 @@ class AgentProcess:
             stream: trio.abc.Stream = ours
         else:
             stream = await self._spawn(self.agent, nursery)
-        peer = Peer(stream, name=f"agent {self.name}", tracer=self._tracer)
+        tracer = self._recorder.channel(self.channel) if self._recorder else None
+        peer = Peer(stream, name=f"agent {self.name}", tracer=tracer)
         peer.on_notification("session/update", self._on_update)
         peer.on_request("session/request_permission", self._on_permission)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
@@ -277,6 +280,8 @@ class AgentProcess:
                 if line:
                     self._stderr.append(line)
                     log.debug("agent %s stderr: %s", self.name, line)
+                    if self._recorder is not None:
+                        self._recorder.stderr(self.channel, line)
 
     async def _initialize(self, peer: Peer) -> None:
         try:
@@ -460,11 +465,11 @@ class AgentProcess:
 class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
-    def __init__(self, nursery: trio.Nursery, *, cwd: str, idle: float = 600.0, tracer: Tracer | None = None) -> None:
+    def __init__(self, nursery: trio.Nursery, *, cwd: str, idle: float = 600.0, recorder: Recorder | None = None) -> None:
         self._nursery = nursery
         self._cwd = cwd
         self._idle = idle
-        self._tracer = tracer
+        self._recorder = recorder
         self.started = 0  # agent processes started so far
         self._agents: dict[str, AgentProcess] = {}
         self._locks: collections.defaultdict[str, trio.Lock] = collections.defaultdict(trio.Lock)
@@ -482,7 +487,7 @@ class AgentPool:
                     # Real agents connect to the tool bridge at once; have the MCP SDK ready.
                     self._warmed = True
                     self._nursery.start_soon(partial(trio.to_thread.run_sync, import_mcp, abandon_on_cancel=True))
-                process = AgentProcess(agent, cwd=cwd or self._cwd, tracer=self._tracer)
+                process = AgentProcess(agent, cwd=cwd or self._cwd, recorder=self._recorder)
                 await self._nursery.start(process.run)  # raises AgentError if it cannot start
                 if not self._agents:
                     self._nursery.start_soon(self._stop_idle_agents)

@@ -27,6 +27,7 @@ from actors.rendering import split_context
 from actors.session import SessionActor
 from actors.settings import Settings
 from protocol.jsonrpc import REQUEST_CANCELLED, RpcError, id_key
+from protocol.transcript import Recorder
 from protocol.lm import AGENT_ACTION_TOOL, ChatParams, MarkerPart, Message, ThinkingPart
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,9 @@ class _Live:
 
 
 class HistoryActor:
-    def __init__(self, pool: AgentPool, settings: Settings, markers: MarkerCodec) -> None:
+    def __init__(self, pool: AgentPool, settings: Settings, markers: MarkerCodec, recorder: Recorder | None = None) -> None:
         self._pool = pool
+        self._recorder = recorder
         self._settings = settings
         self._markers = markers
         self._send, self._receive = trio.open_memory_channel[HistoryMessage](math.inf)
@@ -207,7 +209,7 @@ class HistoryActor:
         mailbox_send, mailbox = trio.open_memory_channel[Turn](math.inf)
         live = _Live(state, mailbox_send, throwaway=throwaway)
         self._live[conversation_id] = live
-        actor = SessionActor(conversation_id, params.agent, self._pool, mailbox, self._send, settings=self._settings)
+        actor = SessionActor(conversation_id, params.agent, self._pool, mailbox, self._send, settings=self._settings, recorder=self._recorder)
         nursery.start_soon(actor.run, name=f"session {conversation_id[:8]}")
         log.info("new conversation %s with %d message(s)", conversation_id, len(messages))
         return live

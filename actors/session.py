@@ -49,7 +49,8 @@ from actors.rendering import (
 )
 from actors.tool_bridge import ToolBridge, ToolCalled
 from protocol import acp
-from protocol.jsonrpc import RpcError, Tracer
+from protocol.jsonrpc import RpcError
+from protocol.transcript import Recorder
 from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart, ToolResultPart
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ class SessionActor:
         outbox: trio.MemorySendChannel[SessionEvent],
         *,
         settings: Settings,
-        tracer: Tracer | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.conversation = conversation
         self.agent = agent
@@ -86,7 +87,7 @@ class SessionActor:
         self._mailbox = PeekableMailbox(mailbox)
         self._outbox = outbox
         self._settings = settings
-        self._tracer = tracer
+        self._recorder = recorder
         self._events_send, self._events = trio.open_memory_channel[Event](math.inf)
         self._backlog: collections.deque[Event] = collections.deque()
         self._tracker = ToolCallTracker()
@@ -98,7 +99,7 @@ class SessionActor:
             first = await self._mailbox.peek()
         except trio.EndOfChannel:
             return
-        bridge = ToolBridge(self._events_send, tracer=self._tracer)
+        bridge = ToolBridge(self._events_send, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
             await nursery.start(bridge.run, first.tools)
             try:

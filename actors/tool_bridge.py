@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import hmac
+import json
 import logging
 import math
 import secrets
@@ -23,6 +24,7 @@ import attrs
 import trio
 
 from protocol.jsonrpc import Tracer
+from protocol.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
 from symposium.mcp_relay import TOKEN_ENV
 
@@ -85,10 +87,14 @@ def _tool_key(tools: tuple[Tool, ...]) -> tuple[Any, ...]:
 
 
 class ToolBridge:
-    def __init__(self, events: trio.MemorySendChannel[Any], *, tracer: Tracer | None = None) -> None:
+    def __init__(self, events: trio.MemorySendChannel[Any], *, recorder: Recorder | None = None) -> None:
         self._events = events
-        self._tracer = tracer
+        self._recorder = recorder
         self.token = secrets.token_urlsafe(32)
+        self._index = recorder.next_index("mcp") if recorder else 0
+        self._accepted = 0
+        if recorder is not None:
+            recorder.secret(self.token)
         self.port: int | None = None
         self._tools: tuple[Tool, ...] = ()
         self._connections: set[_Connection] = set()
@@ -197,8 +203,10 @@ class ToolBridge:
         connection = _Connection()
         _CONNECTION.set(connection)  # inherited by every task the server spawns for it
         self._connections.add(connection)
+        self._accepted += 1
+        tracer = self._recorder.channel(f"mcp {self._index} {self._accepted}") if self._recorder else None
         try:
-            await _serve_mcp(server, stream, rest)
+            await _serve_mcp(server, stream, rest, tracer)
         except Exception:
             log.exception("vscode_tools: connection failed")
         finally:
@@ -249,7 +257,7 @@ def _mcp_content(result: ToolResultPart) -> list[Any]:
     return content or [types.TextContent(type="text", text="")]
 
 
-async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes) -> None:
+async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes, tracer: Tracer | None) -> None:
     """One MCP connection, newline-delimited JSON-RPC, as the SDK's stdio transport frames it."""
     import anyio
     import mcp.types as types
@@ -271,6 +279,8 @@ async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes)
                         except Exception as exc:  # noqa: BLE001 - the server logs and skips it
                             await read_send.send(exc)
                             continue
+                        if tracer is not None:
+                            tracer("recv", json.loads(line))
                         await read_send.send(SessionMessage(message))
                 if len(buffer) > MAX_LINE:
                     log.warning("vscode_tools: line over %d bytes; closing the connection", MAX_LINE)
@@ -286,7 +296,10 @@ async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes)
     async def writer() -> None:
         async with write_receive:
             async for message in write_receive:
-                data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                if tracer is not None:
+                    tracer("send", json.loads(data))
+                data += "\n"
                 try:
                     await stream.send_all(data.encode())
                 except (trio.BrokenResourceError, trio.ClosedResourceError):

@@ -44,8 +44,15 @@ def _vscodelm(args: argparse.Namespace) -> int:
     from actors.settings import Settings
     from symposium.vscodelm import serve
 
+    from protocol.transcript import Recorder
+
     settings = Settings(agent_idle=args.agent_idle, cancel_timeout=args.cancel_timeout, forward_system=args.forward_system)
-    trio.run(_until_signalled, lambda: serve(stdio_stream(), cwd=os.getcwd(), settings=settings))
+    recorder = Recorder(args.trace_dir) if args.trace_dir else None
+    try:
+        trio.run(_until_signalled, lambda: serve(stdio_stream(), cwd=os.getcwd(), settings=settings, recorder=recorder))
+    finally:
+        if recorder is not None:
+            recorder.close()
     return 0
 
 

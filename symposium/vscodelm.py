@@ -17,7 +17,8 @@ from actors.history import CancelRequest, ChatRequest, HistoryActor
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
 from actors.settings import Settings
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError, Tracer
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError
+from protocol.transcript import Recorder
 from protocol.lm import (
     METHOD_CANCEL,
     METHOD_CHAT,
@@ -131,16 +132,16 @@ class Backend:
         self.history.mailbox.send_nowait(CancelRequest(request_id))
 
 
-async def serve(stream: trio.abc.Stream, *, cwd: str, settings: Settings = Settings(), tracer: Tracer | None = None) -> None:
+async def serve(stream: trio.abc.Stream, *, cwd: str, settings: Settings = Settings(), recorder: Recorder | None = None) -> None:
     """Serve one VS Code connection until its input ends, then shut down gracefully.
 
     At EOF every pending request is answered, every agent is stopped (bounded), and only
     then does this return.
     """
-    peer = Peer(stream, name="vscode", tracer=tracer)
+    peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None)
     async with trio.open_nursery() as nursery:
-        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, tracer=tracer)
-        history = HistoryActor(pool, settings, MarkerCodec(load_secret(state_dir())))
+        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder)
+        history = HistoryActor(pool, settings, MarkerCodec(load_secret(state_dir())), recorder)
         nursery.start_soon(history.run, name="history")
         Backend(peer, history)
         async with trio.open_nursery() as serving:

@@ -1,0 +1,105 @@
+"""Transcripts: every JSON-RPC message on every channel of a backend run, as JSONL (DESIGN §8).
+
+A line is `{"t": seconds since start (monotonic), "ch": channel, "dir": "in" | "out", "msg": {...}}`
+(`in`: received by the backend), or `{"t", "ch", "stderr": line}` for an agent's stderr.
+Channels: `vscode`; `agent <n> <name>` for the n-th agent connection; `mcp <n> <m>` for the
+m-th connection to the n-th conversation's tool bridge.
+
+Secrets never reach the file: environment values given to agents, bridge tokens and
+authorization headers are replaced by `<redacted>`, wherever they appear. Recording never
+stops the backend: a write that fails logs one warning and recording ends.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from protocol.jsonrpc import Tracer
+
+log = logging.getLogger(__name__)
+
+REDACTED = "<redacted>"
+_SECRET_KEYS = frozenset({"authorization", "api_key", "apikey", "token", "password", "secret"})
+
+
+class Recorder:
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self._start = time.monotonic()
+        self._secrets: set[str] = set()
+        self._counters: dict[str, int] = {}
+        self._file: TextIO | None = None
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        try:
+            folder = Path(directory)
+            folder.mkdir(parents=True, exist_ok=True)
+            self.path: Path | None = folder / f"symposium-{stamp}-{os.getpid()}.jsonl"
+            self._file = open(self.path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives as long as the backend
+        except OSError as exc:
+            self.path = None
+            log.warning("not recording a transcript: cannot write to %s: %s", directory, exc)
+
+    def next_index(self, kind: str) -> int:
+        """1, 2, 3... per kind of channel, in the order channels open."""
+        self._counters[kind] = self._counters.get(kind, 0) + 1
+        return self._counters[kind]
+
+    def secret(self, value: str) -> None:
+        """A value to redact wherever it appears from now on."""
+        if value:
+            self._secrets.add(value)
+
+    def channel(self, name: str) -> Tracer:
+        def trace(direction: str, msg: dict[str, Any]) -> None:
+            self.write({"ch": name, "dir": "in" if direction == "recv" else "out", "msg": msg})
+
+        return trace
+
+    def stderr(self, channel: str, line: str) -> None:
+        self.write({"ch": channel, "stderr": line})
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._file is None:
+            return
+        record = {"t": round(time.monotonic() - self._start, 6), **record}
+        try:
+            self._file.write(json.dumps(self._redact(record), ensure_ascii=False, separators=(",", ":")) + "\n")
+        except (OSError, ValueError) as exc:
+            log.warning("transcript recording stopped: %s", exc)
+            self.close()
+
+    def close(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:
+                pass
+            self._file = None
+
+    def _redact(self, value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            if "name" in value and "value" in value and key in ("env", "headers"):
+                if isinstance(value["value"], str):
+                    self.secret(value["value"])
+                return {**value, "value": REDACTED}
+            return {k: REDACTED if k.lower() in _SECRET_KEYS and isinstance(v, str) else self._redact(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._redact(item, key) for item in value]
+        if isinstance(value, str) and self._secrets:
+            for secret in self._secrets:
+                if secret in value:
+                    value = value.replace(secret, REDACTED)
+        return value
+
+
+def read(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            if line.strip():
+                yield json.loads(line)
