@@ -12,6 +12,7 @@ actor's mailbox and receives its session's `AgentEvent`s on a channel of its own
 from __future__ import annotations
 
 import collections
+from collections.abc import Awaitable, Callable
 from functools import partial
 import logging
 import math
@@ -75,6 +76,10 @@ class AgentExited:
 
 
 AgentEvent = Update | PermissionAsked | PromptDone | PromptFailed | AgentExited
+
+
+# How replay (and anything else that is not a real agent) supplies the agent's end of the stream.
+Connector = Callable[[Agent, trio.Nursery], Awaitable[trio.abc.Stream]]
 
 
 class AgentError(Exception):
@@ -172,11 +177,12 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 class AgentProcess:
     """Owns one agent connection and routes its traffic to the sessions it serves."""
 
-    def __init__(self, agent: Agent, *, cwd: str, recorder: Recorder | None = None) -> None:
+    def __init__(self, agent: Agent, *, cwd: str, recorder: Recorder | None = None, connector: Connector | None = None) -> None:
         self.agent = agent
         self.name = agent_label(agent)
         self.cwd = cwd
         self._recorder = recorder
+        self._connector = connector
         self.channel = f"agent {recorder.next_index('agent')} {self.name}" if recorder else ""
         self._commands_send, self._commands = trio.open_memory_channel[_Command](math.inf)
         self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
@@ -228,12 +234,14 @@ class AgentProcess:
         self._commands_send.close()
 
     async def _connect(self, nursery: trio.Nursery) -> Peer:
-        if isinstance(self.agent, ElizaAgent):
+        if self._connector is not None:
+            stream: trio.abc.Stream = await self._connector(self.agent, nursery)
+        elif isinstance(self.agent, ElizaAgent):
             from symposium.eliza.agent import serve_eliza
 
             ours, theirs = memory_stream_pair()
             nursery.start_soon(serve_eliza, theirs, self.agent.deterministic)
-            stream: trio.abc.Stream = ours
+            stream = ours
         else:
             stream = await self._spawn(self.agent, nursery)
         tracer = self._recorder.channel(self.channel) if self._recorder else None
@@ -465,11 +473,14 @@ class AgentProcess:
 class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
-    def __init__(self, nursery: trio.Nursery, *, cwd: str, idle: float = 600.0, recorder: Recorder | None = None) -> None:
+    def __init__(
+        self, nursery: trio.Nursery, *, cwd: str, idle: float = 600.0, recorder: Recorder | None = None, connector: Connector | None = None
+    ) -> None:
         self._nursery = nursery
         self._cwd = cwd
         self._idle = idle
         self._recorder = recorder
+        self._connector = connector
         self.started = 0  # agent processes started so far
         self._agents: dict[str, AgentProcess] = {}
         self._locks: collections.defaultdict[str, trio.Lock] = collections.defaultdict(trio.Lock)
@@ -487,7 +498,7 @@ class AgentPool:
                     # Real agents connect to the tool bridge at once; have the MCP SDK ready.
                     self._warmed = True
                     self._nursery.start_soon(partial(trio.to_thread.run_sync, import_mcp, abandon_on_cancel=True))
-                process = AgentProcess(agent, cwd=cwd or self._cwd, recorder=self._recorder)
+                process = AgentProcess(agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector)
                 await self._nursery.start(process.run)  # raises AgentError if it cannot start
                 if not self._agents:
                     self._nursery.start_soon(self._stop_idle_agents)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import trio
 
 
-class ChannelStream(trio.abc.Stream):
+class ChannelStream(trio.abc.HalfCloseableStream):
     """One end of a pair: bytes sent here are received at the other end, in order."""
 
     def __init__(self, send: trio.MemorySendChannel[bytes], receive: trio.MemoryReceiveChannel[bytes]) -> None:
@@ -35,6 +35,10 @@ class ChannelStream(trio.abc.Stream):
         size = len(self._pending) if max_bytes is None else max_bytes
         chunk, self._pending = self._pending[:size], self._pending[size:]
         return chunk
+
+    async def send_eof(self) -> None:
+        self._send.close()
+        await trio.lowlevel.checkpoint()
 
     async def aclose(self) -> None:
         self._send.close()

@@ -69,6 +69,12 @@ def _chat(args: argparse.Namespace) -> int:
     return run_chat(args)
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from symposium.replay import main
+
+    return main(args.file)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="symposium", description="ACP agents as VS Code language models.")
     parser.add_argument("--log-level", default=os.environ.get("SYMPOSIUM_LOG", "warning"), help="stderr log level (default: warning)")
@@ -86,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     eliza = commands.add_parser("eliza", help="serve the built-in Eliza as an ACP agent on stdio")
     eliza.add_argument("--deterministic", action="store_true", help="reproducible replies")
     eliza.set_defaults(run=_eliza)
+
+    replay = commands.add_parser("replay", help="replay a recorded transcript against the backend; report the first divergence")
+    replay.add_argument("file", help="a JSONL transcript written by --trace-dir")
+    replay.set_defaults(run=_replay)
 
     chat = commands.add_parser("chat", help="chat in the terminal through the real backend")
     chat.add_argument("--agent-command", help="an ACP agent command line (default: the built-in Eliza)")

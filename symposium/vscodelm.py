@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from actors.agent_process import AgentPool
+from actors.agent_process import AgentPool, Connector
 from actors.history import CancelRequest, ChatRequest, HistoryActor
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
@@ -132,7 +132,15 @@ class Backend:
         self.history.mailbox.send_nowait(CancelRequest(request_id))
 
 
-async def serve(stream: trio.abc.Stream, *, cwd: str, settings: Settings = Settings(), recorder: Recorder | None = None) -> None:
+async def serve(
+    stream: trio.abc.Stream,
+    *,
+    cwd: str,
+    settings: Settings = Settings(),
+    recorder: Recorder | None = None,
+    connector: Connector | None = None,
+    markers: MarkerCodec | None = None,
+) -> None:
     """Serve one VS Code connection until its input ends, then shut down gracefully.
 
     At EOF every pending request is answered, every agent is stopped (bounded), and only
@@ -140,8 +148,8 @@ async def serve(stream: trio.abc.Stream, *, cwd: str, settings: Settings = Setti
     """
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None)
     async with trio.open_nursery() as nursery:
-        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder)
-        history = HistoryActor(pool, settings, MarkerCodec(load_secret(state_dir())), recorder)
+        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
+        history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder)
         nursery.start_soon(history.run, name="history")
         Backend(peer, history)
         async with trio.open_nursery() as serving:

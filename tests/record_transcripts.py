@@ -1,0 +1,101 @@
+"""Re-record the transcript corpus in tests/transcripts/ (`make transcripts`).
+
+Each scenario runs against a fresh `symposium vscodelm --trace-dir`, with real agents:
+the built-in Eliza, and Claude Code against the tests' fake Anthropic API when it is
+installed. tests/test_replay.py replays every file offline.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import trio
+
+from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, tool_result, user
+from tests.copilot import Copilot
+
+HERE = Path(__file__).parent / "transcripts"
+READ = {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+SEARCH = {"name": "search", "description": "Search the workspace", "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}}
+
+Scenario = Callable[[BackendClient], Awaitable[None]]
+
+
+async def eliza_plain(backend: BackendClient) -> None:
+    await backend.chat([user("Hello")], agent=ELIZA)
+
+
+async def eliza_multi_turn(backend: BackendClient) -> None:
+    copilot = Copilot(backend, ELIZA)
+    for text in ("Hello", "I feel sad", "My mother hates me"):
+        await copilot.ask(text)
+
+
+async def eliza_permission_approved(backend: BackendClient) -> None:
+    copilot = Copilot(backend, ELIZA)
+    await copilot.ask("run make test")
+    await copilot.answer_tools({"symposium-agent-action": "Approved"})
+
+
+async def eliza_permission_rejected(backend: BackendClient) -> None:
+    copilot = Copilot(backend, ELIZA)
+    await copilot.ask("run rm -rf build")
+    copilot.reject_tools()
+    await copilot.ask("I feel sad")
+
+
+async def eliza_cancel(backend: BackendClient) -> None:
+    copilot = Copilot(backend, ELIZA)
+    await copilot.ask_cancelled("count slowly to 40")
+    await copilot.ask("Hello")
+
+
+async def eliza_tool_single(backend: BackendClient) -> None:
+    history = [user('use tool vscode_tools::read_file with {"path": "README.md"}')]
+    call = await backend.chat(history, agent=ELIZA, tools=[READ, AGENT_ACTION_TOOL_DEF])
+    history += [call.assistant_message(), tool_result(call.tool_calls()[0]["toolCallId"], "# Symposium")]
+    await backend.chat(history, agent=ELIZA, tools=[READ, AGENT_ACTION_TOOL_DEF])
+
+
+async def eliza_tool_parallel(backend: BackendClient) -> None:
+    history = [user('use tools vscode_tools::read_file with {"path": "a.py"} and vscode_tools::search with {"query": "TODO"}')]
+    calls = await backend.chat(history, agent=ELIZA, tools=[READ, SEARCH])
+    outputs = {"read_file": "print(1)", "search": "2 matches"}
+    history += [calls.assistant_message(), *(tool_result(c["toolCallId"], outputs[c["toolName"]]) for c in calls.tool_calls())]
+    await backend.chat(history, agent=ELIZA, tools=[READ, SEARCH])
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "eliza-plain": eliza_plain,
+    "eliza-multi-turn": eliza_multi_turn,
+    "eliza-permission-approved": eliza_permission_approved,
+    "eliza-permission-rejected": eliza_permission_rejected,
+    "eliza-cancel": eliza_cancel,
+    "eliza-tool-single": eliza_tool_single,
+    "eliza-tool-parallel": eliza_tool_parallel,
+}
+
+
+async def record(name: str, scenario: Scenario, out: Path) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        async with BackendClient.spawn(["vscodelm", "--trace-dir", folder]) as backend:
+            with trio.fail_after(120):
+                await scenario(backend)
+        [path] = Path(folder).iterdir()
+        shutil.copy(path, out / f"{name}.jsonl")
+    print(f"recorded {name}")
+
+
+async def main(names: list[str]) -> None:
+    HERE.mkdir(exist_ok=True)
+    for name, scenario in SCENARIOS.items():
+        if not names or name in names:
+            await record(name, scenario, HERE)
+
+
+if __name__ == "__main__":
+    trio.run(main, sys.argv[1:])
