@@ -17,6 +17,7 @@ from functools import partial
 import logging
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -163,15 +164,7 @@ def agent_label(agent: Agent) -> str:
     return agent.name or agent.command
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: the agent gets SIGKILL if the backend dies, even by SIGKILL."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
+GUARD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "symposium", "guard.py")
 
 
 class AgentProcess:
@@ -188,6 +181,7 @@ class AgentProcess:
         self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._process: trio.Process | None = None
+        self._lifeline: int | None = None  # the guard stops the agent when this closes
         self._peer: Peer | None = None
         self.capabilities: dict[str, Any] = {}
         self.exited = trio.Event()
@@ -254,26 +248,35 @@ class AgentProcess:
         return peer
 
     async def _spawn(self, agent: ProcessAgent, nursery: trio.Nursery) -> trio.abc.Stream:
+        """Start the agent under the guard (symposium/guard.py), in a process group of its own.
+
+        The guard holds the read end of a pipe whose write end only this process holds: when
+        the backend ends, however it ends, the guard stops the agent's whole group.
+        """
         env = dict(os.environ)
         env.update({var.name: var.value for var in agent.env})
-        argv = [agent.command, *agent.args]
+        if shutil.which(agent.command, path=env.get("PATH")) is None:
+            message = f"Cannot start agent {self.name!r}: {agent.command}: command not found"
+            raise AgentError(session_failure(message, kind="spawn_failed", command=agent.command))
+        watch, self._lifeline = os.pipe()
         try:
             process = await trio.lowlevel.open_process(
-                argv,
+                [sys.executable, "-I", "-S", GUARD, str(watch), "--", agent.command, *agent.args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=env,
                 cwd=self.cwd,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                pass_fds=(watch,),
             )
         except OSError as exc:
-            raise AgentError(
-                session_failure(f"Cannot start agent {self.name!r}: {agent.command}: {exc.strerror or exc}", kind="spawn_failed", command=agent.command)
-            ) from None
+            message = f"Cannot start agent {self.name!r}: {agent.command}: {exc.strerror or exc}"
+            raise AgentError(session_failure(message, kind="spawn_failed", command=agent.command)) from None
+        finally:
+            os.close(watch)
         self._process = process
-        log.info("started agent %s (pid %d): %s", self.name, process.pid, agent.command)
+        log.info("started agent %s (guard pid %d): %s", self.name, process.pid, agent.command)
         assert process.stdin and process.stdout and process.stderr
         nursery.start_soon(self._read_stderr, process.stderr)
         return trio.StapledStream(process.stdin, process.stdout)
@@ -326,6 +329,7 @@ class AgentProcess:
         if self._peer is not None and isinstance(self.agent, ElizaAgent):
             await self._peer.aclose()
         if process is None or process.returncode is not None:
+            self._close_lifeline()
             return
         if process.stdin is not None:
             with trio.move_on_after(STOP_GRACE):
@@ -340,7 +344,13 @@ class AgentProcess:
                 await process.wait()
             if process.returncode is not None:
                 break
+        self._close_lifeline()
         log.info("agent %s stopped%s", self.name, self._exit_note())
+
+    def _close_lifeline(self) -> None:
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
 
     def _exit_note(self) -> str:
         if self._process is not None and self._process.returncode is not None:
