@@ -143,6 +143,17 @@ def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part
     return []
 
 
+def merge_parts(parts: Iterable[Part]) -> list[Part]:
+    """Consecutive text (or thinking) parts as one: a flood of tiny chunks costs less downstream."""
+    merged: list[Part] = []
+    for part in parts:
+        if merged and type(part) is type(merged[-1]) and isinstance(part, (TextPart, ThinkingPart)):
+            merged[-1] = type(part)(merged[-1].value + part.value)  # type: ignore[union-attr]
+        else:
+            merged.append(part)
+    return merged
+
+
 STOP_NOTES = {
     "max_tokens": "\n\n*(The agent stopped: it reached its output token limit.)*",
     "max_turn_requests": "\n\n*(The agent stopped: it reached its limit of model requests for one turn.)*",

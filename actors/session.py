@@ -45,6 +45,7 @@ from actors.rendering import (
     build_prompt,
     choose_option,
     latest_system,
+    merge_parts,
     render_update,
 )
 from actors.tool_bridge import ToolBridge, ToolCalled
@@ -245,7 +246,18 @@ class SessionActor:
             event = await self._next_event()
             match event:
                 case Update(update=update):
-                    for part in render_update(update, self._tracker):
+                    parts = render_update(update, self._tracker)
+                    # Updates that are already waiting go out with this one, merged.
+                    while not self._backlog:
+                        try:
+                            more = self._events.receive_nowait()
+                        except (trio.WouldBlock, trio.EndOfChannel):
+                            break
+                        if not isinstance(more, Update):
+                            self._backlog.append(more)
+                            break
+                        parts += render_update(more.update, self._tracker)
+                    for part in merge_parts(parts):
                         self._part(request, part)
                 case PermissionAsked() as ask:
                     if bridged_tool(ask.params, bridge.tool_names()) is not None:

@@ -302,10 +302,17 @@ class Peer:
         return response.result
 
     async def notify(self, method: str, params: JSON = None) -> None:
-        msg: dict[str, JSON] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        await self._send(msg)
+        await self.notify_many([(method, params)])
+
+    async def notify_many(self, notifications: list[tuple[str, JSON]]) -> None:
+        """Several notifications in one write: a flood of small ones costs one syscall."""
+        messages = []
+        for method, params in notifications:
+            msg: dict[str, JSON] = {"jsonrpc": "2.0", "method": method}
+            if params is not None:
+                msg["params"] = params
+            messages.append(msg)
+        await self._send(*messages)
 
     async def aclose(self) -> None:
         """Close the underlying stream (the other side sees EOF)."""
@@ -322,11 +329,12 @@ class Peer:
         scope.cancel()
         return True
 
-    async def _send(self, msg: dict[str, JSON]) -> None:
-        data = (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    async def _send(self, *messages: dict[str, JSON]) -> None:
+        data = "".join(json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n" for msg in messages).encode()
         async with self._send_lock:
             if self._tracer is not None:
-                self._tracer("send", msg)
+                for msg in messages:
+                    self._tracer("send", msg)
             try:
                 await self._stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:

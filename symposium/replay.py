@@ -103,6 +103,37 @@ class _Step:
     order: int  # position in the whole transcript
     incoming: bool  # True: the peer sends it to the backend; False: the backend sends it
     msg: dict[str, Any]
+    orders: list[int] = attrs.Factory(list)  # every transcript position it stands for
+    ends: list[int] = attrs.Factory(list)  # for merged text: where each position's text ends
+
+
+def _text_of(msg: dict[str, Any]) -> tuple[Any, str] | None:
+    """(requestId, text) of a text `lm/responsePart`, else None."""
+    if msg.get("method") == "lm/responsePart":
+        part = msg.get("params", {}).get("part", {})
+        if part.get("type") == "text":
+            return msg["params"].get("requestId"), part.get("value", "")
+    return None
+
+
+def _with_text(msg: dict[str, Any], text: str) -> dict[str, Any]:
+    return {**msg, "params": {**msg["params"], "part": {**msg["params"]["part"], "value": text}}}
+
+
+def _merge_text(steps: list[_Step]) -> list[_Step]:
+    """Consecutive text parts as one step: how a stream is cut into parts depends on timing
+    (the backend merges whatever is queued), what it says does not."""
+    merged: list[_Step] = []
+    for step in steps:
+        text = None if step.incoming else _text_of(step.msg)
+        last = merged[-1] if merged else None
+        previous = None if last is None or last.incoming else _text_of(last.msg)
+        if text is not None and previous is not None and text[0] == previous[0]:
+            value = previous[1] + text[1]
+            merged[-1] = _Step(last.order, False, _with_text(last.msg, value), [*last.orders, step.order], [*last.ends, len(value)])  # type: ignore[union-attr]
+        else:
+            merged.append(_Step(step.order, step.incoming, step.msg, [step.order], [len(text[1])] if text else []))
+    return merged
 
 
 class Replay:
@@ -168,8 +199,18 @@ class Replay:
     async def play(self, channel: str, stream: trio.abc.Stream) -> None:
         """Play one peer's part over `stream`."""
         splitter = LineSplitter()
-        pending: list[bytes] = []
-        steps = list(self.scripts[channel])
+        pending: list[dict[str, Any]] = []
+
+        async def receive(index: int, step: _Step) -> dict[str, Any]:
+            while not pending:
+                with trio.move_on_after(GIVE_UP) as scope:
+                    chunk = await stream.receive_some()
+                if scope.cancelled_caught or not chunk:
+                    raise Divergence(channel, index, step.msg, None)
+                pending.extend(json.loads(line) for line in splitter.feed(chunk) if isinstance(line, bytes) and line.strip())
+            return pending.pop(0)
+
+        steps = _merge_text(self.scripts[channel])
         for index in range(len(steps)):
             step = steps[index]
             if step.incoming:
@@ -177,13 +218,19 @@ class Replay:
                 data = json.dumps(self.substitute(step.msg)).encode() + b"\n"
                 await stream.send_all(data)
                 continue
-            while not pending:
-                with trio.move_on_after(GIVE_UP) as scope:
-                    chunk = await stream.receive_some()
-                if scope.cancelled_caught or not chunk:
-                    raise Divergence(channel, index, step.msg, None)
-                pending.extend(line for line in splitter.feed(chunk) if isinstance(line, bytes) and line.strip())
-            actual = json.loads(pending.pop(0))
+            actual = await receive(index, step)
+            expected_text, actual_text = _text_of(step.msg), _text_of(actual)
+            if expected_text is not None and actual_text is not None:
+                text = actual_text[1]
+                while text != expected_text[1] and expected_text[1].startswith(text):
+                    # What the backend has said so far lets the peers it answered go on.
+                    self._saw(order for order, end in zip(step.orders, step.ends) if end <= len(text))
+                    more = await receive(index, step)
+                    if (more_text := _text_of(more)) is None or more_text[0] != actual_text[0]:
+                        pending.insert(0, more)
+                        break
+                    text += more_text[1]
+                actual = _with_text(actual, text)
             step = steps[index] = _reorder_responses(steps, index, actual)
             if normalise(actual) != normalise(step.msg):
                 raise Divergence(channel, index, step.msg, actual)
@@ -192,7 +239,12 @@ class Replay:
                 for server in actual.get("params", {}).get("mcpServers", []):
                     if server.get("name") == "vscode_tools" and server not in self.bridges:
                         self.bridges.append(server)
-            self.seen_outs.add(step.order)
+            self._saw(step.orders)
+
+    def _saw(self, orders: Any) -> None:
+        new = set(orders) - self.seen_outs
+        if new:
+            self.seen_outs |= new
             self.progress.set()
             self.progress = trio.Event()
 

@@ -16,6 +16,7 @@ from actors.agent_process import AgentPool, Connector
 from actors.history import CancelRequest, ChatRequest, HistoryActor
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
+from actors.rendering import merge_parts
 from actors.settings import Settings
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError
 from protocol.transcript import Recorder
@@ -91,6 +92,19 @@ def _params(value: Any, cl: type) -> Any:
         raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
 
 
+def _waiting(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
+    """The replies already queued, up to and including an end (complete or error)."""
+    batch: list[Reply] = []
+    while True:
+        try:
+            reply = replies.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return batch
+        batch.append(reply)
+        if reply.part is None:
+            return batch
+
+
 class Backend:
     """Wires a VS Code-side Peer to the History actor."""
 
@@ -114,13 +128,17 @@ class Backend:
         send, replies = trio.open_memory_channel[Reply](math.inf)
         self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
         async for reply in replies:
-            if reply.part is not None:
-                await self.peer.notify(METHOD_PART, {"requestId": request_id, "part": part_to_wire(reply.part)})
-            elif reply.complete:
-                await self.peer.notify(METHOD_COMPLETE, {"requestId": request_id})
+            batch = [reply, *_waiting(replies)]  # what queued up meanwhile goes out in one write
+            parts = merge_parts(r.part for r in batch if r.part is not None)
+            notifications = [(METHOD_PART, {"requestId": request_id, "part": part_to_wire(p)}) for p in parts]
+            end = batch[-1]
+            if end.complete:
+                notifications.append((METHOD_COMPLETE, {"requestId": request_id}))
+            await self.peer.notify_many(notifications)
+            if end.complete:
                 return {}
-            elif reply.error is not None:
-                raise reply.error
+            if end.error is not None:
+                raise end.error
         raise RpcError(INTERNAL_ERROR, "Internal error: the request ended without an answer")
 
     async def cancel(self, params: Any) -> None:

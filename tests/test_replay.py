@@ -47,8 +47,9 @@ def test_a_changed_part_is_caught_with_a_diff(tmp_path: Path) -> None:
     failure = replay(save(records, tmp_path / "changed.jsonl"))
     assert failure is not None and failure.channel == "vscode"
     report = failure.report()
-    assert '-      "value": "Something Eliza never said"' in report
-    assert '+      "value": "How do you "' in report
+    # Text is compared as what was said, however the stream was cut into parts.
+    assert '-      "value": "Something Eliza never said' in report
+    assert '+      "value": "How do you ' in report
 
 
 def test_a_missing_response_complete_is_caught(tmp_path: Path) -> None:
@@ -67,7 +68,8 @@ def test_a_swapped_order_is_caught(tmp_path: Path) -> None:
     records[a], records[b] = records[b], records[a]
     failure = replay(save(records, tmp_path / "swapped.jsonl"))
     assert failure is not None and failure.channel == "vscode"
-    assert failure.expected == records[a]["msg"]
+    swapped = records[a]["msg"]["params"]["part"]["value"] + records[b]["msg"]["params"]["part"]["value"]
+    assert failure.expected["params"]["part"]["value"].startswith(swapped)
 
 
 def test_replay_command_prints_pass_or_the_divergence(tmp_path: Path) -> None:
