@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: chat test bench setup clean
+.PHONY: chat test bench setup clean agents vsix
 
 setup: $(READY)
 
@@ -17,8 +17,17 @@ $(READY): pyproject.toml
 chat: $(READY)
 	@$(BIN)/symposium chat
 
-test: $(READY)
+# The real ACP agents the tests run offline (Claude Code's adapter), cached outside the repo.
+agents:
+	@bash scripts/install-agents.sh || echo "make: scripts/install-agents.sh failed; the Claude Code tests will say why and skip" >&2
+
+test: $(READY) agents
 	$(BIN)/python -m pytest -q
+	bash extension/scripts/test.sh
+
+# The VS Code extension as an installable package: extension/symposium-<version>.vsix
+vsix:
+	@bash extension/scripts/vsix.sh
 
 bench: $(READY)
 	$(BIN)/python -m bench

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The extension's tests (run by `make test`): the unit tests (node's test runner; the JSON-RPC client
+# against the real backend), then the integration tests in a real VS Code (code-server + Chromium).
+# SCREENSHOT=FILE also keeps the model picker's screenshot there (docs/model-picker.png for the README).
+set -euo pipefail
+[ -z "${SCREENSHOT:-}" ] || SCREENSHOT=$(realpath -m "$SCREENSHOT")
+source "$(dirname "$0")/tools.sh"
+cd "$EXTENSION_DIR"
+
+export SYMPOSIUM_BACKEND=${SYMPOSIUM_BACKEND:-$(cd .. && pwd)/.venv/bin/symposium}
+if [ ! -x "$SYMPOSIUM_BACKEND" ]; then
+  log "no backend at $SYMPOSIUM_BACKEND: run 'make setup' first (or set SYMPOSIUM_BACKEND)"
+  exit 1
+fi
+
+started=$SECONDS
+ensure_node
+ensure_chromium
+ensure_code_server
+ensure_npm_deps
+log "tools ready in $((SECONDS - started)) s"
+
+started=$SECONDS
+compile
+node --test --test-reporter=spec out/test/unit/*.test.js
+log "unit tests: $((SECONDS - started)) s"
+
+node out/test/runner.js ${SCREENSHOT:+--screenshot "$SCREENSHOT"}

@@ -1,0 +1,77 @@
+# Sourced by test.sh and vsix.sh: installs, once, what the extension's build and tests need, into a
+# cache outside the repository (SYMPOSIUM_VSCODE_CACHE, default ~/.cache/symposium-vscode), and puts
+# Node 24 first on PATH. Every step is skipped when its result is already there.
+#   Node 24:      the npm package node-linux-<arch> (a Node binary and its headers)
+#   code-server:  the npm package (VS Code for the browser), its native modules built against Node 24
+#   Chromium:     Debian's, driven by playwright-core
+#   npm ci:       the extension's devDependencies, from package-lock.json
+
+NODE_VERSION=24.21.0
+CODE_SERVER_VERSION=4.139.1
+EXTENSION_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SYMPOSIUM_VSCODE_CACHE:-$HOME/.cache/symposium-vscode}
+
+log() { printf '[extension] %s\n' "$*" >&2; }
+
+# Installs one npm package into $CACHE/<name> (atomically: a half-done install is never reused).
+install_cached() {
+  local name=$1 package=$2 target="$CACHE/$1"
+  [ -f "$target/.done" ] && return 0
+  log "installing $package into $target (once)"
+  rm -rf "$target.partial"
+  mkdir -p "$target.partial"
+  (cd "$target.partial" && npm install --no-save --no-package-lock --no-audit --no-fund --omit=dev --loglevel=error "$package" >&2)
+  touch "$target.partial/.done"
+  rm -rf "$target"
+  mv "$target.partial" "$target"
+}
+
+apt_install() {
+  log "apt-get install $*"
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}
+
+ensure_node() {
+  if ! command -v npm >/dev/null; then
+    apt_install nodejs npm
+  fi
+  local arch
+  case "$(uname -m)" in
+    x86_64) arch=x64 ;;
+    aarch64) arch=arm64 ;;
+    *) log "no Node 24 package for $(uname -m)"; return 1 ;;
+  esac
+  install_cached "node-$NODE_VERSION" "node-linux-$arch@$NODE_VERSION"
+  NODE_HOME="$CACHE/node-$NODE_VERSION/node_modules/node-linux-$arch"
+  export PATH="$NODE_HOME/bin:$PATH"
+  export npm_config_nodedir="$NODE_HOME" # native modules build against these headers
+}
+
+ensure_chromium() {
+  local missing=()
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  # code-server's kerberos module compiles against it, so only needed before that install
+  [ -f "$CACHE/code-server-$CODE_SERVER_VERSION/.done" ] || dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
+  [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+}
+
+ensure_code_server() {
+  install_cached "code-server-$CODE_SERVER_VERSION" "code-server@$CODE_SERVER_VERSION"
+  export CODE_SERVER="$CACHE/code-server-$CODE_SERVER_VERSION/node_modules/.bin/code-server"
+}
+
+# npm ci when package-lock.json changed since the last one.
+ensure_npm_deps() {
+  local stamp="$EXTENSION_DIR/node_modules/.symposium-lock" lock
+  lock=$(sha256sum "$EXTENSION_DIR/package-lock.json" | cut -d' ' -f1)
+  [ "$(cat "$stamp" 2>/dev/null)" = "$lock" ] && return 0
+  log "npm ci"
+  (cd "$EXTENSION_DIR" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  echo "$lock" >"$stamp"
+}
+
+compile() {
+  rm -rf "$EXTENSION_DIR/out"
+  (cd "$EXTENSION_DIR" && node node_modules/typescript/bin/tsc -p .)
+}

@@ -1,0 +1,56 @@
+// The `symposium-agent-action` tool: an agent's permission request, confirmed by the user through
+// VS Code's own tool confirmation. Approving it is the whole job; the agent does the work.
+
+import * as vscode from 'vscode';
+
+export interface AgentActionInput {
+  kind?: string;
+  title?: string;
+  raw_input?: unknown;
+}
+
+export class AgentActionTool implements vscode.LanguageModelTool<AgentActionInput> {
+  prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<AgentActionInput>): vscode.PreparedToolInvocation {
+    const { title, kind } = options.input ?? {};
+    const what = title || (kind ? `${kind} something` : 'take an action');
+    return {
+      invocationMessage: `Agent: ${what}`,
+      confirmationMessages: { title: `Allow the agent to ${what}?`, message: confirmationMessage(options.input ?? {}) },
+    };
+  }
+
+  invoke(): vscode.LanguageModelToolResult {
+    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart('Approved')]);
+  }
+}
+
+/** What the agent wants to do: its title and kind, then the command or description from `raw_input`. */
+export function confirmationMessage(input: AgentActionInput): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  if (input.title) {
+    md.appendMarkdown('**');
+    md.appendText(input.title);
+    md.appendMarkdown('**');
+  }
+  if (input.kind) {
+    md.appendMarkdown(input.title ? ' ' : '').appendMarkdown('(').appendText(input.kind).appendMarkdown(')');
+  }
+  const raw = input.raw_input;
+  if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
+    const { command, description, ...rest } = raw as Record<string, unknown>;
+    if (typeof description === 'string' && description) {
+      md.appendMarkdown('\n\n').appendText(description);
+    }
+    if (typeof command === 'string' && command) {
+      md.appendMarkdown('\n\n').appendCodeblock(command, 'sh');
+    } else if (Array.isArray(command)) {
+      md.appendMarkdown('\n\n').appendCodeblock(command.join(' '), 'sh');
+    }
+    if (Object.keys(rest).length > 0 && typeof command !== 'string') {
+      md.appendMarkdown('\n\n').appendCodeblock(JSON.stringify(rest, null, 2).slice(0, 4000), 'json');
+    }
+  } else if (raw !== undefined && raw !== null) {
+    md.appendMarkdown('\n\n').appendCodeblock(JSON.stringify(raw, null, 2).slice(0, 4000), 'json');
+  }
+  return md;
+}

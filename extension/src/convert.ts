@@ -1,0 +1,212 @@
+// VS Code's LM types ⇄ the wire's. Faithful both ways: nothing is summarised or dropped silently.
+
+import * as vscode from 'vscode';
+import { Log } from './backend';
+import * as wire from './wire';
+
+// Classes this VS Code may or may not have: `engines.vscode` ^1.104 types them as proposed or not at
+// all, so they are looked up at run time.
+interface DataPartLike { data: Uint8Array; mimeType: string }
+interface ThinkingPartLike { value: string | string[] }
+const api = vscode as unknown as Record<string, (new (...args: any[]) => any) | undefined>;
+const DataPart = api.LanguageModelDataPart as (new (data: Uint8Array, mimeType: string) => DataPartLike) | undefined;
+type ThinkingCtor = new (value: string) => ThinkingPartLike;
+const ThinkingPart = api.LanguageModelThinkingPart as ThinkingCtor | undefined;
+const ToolResultPart2 = api.LanguageModelToolResultPart2;
+
+const SYSTEM_ROLE = 3; // LanguageModelChatMessageRole.System (proposed `languageModelSystem`)
+
+export function toWireMessages(messages: readonly vscode.LanguageModelChatRequestMessage[], log: Log): wire.Message[] {
+  return messages.map((message, index) => {
+    const content: wire.Part[] = [];
+    for (const part of message.content) {
+      const converted = toWirePart(part);
+      if (converted) {
+        content.push(converted);
+      } else {
+        log.warn(`messages[${index}]: skipped a part this extension does not know: ${describe(part)}`);
+      }
+    }
+    const result: wire.Message = { role: toWireRole(message.role), content };
+    if (message.name) {
+      result.name = message.name;
+    }
+    return result;
+  });
+}
+
+export function toWireRole(role: vscode.LanguageModelChatMessageRole): wire.Role {
+  switch (role as number) {
+    case vscode.LanguageModelChatMessageRole.Assistant:
+      return 'assistant';
+    case SYSTEM_ROLE:
+      return 'system';
+    default:
+      return 'user';
+  }
+}
+
+/** One part of a request message, or undefined when it is of no kind we know. */
+export function toWirePart(part: unknown): wire.Part | undefined {
+  if (part instanceof vscode.LanguageModelTextPart) {
+    return { type: 'text', value: part.value };
+  }
+  if (ThinkingPart && part instanceof ThinkingPart) {
+    const value = (part as ThinkingPartLike).value;
+    return { type: 'thinking', value: Array.isArray(value) ? value.join('') : value };
+  }
+  if (part instanceof vscode.LanguageModelToolCallPart) {
+    return { type: 'tool_call', toolCallId: part.callId, toolName: part.name, parameters: part.input };
+  }
+  if (part instanceof vscode.LanguageModelToolResultPart || (ToolResultPart2 && part instanceof ToolResultPart2)) {
+    const result = part as vscode.LanguageModelToolResultPart;
+    return { type: 'tool_result', toolCallId: result.callId, content: toolResultContent(result.content) };
+  }
+  if (DataPart && part instanceof DataPart) {
+    const { data, mimeType } = part as DataPartLike;
+    if (mimeType === wire.MARKER_MIME) {
+      // `<modelId>\<token>`: the token is what follows the first backslash.
+      const text = Buffer.from(data).toString('utf8');
+      const slash = text.indexOf('\\');
+      return slash < 0 ? undefined : { type: 'marker', value: text.slice(slash + 1) };
+    }
+    return { type: 'data', mimeType, data: Buffer.from(data).toString('base64') };
+  }
+  return undefined;
+}
+
+/** A tool result's content as text and data items (prompt-tsx rendered to its text). */
+export function toolResultContent(items: readonly unknown[]): (wire.TextPart | wire.DataPart)[] {
+  const content: (wire.TextPart | wire.DataPart)[] = [];
+  for (const item of items) {
+    if (item instanceof vscode.LanguageModelTextPart) {
+      content.push({ type: 'text', value: item.value });
+    } else if (DataPart && item instanceof DataPart) {
+      const { data, mimeType } = item as DataPartLike;
+      content.push({ type: 'data', mimeType, data: Buffer.from(data).toString('base64') });
+    } else if (item instanceof vscode.LanguageModelPromptTsxPart) {
+      content.push({ type: 'text', value: promptTsxText(item.value) });
+    } else if (typeof item === 'string') {
+      content.push({ type: 'text', value: item });
+    } else if (item && typeof item === 'object' && 'value' in item) {
+      const value = (item as { value: unknown }).value;
+      content.push({ type: 'text', value: typeof value === 'string' ? value : promptTsxText(value) });
+    }
+  }
+  return content;
+}
+
+/** The text of a serialized prompt-tsx element (`{node}`: pieces with children, text leaves). */
+export function promptTsxText(value: unknown): string {
+  const out: string[] = [];
+  const walk = (node: any): void => {
+    if (typeof node === 'string') {
+      out.push(node);
+    } else if (node && typeof node === 'object') {
+      if (node.type === 2 /* Text */) {
+        if (node.lineBreakBefore) {
+          out.push('\n');
+        }
+        if (typeof node.text === 'string') {
+          out.push(node.text);
+        }
+      } else if (Array.isArray(node.children)) {
+        node.children.forEach(walk);
+      }
+    }
+  };
+  walk(value && typeof value === 'object' && 'node' in value ? (value as { node: unknown }).node : value);
+  return out.join('');
+}
+
+export function toWireOptions(options: vscode.ProvideLanguageModelChatResponseOptions): wire.ChatOptions {
+  return {
+    tools: (options.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema ?? {} })),
+    toolMode: options.toolMode === vscode.LanguageModelChatToolMode.Required ? 'required' : 'auto',
+  };
+}
+
+/** The text a token count is asked for: the string, or a message's text parts. */
+export function countedText(text: string | vscode.LanguageModelChatRequestMessage): string {
+  if (typeof text === 'string') {
+    return text;
+  }
+  return text.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
+}
+
+export type ThinkingMode = 'quote' | 'text' | 'hidden';
+
+/**
+ * Turns the backend's response parts into VS Code's, in order. Thoughts become thinking parts where
+ * VS Code has them, else text per `symposium.thinking`.
+ */
+export class ResponseStream {
+  /** A text, thinking or tool call part went out. */
+  visible = false;
+  private inThought = false;
+
+  constructor(
+    private readonly modelId: string,
+    private readonly thinking: ThinkingMode,
+    private readonly report: (part: unknown) => void,
+    private readonly log: Log,
+    private readonly thinkingPart: ThinkingCtor | null = ThinkingPart ?? null,
+  ) {}
+
+  push(part: wire.ResponsePart): void {
+    if (part.type === 'thinking') {
+      this.thought(part.value);
+      return;
+    }
+    this.endThought();
+    switch (part.type) {
+      case 'text':
+        this.emit(new vscode.LanguageModelTextPart(part.value));
+        break;
+      case 'tool_call':
+        this.emit(new vscode.LanguageModelToolCallPart(part.toolCallId, part.toolName, (part.parameters ?? {}) as object));
+        break;
+      case 'marker':
+        if (DataPart) {
+          this.report(new DataPart(Buffer.from(`${this.modelId}\\${part.value}`, 'utf8'), wire.MARKER_MIME));
+        }
+        break;
+      default:
+        this.log.warn(`ignored a response part of unknown type: ${JSON.stringify(part)}`);
+    }
+  }
+
+  private thought(value: string): void {
+    if (this.thinkingPart) {
+      this.emit(new this.thinkingPart(value));
+    } else if (this.thinking === 'text') {
+      this.emit(new vscode.LanguageModelTextPart(value));
+      this.inThought = true;
+    } else if (this.thinking === 'quote') {
+      const quoted = value.replace(/\n/g, '\n> ');
+      this.emit(new vscode.LanguageModelTextPart(this.inThought ? quoted : `> *Thinking:* ${quoted}`));
+      this.inThought = true;
+    }
+  }
+
+  private endThought(): void {
+    if (this.inThought) {
+      this.inThought = false;
+      this.emit(new vscode.LanguageModelTextPart('\n\n'));
+    }
+  }
+
+  private emit(part: unknown): void {
+    this.visible = true;
+    this.report(part);
+  }
+}
+
+function describe(part: unknown): string {
+  const name = (part as object)?.constructor?.name ?? typeof part;
+  try {
+    return `${name} ${JSON.stringify(part)?.slice(0, 200)}`;
+  } catch {
+    return name;
+  }
+}

@@ -1,0 +1,96 @@
+// Symposium: Manage Agents (the provider's managementCommand): add, edit and remove the entries of
+// `symposium.agents` through quick picks and input boxes.
+
+import * as vscode from 'vscode';
+import { agentId, AgentSetting, formatEnv, joinCommandLine, parseEnv, readAgents, splitCommandLine } from './config';
+
+type Item = vscode.QuickPickItem & { run?: () => Promise<void> };
+
+export async function manageAgents(): Promise<void> {
+  const config = vscode.workspace.getConfiguration('symposium');
+  const { agents } = readAgents(config.get('agents'));
+  // Save where the effective value comes from, so the change shows.
+  const inspected = config.inspect('agents');
+  const target = inspected?.workspaceFolderValue !== undefined
+    ? vscode.ConfigurationTarget.WorkspaceFolder
+    : inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  const save = (list: AgentSetting[]) => config.update('agents', list, target);
+
+  const items: Item[] = [
+    { label: '$(add) Add an agent…', run: async () => {
+      const agent = await editAgent(undefined, agents.map((a) => a.id));
+      if (agent) {
+        await save([...agents, agent]);
+      }
+    } },
+    { label: 'Agents', kind: vscode.QuickPickItemKind.Separator },
+    { label: 'Eliza', description: 'built in', detail: 'Always available; try "run ls" or "count slowly to 5"' },
+    ...agents.map((agent, index): Item => ({
+      label: agent.name,
+      description: agent.id,
+      detail: joinCommandLine([agent.command, ...(agent.args ?? [])]),
+      run: async () => {
+        const action = await vscode.window.showQuickPick(['$(edit) Edit', '$(trash) Remove'], { title: agent.name });
+        if (action?.endsWith('Edit')) {
+          const edited = await editAgent(agent, []);
+          if (edited) {
+            await save(agents.map((a, i) => (i === index ? edited : a)));
+          }
+        } else if (action?.endsWith('Remove')) {
+          await save(agents.filter((_, i) => i !== index));
+        }
+      },
+    })),
+    { label: '', kind: vscode.QuickPickItemKind.Separator },
+    { label: '$(settings-gear) Open the settings', run: async () => {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'symposium');
+    } },
+  ];
+  const picked = await vscode.window.showQuickPick(items, { title: 'Symposium: Manage Agents', placeHolder: 'Pick an agent to edit or remove' });
+  await picked?.run?.();
+}
+
+/** Asks for a name, a command line and an environment; undefined when the user gives up. */
+async function editAgent(agent: AgentSetting | undefined, takenIds: string[]): Promise<AgentSetting | undefined> {
+  const title = agent ? `Edit ${agent.name}` : 'Add an agent';
+  const name = await vscode.window.showInputBox({
+    title,
+    prompt: 'The name shown in the model picker',
+    value: agent?.name ?? '',
+    placeHolder: 'Claude Code',
+    validateInput: (v) => (v.trim() ? undefined : 'A name is needed'),
+  });
+  if (name === undefined) {
+    return undefined;
+  }
+  const commandLine = await vscode.window.showInputBox({
+    title,
+    prompt: 'The command that serves the agent over ACP on stdio, with its arguments',
+    value: agent ? joinCommandLine([agent.command, ...(agent.args ?? [])]) : '',
+    placeHolder: 'npx -y @agentclientprotocol/claude-agent-acp',
+    validateInput: (v) => (splitCommandLine(v).length ? undefined : 'A command is needed'),
+  });
+  if (commandLine === undefined) {
+    return undefined;
+  }
+  const envLine = await vscode.window.showInputBox({
+    title,
+    prompt: 'Environment variables, as NAME=VALUE separated by spaces (optional)',
+    value: formatEnv(agent?.env ?? {}),
+    validateInput: (v) => {
+      const env = parseEnv(v);
+      return typeof env === 'string' ? env : undefined;
+    },
+  });
+  if (envLine === undefined) {
+    return undefined;
+  }
+  const [command, ...args] = splitCommandLine(commandLine);
+  return {
+    id: agent?.id ?? agentId(name, takenIds),
+    name: name.trim(),
+    command,
+    args,
+    env: parseEnv(envLine) as Record<string, string>,
+  };
+}

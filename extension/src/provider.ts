@@ -1,0 +1,120 @@
+// The LanguageModelChatProvider: one model per agent. Everything it knows comes from the backend.
+
+import * as vscode from 'vscode';
+import { Backend } from './backend';
+import { agentForModel, AgentSetting, readAgents, wireAgentEntries } from './config';
+import { countedText, ResponseStream, ThinkingMode, toWireMessages, toWireOptions } from './convert';
+import { ChatParams, METHOD_INFO, METHOD_TOKENS, ModelInfo } from './wire';
+
+const ERROR_TEXT_GRACE_MS = 250;
+
+export class SymposiumProvider implements vscode.LanguageModelChatProvider {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeLanguageModelChatInformation = this.changed.event;
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  /** The agents or the backend changed: VS Code asks for the models again. */
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+
+  async provideLanguageModelChatInformation(options: { silent: boolean }): Promise<vscode.LanguageModelChatInformation[]> {
+    try {
+      const { models } = await this.backend.request<{ models: ModelInfo[] }>(METHOD_INFO, {
+        silent: options.silent,
+        agents: wireAgentEntries(this.agents()),
+      });
+      return models.map((m) => ({
+        id: m.id,
+        name: m.name,
+        family: m.family,
+        version: m.version,
+        maxInputTokens: m.maxInputTokens,
+        maxOutputTokens: m.maxOutputTokens,
+        capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
+        detail: m.detail,
+        tooltip: m.tooltip,
+      }));
+    } catch (error) {
+      this.log.error(`could not list the models: ${messageOf(error)}`);
+      return [];
+    }
+  }
+
+  async provideLanguageModelChatResponse(
+    model: vscode.LanguageModelChatInformation,
+    messages: readonly vscode.LanguageModelChatRequestMessage[],
+    options: vscode.ProvideLanguageModelChatResponseOptions,
+    progress: vscode.Progress<vscode.LanguageModelResponsePart>,
+    token: vscode.CancellationToken,
+  ): Promise<void> {
+    const thinking = vscode.workspace.getConfiguration('symposium').get<ThinkingMode>('thinking', 'quote');
+    const stream = new ResponseStream(model.id, thinking, (part) => progress.report(part as vscode.LanguageModelResponsePart), this.log);
+    const controller = new AbortController();
+    const cancellation = token.onCancellationRequested(() => controller.abort());
+    try {
+      const agent = agentForModel(model.id, this.agents());
+      if (!agent) {
+        throw new Error(`No agent is configured for the model "${model.id}" (see the symposium.agents setting)`);
+      }
+      const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+      const params: ChatParams = {
+        modelId: model.id,
+        messages: toWireMessages(messages, this.log),
+        agent,
+        options: toWireOptions(options),
+        ...(folder?.scheme === 'file' ? { cwd: folder.fsPath } : {}),
+      };
+      this.log.debug(`chat request for ${model.id}: ${messages.length} messages, ${params.options.tools.length} tools`);
+      const outcome = await this.backend.chat(params, (part) => stream.push(part), controller.signal);
+      this.log.debug(`chat request for ${model.id}: ${outcome}`);
+    } catch (error) {
+      const message = messageOf(error);
+      this.log.error(`chat request for ${model.id} failed: ${message}${detailOf(error)}`);
+      if (!stream.visible) {
+        // Rejecting with nothing streamed shows only "no response was returned"; say why as well.
+        // VS Code drops the parts it has not forwarded to the consumer yet when the provider rejects,
+        // and tells the provider nothing when it has: give it a moment to forward this one.
+        progress.report(new vscode.LanguageModelTextPart(`**Symposium:** ${message}`));
+        await new Promise((resolve) => setTimeout(resolve, ERROR_TEXT_GRACE_MS));
+      }
+      throw new vscode.LanguageModelError(message);
+    } finally {
+      cancellation.dispose();
+    }
+  }
+
+  async provideTokenCount(model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
+    const value = countedText(text);
+    try {
+      return (await this.backend.request<{ count: number }>(METHOD_TOKENS, { modelId: model.id, text: value })).count;
+    } catch (error) {
+      this.log.warn(`token count failed, estimating: ${messageOf(error)}`);
+      return Math.max(1, Math.ceil(Buffer.byteLength(value) / 4));
+    }
+  }
+
+  private agents(): AgentSetting[] {
+    const { agents, problems } = readAgents(vscode.workspace.getConfiguration('symposium').get('agents'));
+    problems.forEach((problem) => this.log.warn(problem));
+    return agents;
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The backend's `data` of an error (the agent's stderr), for the log. */
+function detailOf(error: unknown): string {
+  const data = (error as { data?: unknown })?.data;
+  return data === undefined ? '' : `\n${JSON.stringify(data, null, 2)}`;
+}

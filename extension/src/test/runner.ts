@@ -1,0 +1,293 @@
+// Runs the integration tests in a real VS Code: code-server (VS Code for the browser) driven by
+// Chromium through playwright-core, all offline and on 127.0.0.1. Then takes a screenshot of the chat
+// view's model picker.
+//
+//   node out/test/runner.js [--screenshot FILE]
+//
+// Environment: CODE_SERVER (the code-server script; required), CHROMIUM (default /usr/bin/chromium),
+// SYMPOSIUM_BACKEND (the `symposium` script; default ../.venv/bin/symposium). code-server needs
+// Node 24 first on PATH. Logs and the screenshot go to out/integration/.
+
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Browser, chromium, Page } from 'playwright-core';
+
+const EXTENSION = path.resolve(__dirname, '../..');
+const OUT = path.join(EXTENSION, 'out', 'integration');
+const CODE_SERVER = process.env.CODE_SERVER ?? '';
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const SYMPOSIUM = process.env.SYMPOSIUM_BACKEND ?? path.resolve(EXTENSION, '../.venv/bin/symposium');
+const TEST_TIMEOUT_MS = 5 * 60_000;
+
+/** A tool only the tests contribute (VS Code lets an extension register only tools it declares). */
+const TEST_TOOL = {
+  name: 'symposium_test_echo',
+  displayName: 'Echo (Symposium tests)',
+  modelDescription: 'Echoes its text',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+};
+
+async function main(): Promise<number> {
+  const screenshotArg = process.argv.indexOf('--screenshot');
+  const screenshot = screenshotArg > 0 ? path.resolve(process.argv[screenshotArg + 1]) : undefined;
+  if (!CODE_SERVER) {
+    throw new Error('CODE_SERVER must name the code-server script');
+  }
+  fs.rmSync(OUT, { recursive: true, force: true });
+  fs.mkdirSync(OUT, { recursive: true });
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'symposium-vscode-'));
+  const dirs = Object.fromEntries(
+    ['user-data', 'extensions', 'config', 'data', 'cache', 'state', 'tmp', 'workspace'].map((d) => [d, path.join(root, d)]),
+  );
+  Object.values(dirs).forEach((d) => fs.mkdirSync(d, { recursive: true }));
+  fs.writeFileSync(path.join(dirs.workspace, 'README.md'), '# A workspace for the Symposium tests\n');
+  const extension = prepareExtension(root);
+  const settingsFile = path.join(dirs['user-data'], 'User', 'settings.json');
+  writeSettings(settingsFile, TEST_AGENTS);
+
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const log = fs.openSync(path.join(OUT, 'code-server.log'), 'w');
+  const server = spawn(
+    CODE_SERVER,
+    [
+      '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
+      '--disable-workspace-trust', '--reconnection-grace-time', '5', '--vscode-option', 'enable-smoke-test-driver',
+      '--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, dirs.workspace,
+    ],
+    {
+      detached: true, // its own process group (setsid), so that stopping it stops its children too
+      stdio: ['ignore', log, log],
+      env: {
+        ...process.env,
+        XDG_CONFIG_HOME: dirs.config, XDG_DATA_HOME: dirs.data, XDG_CACHE_HOME: dirs.cache, XDG_STATE_HOME: dirs.state,
+        TMPDIR: dirs.tmp,
+      },
+    },
+  );
+  let browser: Browser | undefined;
+  try {
+    await waitForServer(server, `${base}/healthz`);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${p}`;
+    const url = (payload: [string, string][]) =>
+      `${base}/?folder=${encodeURIComponent(dirs.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+
+    const started = Date.now();
+    const code = await runTests(browser, url([
+      ['extensionDevelopmentPath', remote(extension)],
+      ['extensionTestsPath', remote(path.join(extension, 'out', 'test', 'index.js'))],
+    ]));
+    const report = readIfThere(path.join(extension, 'test-report.txt'));
+    process.stdout.write(report || '(the tests wrote no report)\n');
+    console.log(`integration tests: exit code ${code} after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+    writeSettings(settingsFile, SCREENSHOT_AGENTS);
+    const picture = screenshot ?? path.join(OUT, 'model-picker.png');
+    await screenshotModelPicker(browser, url([['extensionDevelopmentPath', remote(extension)]]), picture);
+    console.log(`model picker screenshot: ${picture}`);
+    // The tally last, where CI looks for it.
+    const tally = /^\d+ passed, \d+ failed.*$/m.exec(report)?.[0] ?? '0 passed, 1 failed (no report)';
+    console.log(`integration: ${tally}`);
+    return code;
+  } catch (error) {
+    console.error(`the integration run failed: ${error instanceof Error ? error.stack : error}`);
+    console.error(`logs: ${OUT}`);
+    return 1;
+  } finally {
+    await browser?.close();
+    await stopGroup(server);
+    fs.closeSync(log);
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** A copy of the extension whose manifest also declares the test tool; `out/` copied, not linked, so
+ * VS Code sees the test modules as part of the extension. */
+function prepareExtension(root: string): string {
+  const copy = path.join(root, 'extension');
+  fs.mkdirSync(copy);
+  const manifest = JSON.parse(fs.readFileSync(path.join(EXTENSION, 'package.json'), 'utf8'));
+  manifest.contributes.languageModelTools.push(TEST_TOOL);
+  fs.writeFileSync(path.join(copy, 'package.json'), JSON.stringify(manifest, null, 2));
+  fs.cpSync(path.join(EXTENSION, 'out'), path.join(copy, 'out'), {
+    recursive: true,
+    filter: (source) => !source.startsWith(OUT),
+  });
+  fs.symlinkSync(path.join(EXTENSION, 'node_modules'), path.join(copy, 'node_modules')); // mocha
+  return copy;
+}
+
+/** What the integration tests talk to: Eliza as an external ACP agent, and one that cannot start. */
+const TEST_AGENTS = [
+  { id: 'eliza-external', name: 'Eliza (external)', command: SYMPOSIUM, args: ['eliza', '--deterministic'], env: {} },
+  { id: 'broken', name: 'Broken', command: '/nonexistent/agent', args: [], env: {} },
+];
+/** What the screenshot shows: the README's example (listing a model does not start its agent). */
+const SCREENSHOT_AGENTS = [
+  { id: 'claude', name: 'Claude Code', command: 'npx', args: ['-y', '@agentclientprotocol/claude-agent-acp'], env: {} },
+  TEST_AGENTS[0],
+];
+
+function writeSettings(file: string, agents: object[]): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const settings = {
+    'symposium.backend.command': SYMPOSIUM,
+    'symposium.logLevel': 'info',
+    'symposium.agents': agents,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'security.workspace.trust.enabled': false,
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'update.mode': 'none',
+  };
+  fs.writeFileSync(file, JSON.stringify(settings, null, 2));
+}
+
+/** Opens the workbench with the tests; resolves with the code it passes to codeAutomationExit. */
+async function runTests(browser: Browser, url: string): Promise<number> {
+  const page = await newPage(browser, 'tests');
+  let exit!: (code: number) => void;
+  const exited = new Promise<number>((resolve) => (exit = resolve));
+  await page.exposeFunction('codeAutomationExit', (code: number) => exit(code));
+  await page.goto(url);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<number>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the tests did not finish in ${TEST_TIMEOUT_MS / 1000} s`)), TEST_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+    await page.screenshot({ path: path.join(OUT, 'tests-window.png') }).catch(() => undefined);
+    await page.close();
+  }
+}
+
+/**
+ * The chat view's model picker, open, listing our models. Offline the picker resolves a vendor's
+ * models only once its extension is active, so a Symposium command activates it first.
+ */
+async function screenshotModelPicker(browser: Browser, url: string, file: string): Promise<void> {
+  const page = await newPage(browser, 'screenshot');
+  await page.goto(url);
+  const picker = page.locator('.model-picker-name').first();
+  await picker.waitFor();
+  await runCommand(page, 'Symposium: Restart Backend');
+  await page.locator('.model-picker-name', { hasText: '(' }).first().waitFor(); // a model of ours is picked
+  await picker.click();
+  const rows = page.locator('.action-widget .monaco-list-row');
+  const other = rows.filter({ hasText: 'Other Models' }).first();
+  await rows.first().waitFor();
+  if ((await other.count()) > 0 && !(await rows.filter({ hasText: 'Eliza (Symposium)' }).count())) {
+    await other.click();
+  }
+  await rows.filter({ hasText: 'Eliza (Symposium)' }).first().waitFor();
+  await rows.filter({ hasText: 'Claude Code' }).first().waitFor();
+  await page.mouse.move(600, 200); // off the list, so that no row's hover card covers the editor
+  await page.locator('.workbench-hover-container, .monaco-hover').first().waitFor({ state: 'hidden' });
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  await page.screenshot({ path: file });
+  await page.close();
+}
+
+/** Runs a command through the command palette, retrying (bounded) until the extension's commands are in. */
+async function runCommand(page: Page, title: string): Promise<void> {
+  for (let attempt = 0; attempt < 30; attempt++) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>${title}`);
+    try {
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 1000 });
+      await page.keyboard.press('Enter');
+      return;
+    } catch {
+      await page.keyboard.press('Escape');
+    }
+  }
+  throw new Error(`the command "${title}" never showed in the command palette`);
+}
+
+async function newPage(browser: Browser, name: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const console = fs.createWriteStream(path.join(OUT, `browser-${name}.log`));
+  page.on('console', (m) => console.write(`[${m.type()}] ${m.text()}\n`));
+  page.on('pageerror', (e) => console.write(`[pageerror] ${e.stack ?? e}\n`));
+  page.on('close', () => console.end());
+  return page;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** A bounded poll of code-server's health endpoint (it offers no readiness signal). */
+async function waitForServer(server: ChildProcess, url: string): Promise<void> {
+  for (let attempt = 0; attempt < 150; attempt++) {
+    if (server.exitCode !== null) {
+      throw new Error(`code-server exited with code ${server.exitCode}; see ${OUT}/code-server.log`);
+    }
+    const ok = await new Promise<boolean>((resolve) => {
+      http.get(url, (res) => resolve(res.statusCode === 200)).on('error', () => resolve(false));
+    });
+    if (ok) {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`code-server did not answer on ${url} within 30 s`);
+}
+
+/**
+ * Stops code-server and everything in its process group: SIGTERM (so the Symposium backend stops its
+ * agents), then a bounded wait for the group to empty, then SIGKILL for whatever is left.
+ */
+async function stopGroup(child: ChildProcess): Promise<void> {
+  const group = child.pid;
+  if (group === undefined) {
+    return;
+  }
+  const signal = (name: NodeJS.Signals | 0): boolean => {
+    try {
+      process.kill(-group, name);
+      return true;
+    } catch {
+      return false; // no process left in the group
+    }
+  };
+  signal('SIGTERM');
+  for (let attempt = 0; attempt < 50 && signal(0); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  signal('SIGKILL');
+}
+
+function readIfThere(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,167 @@
+// The JSON-RPC client against the real Python backend (`symposium vscodelm`), not a mock.
+
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { Backend, BackendCommand, BackendError, BackendHooks, RpcError } from '../../backend';
+import { AGENT_ACTION_TOOL, Agent, ChatParams, Message, METHOD_INFO, METHOD_TOKENS, ModelInfo, ResponsePart } from '../../wire';
+import { MemoryLog } from './log';
+
+const SYMPOSIUM = process.env.SYMPOSIUM_BACKEND ?? path.resolve(__dirname, '../../../../.venv/bin/symposium');
+const ELIZA: Agent = { eliza: { deterministic: true } };
+const ACTION_TOOL = { name: AGENT_ACTION_TOOL, description: 'permission', inputSchema: { type: 'object' } };
+
+const backends: Backend[] = [];
+after(() => Promise.all(backends.map((b) => b.stop())));
+
+function start(command: BackendCommand = { command: SYMPOSIUM, args: ['vscodelm'] }, hooks: BackendHooks = {}) {
+  const log = new MemoryLog();
+  const backend = new Backend(() => command, log, hooks);
+  backends.push(backend);
+  return { backend, log };
+}
+
+const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', value: text }] });
+const chatParams = (messages: Message[], tools = [ACTION_TOOL]): ChatParams =>
+  ({ modelId: 'symposium-eliza', messages, agent: ELIZA, options: { tools, toolMode: 'auto' } });
+
+async function chat(backend: Backend, params: ChatParams, signal?: AbortSignal) {
+  const parts: ResponsePart[] = [];
+  const outcome = await backend.chat(params, (p) => parts.push(p), signal);
+  const text = parts.flatMap((p) => (p.type === 'text' ? [p.value] : [])).join('');
+  return { outcome, parts, text };
+}
+
+/** The assistant message a consumer sends back: the marker, the text, then the tool calls. */
+function assistant(parts: ResponsePart[]): Message {
+  const text = parts.flatMap((p) => (p.type === 'text' ? [p.value] : [])).join('');
+  return {
+    role: 'assistant',
+    content: [
+      ...parts.filter((p) => p.type === 'marker'),
+      ...(text ? [{ type: 'text' as const, value: text }] : []),
+      ...parts.filter((p) => p.type === 'tool_call'),
+    ],
+  };
+}
+
+describe('the JSON-RPC client, against the real backend', () => {
+  it('lists Eliza first, then the configured agents', async () => {
+    const { backend } = start();
+    const { models } = await backend.request<{ models: ModelInfo[] }>(METHOD_INFO, {
+      silent: true,
+      agents: [{ id: 'ext', name: 'External', agent: { mcp_server: { name: 'External', command: SYMPOSIUM, args: ['eliza'], env: [] } } }],
+    });
+    assert.deepEqual(models.map((m) => m.id), ['symposium-eliza', 'ext']);
+    assert.equal(models[0].capabilities.toolCalling, true);
+    assert.ok(models[1].name.includes('External'));
+    assert.equal(typeof models[0].maxInputTokens, 'number');
+  });
+
+  it('streams a reply, then a second turn of the same conversation', async () => {
+    const { backend } = start();
+    const first = await chat(backend, chatParams([user('Hello')]));
+    assert.equal(first.outcome, 'complete');
+    assert.equal(first.text, 'How do you do. Please state your problem.');
+    const second = await chat(backend, chatParams([user('Hello'), assistant(first.parts), user('I feel sad')]));
+    assert.equal(second.outcome, 'complete');
+    assert.ok(second.text.length > 0);
+  });
+
+  it('carries a permission round trip', async () => {
+    const { backend } = start();
+    const asked = await chat(backend, chatParams([user('run ls')]));
+    const calls = asked.parts.filter((p) => p.type === 'tool_call');
+    assert.equal(calls.length, 1);
+    const call = calls[0] as Extract<ResponsePart, { type: 'tool_call' }>;
+    assert.equal(call.toolName, AGENT_ACTION_TOOL);
+    assert.deepEqual(call.parameters, { kind: 'execute', title: 'Run `ls`', raw_input: (call.parameters as any).raw_input });
+    assert.equal((call.parameters as any).raw_input.command, 'ls');
+    const approved: Message = { role: 'user', content: [{ type: 'tool_result', toolCallId: call.toolCallId, content: [{ type: 'text', value: 'Approved' }] }] };
+    const done = await chat(backend, chatParams([user('run ls'), assistant(asked.parts), approved]));
+    assert.match(done.text, /I ran `ls`/);
+  });
+
+  it('cancels: lm/cancel is sent, the request resolves, later parts are dropped, the next request works', async () => {
+    const seen: { direction: string; message: any }[] = [];
+    const { backend } = start(undefined, { onMessage: (direction, message) => seen.push({ direction, message }) });
+    const controller = new AbortController();
+    const parts: ResponsePart[] = [];
+    const outcome = await backend.chat(chatParams([user('count slowly to 40')]), (p) => {
+      parts.push(p);
+      if (p.type === 'text' && !controller.signal.aborted) {
+        controller.abort();
+      }
+    }, controller.signal);
+    assert.equal(outcome, 'cancelled');
+    assert.equal(parts.filter((p) => p.type === 'text').length, 1);
+    const cancel = seen.find((s) => s.direction === 'send' && s.message.method === 'lm/cancel');
+    assert.ok(cancel, 'lm/cancel was sent');
+    const answer = seen.find((s) => s.direction === 'recv' && s.message.id === cancel.message.params.requestId && s.message.error);
+    assert.equal(answer?.message.error.code, -32800);
+    const next = await chat(backend, chatParams([user('Hello')]));
+    assert.equal(next.text, 'How do you do. Please state your problem.');
+  });
+
+  it('resolves at once for a signal already aborted', async () => {
+    const { backend } = start();
+    assert.equal(await backend.chat(chatParams([user('Hello')]), () => undefined, AbortSignal.abort()), 'cancelled');
+    assert.equal(backend.pid, undefined, 'nothing was started for it');
+  });
+
+  it('counts tokens', async () => {
+    const { backend } = start();
+    const { count } = await backend.request<{ count: number }>(METHOD_TOKENS, { modelId: 'symposium-eliza', text: 'Hello, world!' });
+    assert.ok(Number.isInteger(count) && count > 0);
+  });
+
+  it('rejects with the backend error: invalid params name the wire path', async () => {
+    const { backend } = start();
+    const bad = chatParams([{ role: 'user', content: [{ type: 'tool_result', content: [] } as any] }]);
+    await assert.rejects(chat(backend, bad), (e: unknown) => e instanceof RpcError && e.code === -32602 && /messages\[0\]\.content\[0\]/.test(e.message));
+  });
+
+  it('rejects with -32000 when the agent cannot start', async () => {
+    const { backend } = start();
+    const params = { ...chatParams([user('Hello')]), agent: { mcp_server: { name: 'Nope', command: '/nonexistent/agent', args: [], env: [] } } };
+    await assert.rejects(chat(backend, params), (e: unknown) => e instanceof RpcError && e.code === -32000 && e.message.length > 0);
+  });
+
+  it('fails pending requests when the backend dies, and restarts it for the next one', async () => {
+    const { backend } = start();
+    let pid: number | undefined;
+    const pending = backend.chat(chatParams([user('count slowly to 40')]), () => {
+      if (pid === undefined) {
+        pid = backend.pid;
+        process.kill(pid!, 'SIGKILL');
+      }
+    });
+    await assert.rejects(pending, (e: unknown) => e instanceof BackendError && /backend exited.*signal SIGKILL/.test(e.message));
+    const next = await chat(backend, chatParams([user('Hello')]));
+    assert.equal(next.text, 'How do you do. Please state your problem.');
+    assert.notEqual(backend.pid, pid);
+  });
+
+  it('fails pending requests with the reason when stopped', async () => {
+    const { backend } = start();
+    const failed = assert.rejects(backend.chat(chatParams([user('count slowly to 40')]), () => undefined), /restarted for the test/);
+    await backend.request(METHOD_TOKENS, { modelId: 'symposium-eliza', text: 'x' }); // it is up
+    await backend.stop('restarted for the test');
+    await failed;
+    assert.equal(backend.pid, undefined);
+  });
+
+  it('reports a backend that cannot start: no such command', async () => {
+    const failures: BackendError[] = [];
+    const { backend } = start({ command: '/nonexistent/symposium', args: ['vscodelm'] }, { onStartFailure: (e) => failures.push(e) });
+    await assert.rejects(backend.request(METHOD_INFO, { silent: true }), /Could not start the Symposium backend: could not run `\/nonexistent\/symposium vscodelm`: spawn .* ENOENT/);
+    assert.equal(failures.length, 1);
+  });
+
+  it('reports a backend that cannot start: it exits before answering, with its stderr', async () => {
+    const failures: BackendError[] = [];
+    const { backend } = start({ command: 'python3', args: ['-m', 'no_such_module_symposium', 'vscodelm'] }, { onStartFailure: (e) => failures.push(e) });
+    await assert.rejects(backend.request(METHOD_INFO, { silent: true }), /Could not start .*exited with code 1\n.*No module named no_such_module_symposium/s);
+    assert.equal(failures.length, 1);
+  });
+});

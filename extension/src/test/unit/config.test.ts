@@ -1,0 +1,84 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import {
+  agentForModel, agentId, backendCommand, joinCommandLine, parseEnv, readAgents, splitCommandLine, wireAgentEntries,
+} from '../../config';
+
+const claude = { id: 'claude', name: 'Claude Code', command: 'npx', args: ['-y', '@agentclientprotocol/claude-agent-acp'], env: { A: '1' } };
+
+describe('symposium.agents', () => {
+  it('keeps valid entries and says why it drops the others', () => {
+    const { agents, problems } = readAgents([
+      claude,
+      { id: 'bare', command: 'agent' },
+      { id: 'claude', name: 'again', command: 'x' },
+      { id: 'symposium-eliza', command: 'x' },
+      { name: 'no id', command: 'x' },
+      { id: 'bad-args', command: 'x', args: 'nope' },
+      { id: 'bad-env', command: 'x', env: { A: 1 } },
+      null,
+    ]);
+    assert.deepEqual(agents, [claude, { id: 'bare', name: 'bare', command: 'agent', args: [], env: {} }]);
+    assert.equal(problems.length, 6);
+    assert.match(problems[0], /symposium\.agents\[2\].*already taken/);
+    assert.deepEqual(readAgents(undefined), { agents: [], problems: [] });
+  });
+
+  it('maps to the wire agent definitions', () => {
+    assert.deepEqual(wireAgentEntries([claude]), [{
+      id: 'claude',
+      name: 'Claude Code',
+      agent: { mcp_server: { name: 'Claude Code', command: 'npx', args: ['-y', '@agentclientprotocol/claude-agent-acp'], env: [{ name: 'A', value: '1' }] } },
+    }]);
+    assert.deepEqual(agentForModel('symposium-eliza', []), { eliza: { deterministic: false } });
+    assert.deepEqual(agentForModel('claude', [claude]), wireAgentEntries([claude])[0].agent);
+    assert.equal(agentForModel('gone', [claude]), undefined);
+  });
+});
+
+describe('the backend command', () => {
+  const none = { command: '', traceDir: '', logLevel: '' };
+
+  it('uses the setting, split like a shell, global flags before vscodelm', () => {
+    assert.deepEqual(backendCommand({ command: '"/opt/my tools/symposium"', traceDir: '/tmp/t', logLevel: 'debug' }), {
+      command: '/opt/my tools/symposium',
+      args: ['--log-level', 'debug', 'vscodelm', '--trace-dir', '/tmp/t'],
+    });
+    assert.deepEqual(backendCommand({ ...none, command: 'python3 -m symposium' }), { command: 'python3', args: ['-m', 'symposium', 'vscodelm'] });
+  });
+
+  it('finds the symposium script on PATH, else runs python3 -m symposium', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sym-path-'));
+    const script = path.join(dir, 'symposium');
+    fs.writeFileSync(script, '#!/bin/sh\n', { mode: 0o755 });
+    assert.deepEqual(backendCommand(none, { PATH: `/nonexistent${path.delimiter}${dir}` }), { command: script, args: ['vscodelm'] });
+    assert.deepEqual(backendCommand(none, { PATH: '/nonexistent' }), { command: 'python3', args: ['-m', 'symposium', 'vscodelm'] });
+    fs.rmSync(dir, { recursive: true });
+  });
+});
+
+describe('command lines and environments', () => {
+  it('splits and joins command lines', () => {
+    assert.deepEqual(splitCommandLine(`  npx -y  "a b" 'c "d"' e\\ f ""`), ['npx', '-y', 'a b', 'c "d"', 'e f', '']);
+    for (const words of [['npx', '-y', 'pkg'], ['/a b/c', "it's", 'x"y', 'back\\slash', '']]) {
+      assert.deepEqual(splitCommandLine(joinCommandLine(words)), words);
+    }
+    assert.equal(joinCommandLine(['npx', '-y', '@agentclientprotocol/claude-agent-acp']), 'npx -y @agentclientprotocol/claude-agent-acp');
+  });
+
+  it('parses NAME=VALUE environments', () => {
+    assert.deepEqual(parseEnv('A=1 B="two words" C='), { A: '1', B: 'two words', C: '' });
+    assert.deepEqual(parseEnv(''), {});
+    assert.equal(parseEnv('A=1 oops'), '"oops" is not NAME=VALUE');
+  });
+
+  it('makes unique agent ids from names', () => {
+    assert.equal(agentId('Claude Code', []), 'claude-code');
+    assert.equal(agentId('Claude Code', ['claude-code']), 'claude-code-2');
+    assert.equal(agentId('!!!', []), 'agent');
+    assert.equal(agentId('Symposium Eliza', []), 'symposium-eliza-2');
+  });
+});
