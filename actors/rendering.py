@@ -146,11 +146,22 @@ def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part
 def merge_parts(parts: Iterable[Part]) -> list[Part]:
     """Consecutive text (or thinking) parts as one: a flood of tiny chunks costs less downstream."""
     merged: list[Part] = []
+    run: list[str] = []  # the values of the run of text (or thinking) parts being merged
+
+    def close_run() -> None:
+        if len(run) > 1:
+            merged[-1] = type(merged[-1])("".join(run))  # type: ignore[call-arg]
+        run.clear()
+
     for part in parts:
-        if merged and type(part) is type(merged[-1]) and isinstance(part, (TextPart, ThinkingPart)):
-            merged[-1] = type(part)(merged[-1].value + part.value)  # type: ignore[union-attr]
-        else:
-            merged.append(part)
+        if run and type(part) is type(merged[-1]):
+            run.append(part.value)  # type: ignore[union-attr]
+            continue
+        close_run()
+        merged.append(part)
+        if isinstance(part, (TextPart, ThinkingPart)):
+            run.append(part.value)
+    close_run()
     return merged
 
 

@@ -378,12 +378,18 @@ class Peer:
         if not line.strip():
             return
         try:
-            obj = json.loads(line)
+            obj = json.loads(line.decode())
         except (ValueError, UnicodeDecodeError):
             msg = classify(line)
         else:
             if self._tracer is not None and isinstance(obj, dict):
                 self._tracer("recv", obj)
+            if type(obj) is dict and "id" not in obj and type(obj.get("method")) is str:
+                # The hot path (an agent streaming updates): no classification objects.
+                params = obj.get("params")
+                if params is None or isinstance(params, (dict, list)):
+                    await self._handle_notification(obj["method"], params)
+                    return
             msg = classify_object(obj)
         match msg:
             case Invalid(reply=reply, reason=reason):
