@@ -100,6 +100,7 @@ class _NewSession:
     mcp_servers: list[dict[str, Any]]
     events: trio.MemorySendChannel[Any] = attrs.field(eq=False)
     reply: trio.MemorySendChannel[AgentSession | AgentError] = attrs.field(eq=False)
+    resume: str | None = None  # an earlier session of this agent to `session/load`, if it can
 
 
 @attrs.frozen
@@ -129,6 +130,7 @@ class AgentSession:
     agent_name: str
     capabilities: dict[str, Any]
     _commands: trio.MemorySendChannel[_Command]
+    loaded: bool = False  # resumed with session/load: the agent already holds the conversation
 
     def _send(self, command: _Command) -> None:
         try:
@@ -374,10 +376,12 @@ class AgentProcess:
 
     # Commands ----------------------------------------------------------------------------
 
-    async def new_session(self, cwd: str, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any]) -> AgentSession:
+    async def new_session(
+        self, cwd: str, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any], resume: str | None = None
+    ) -> AgentSession:
         reply_send, reply = trio.open_memory_channel[AgentSession | AgentError](1)
         try:
-            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send))
+            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AgentError(self._failure(f"Agent {self.name!r} is not running", "agent_exited")) from None
         try:
@@ -404,6 +408,20 @@ class AgentProcess:
 
     async def _open_session(self, command: _NewSession, peer: Peer) -> None:
         with command.reply:
+            if command.resume and self.capabilities.get("loadSession"):
+                # Routed before asking, so the history the agent replays reaches the session,
+                # which drops it: the user saw it already.
+                self._sessions[command.resume] = command.events
+                try:
+                    await peer.request("session/load", acp.load_session_params(command.resume, command.cwd, command.mcp_servers))
+                except RpcError as exc:
+                    log.info("agent %s could not load session %s (%s); starting a new one", self.name, command.resume, exc.message)
+                    del self._sessions[command.resume]
+                except ConnectionClosed:
+                    return
+                else:
+                    command.reply.send_nowait(AgentSession(command.resume, self.name, self.capabilities, self._commands_send, loaded=True))
+                    return
             try:
                 result = await peer.request("session/new", acp.new_session_params(command.cwd, command.mcp_servers))
                 session_id = result["sessionId"]
@@ -497,7 +515,7 @@ class AgentPool:
         self._warmed = False
 
     async def open_session(
-        self, agent: Agent, cwd: str | None, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any]
+        self, agent: Agent, cwd: str | None, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any], resume: str | None = None
     ) -> AgentSession:
         """A new ACP session with `agent` (started if need be); its events go to `events`."""
         key = acp.canonical_key(agent_to_wire(agent))
@@ -514,7 +532,7 @@ class AgentPool:
                     self._nursery.start_soon(self._stop_idle_agents)
                 self._agents[key] = process
                 self.started += 1
-        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events)
+        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume)
 
     async def _stop_idle_agents(self) -> None:
         """Stop agents no session has used for `idle` seconds; runs while any agent does."""

@@ -25,6 +25,7 @@ from actors.matching import Conversation, ConversationIndex, Match, is_summarisa
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
 from actors.rendering import split_context
 from actors.session import SessionActor
+from actors.session_store import SessionStore
 from actors.settings import Settings
 from protocol.jsonrpc import REQUEST_CANCELLED, RpcError, id_key
 from protocol.transcript import Recorder
@@ -77,11 +78,15 @@ class _Live:
     streaming: _Streaming | None = None
     seq: int = 0  # turns this conversation has taken
     throwaway: bool = False  # a one-off session (a summary), never matched, retired when done
+    resumable: bool = False  # named by a marker of an earlier backend run
 
 
 class HistoryActor:
-    def __init__(self, pool: AgentPool, settings: Settings, markers: MarkerCodec, recorder: Recorder | None = None) -> None:
+    def __init__(
+        self, pool: AgentPool, settings: Settings, markers: MarkerCodec, recorder: Recorder | None = None, store: SessionStore | None = None
+    ) -> None:
         self._pool = pool
+        self._store = store
         self._recorder = recorder
         self._settings = settings
         self._markers = markers
@@ -130,6 +135,7 @@ class HistoryActor:
         match, conversation_id = self._match(params, messages, self._markers.newest(params.messages))
         if match.conversation is None:
             live = self._start_conversation(params, messages, nursery, conversation_id)
+            live.resumable = conversation_id is not None
             context, new = split_context(messages)
             canceled = False
         else:
@@ -160,6 +166,7 @@ class HistoryActor:
             offers_agent_action=any(t.name == AGENT_ACTION_TOOL for t in tools),
             scope=trio.CancelScope(),
             cwd=params.cwd,
+            resumable=live.resumable and live.seq == 0,
         )
         live.seq += 1
         live.streaming = _Streaming(request, turn, live.seq)
@@ -209,7 +216,9 @@ class HistoryActor:
         mailbox_send, mailbox = trio.open_memory_channel[Turn](math.inf)
         live = _Live(state, mailbox_send, throwaway=throwaway)
         self._live[conversation_id] = live
-        actor = SessionActor(conversation_id, params.agent, self._pool, mailbox, self._send, settings=self._settings, recorder=self._recorder)
+        actor = SessionActor(
+            conversation_id, params.agent, self._pool, mailbox, self._send, settings=self._settings, recorder=self._recorder, store=self._store
+        )
         nursery.start_soon(actor.run, name=f"session {conversation_id[:8]}")
         log.info("new conversation %s with %d message(s)", conversation_id, len(messages))
         return live

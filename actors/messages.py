@@ -27,6 +27,7 @@ class Turn:
     offers_agent_action: bool
     scope: trio.CancelScope = attrs.field(eq=False)  # History cancels it on lm/cancel or supersede
     cwd: str | None = None
+    resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
 
 
 @attrs.frozen

@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import logging
 import math
+import os
 import uuid
 
 import attrs
@@ -33,6 +34,7 @@ from actors.agent_process import (
     Update,
 )
 from actors.mailbox import PeekableMailbox
+from actors.session_store import SessionStore
 from actors.settings import Settings
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
 from actors.rendering import (
@@ -52,13 +54,17 @@ from actors.tool_bridge import ToolBridge, ToolCalled
 from protocol import acp
 from protocol.jsonrpc import RpcError
 from protocol.transcript import Recorder
-from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart, ToolResultPart
+from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart, ToolResultPart, agent_to_wire
 
 log = logging.getLogger(__name__)
 
 GATHER_WINDOW = 0.02  # tool calls the agent makes within this of each other go to VS Code together
 
 Event = AgentEvent | ToolCalled
+
+
+def agent_key(agent: Agent) -> str:
+    return acp.canonical_key(agent_to_wire(agent))
 
 
 class _Retired(Exception):
@@ -81,6 +87,7 @@ class SessionActor:
         *,
         settings: Settings,
         recorder: Recorder | None = None,
+        store: SessionStore | None = None,
     ) -> None:
         self.conversation = conversation
         self.agent = agent
@@ -89,6 +96,7 @@ class SessionActor:
         self._outbox = outbox
         self._settings = settings
         self._recorder = recorder
+        self._store = store
         self._events_send, self._events = trio.open_memory_channel[Event](math.inf)
         self._backlog: collections.deque[Event] = collections.deque()
         self._tracker = ToolCallTracker()
@@ -103,11 +111,18 @@ class SessionActor:
         bridge = ToolBridge(self._events_send, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
             await nursery.start(bridge.run, first.tools)
+            resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
             try:
-                session = await self._pool.open_session(self.agent, first.cwd, [bridge.entry()], self._events_send)
+                session = await self._pool.open_session(
+                    self.agent, resume[1] if resume else first.cwd, [bridge.entry()], self._events_send, resume[0] if resume else None
+                )
             except AgentError as exc:
                 self._fail(first, exc.error, retire=True)
             else:
+                if self._store is not None:
+                    self._store.save(self.conversation, agent_key(self.agent), session.id, os.path.abspath(first.cwd or os.getcwd()))
+                if session.loaded:
+                    self._drop_replayed_history()
                 try:
                     await self._serve(session, bridge)
                 except _Retired:
@@ -122,7 +137,19 @@ class SessionActor:
                 turn = await self._mailbox.receive()
             except trio.EndOfChannel:
                 return
+            if session.loaded and turn.context:
+                turn = attrs.evolve(turn, context=())  # the loaded session holds the history already
             await self._run_turn(turn, session, bridge)
+
+    def _drop_replayed_history(self) -> None:
+        """`session/load` replays the conversation as updates; the user has seen it."""
+        while True:
+            try:
+                event = self._events.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                return
+            if not isinstance(event, Update):
+                self._backlog.append(event)
 
     # Emitting to History ------------------------------------------------------------------
 

@@ -32,6 +32,10 @@ def new_session_params(cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str,
     return {"cwd": cwd, "mcpServers": mcp_servers}
 
 
+def load_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}
+
+
 def text_block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 

@@ -17,6 +17,7 @@ from actors.history import CancelRequest, ChatRequest, HistoryActor
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
 from actors.rendering import merge_parts
+from actors.session_store import SessionStore
 from actors.settings import Settings
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError
 from protocol.transcript import Recorder
@@ -167,7 +168,8 @@ async def serve(
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None)
     async with trio.open_nursery() as nursery:
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
-        history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder)
+        store = SessionStore(state_dir() / "sessions.sqlite3")
+        history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder, store)
         nursery.start_soon(history.run, name="history")
         Backend(peer, history)
         async with trio.open_nursery() as serving:

@@ -70,15 +70,19 @@ def prompt(id: Any, session: str, text: str) -> None:
 
 def main() -> None:
     refuse = "--refuse-init" in sys.argv
+    loads = "--load" in sys.argv  # advertises and serves session/load (replaying a line of history)
     while (msg := read()) is not None:
         method, id, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
         if method == "initialize":
             if refuse:
                 send({"id": id, "error": {"code": -32000, "message": "Authentication required"}})
             else:
-                send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": False}}})
+                send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": loads}}})
         elif method == "session/new":
             send({"id": id, "result": {"sessionId": str(uuid.uuid4())}})
+        elif method == "session/load" and loads:
+            say(params["sessionId"], "(replayed history)")
+            send({"id": id, "result": {}})
         elif method == "session/prompt":
             prompt(id, params["sessionId"], " ".join(b.get("text", "") for b in params["prompt"]).strip())
 

@@ -7,13 +7,18 @@ started primed with the conversation so far).
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import trio
 
-from symposium.client import BackendClient
+from symposium.client import BackendClient, process_agent
 from tests.conftest import Tap
 from tests.copilot import Copilot
 
 GUARD = 30
+HERE = Path(__file__).parent
 
 
 def sessions(tap: Tap) -> list[str]:
@@ -147,3 +152,23 @@ async def test_system_messages_are_forwarded_only_when_asked_and_only_when_chang
     prompts = [m["params"]["prompt"] for m in tap.requests("session/prompt")]
     assert prompts[0][0]["text"].startswith("Instructions from the VS Code chat:\n\nBe brief.")
     assert prompts[1] == [{"type": "text", "text": "I feel sad"}]
+
+
+async def test_after_a_restart_an_agent_that_can_load_sessions_resumes_its_own(tmp_path: Path) -> None:
+    log = tmp_path / "quirky.jsonl"
+    agent = process_agent("loader", sys.executable, [str(HERE / "acp_tee.py"), str(log), "--", sys.executable, str(HERE / "quirky_agent.py"), "--load"])
+    async with BackendClient.spawn() as first_backend:
+        copilot = Copilot(first_backend, agent)
+        with trio.fail_after(GUARD):
+            await copilot.ask("Hello")
+    async with BackendClient.spawn() as second_backend:
+        copilot.backend = second_backend
+        with trio.fail_after(GUARD):
+            resumed = await copilot.ask("again")
+    assert resumed.text() == "echo: again"  # not primed: the agent has its session back
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    sent = [r["msg"] for r in records if r.get("dir") == "c2a" and "method" in r.get("msg", {})]
+    first_session = next(m for m in [r["msg"] for r in records if "result" in r.get("msg", {})] if "sessionId" in m["result"])["result"]["sessionId"]
+    [load] = [m for m in sent if m["method"] == "session/load"]
+    assert load["params"]["sessionId"] == first_session
+    assert [m["params"]["sessionId"] for m in sent if m["method"] == "session/prompt"] == [first_session, first_session]
