@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: chat test bench setup clean agents vsix
+.PHONY: chat test bench setup clean agents vsix transcripts
 
 setup: $(READY)
 
@@ -28,6 +28,10 @@ test: $(READY) agents
 # The VS Code extension as an installable package: extension/symposium-<version>.vsix
 vsix:
 	@bash extension/scripts/vsix.sh
+
+# Re-record tests/transcripts/ from real runs (Eliza, and Claude Code against the fake API).
+transcripts: $(READY) agents
+	$(BIN)/python -m tests.record_transcripts
 
 bench: $(READY)
 	$(BIN)/python -m bench

@@ -12,6 +12,7 @@ actor's mailbox and receives its session's `AgentEvent`s on a channel of its own
 from __future__ import annotations
 
 import collections
+import contextlib
 from collections.abc import Awaitable, Callable
 from functools import partial
 import logging
@@ -112,6 +113,7 @@ class _Prompt:
 @attrs.frozen
 class _Cancel:
     session_id: str
+    then: tuple[Callable[[], None], ...] = attrs.field(default=(), eq=False)  # once session/cancel is out
 
 
 @attrs.frozen
@@ -142,8 +144,13 @@ class AgentSession:
         """Start a prompt; its updates and its end arrive as events."""
         self._send(_Prompt(self.id, blocks))
 
-    def cancel(self) -> None:
-        self._send(_Cancel(self.id))
+    def cancel(self, then: tuple[Callable[[], None], ...] = ()) -> None:
+        """`session/cancel`; then run `then` (answering what the agent still waits for).
+
+        ACP wants the cancel first: answered before it, a denied permission reads to an
+        agent as a failed tool, and it goes on working until the cancel lands.
+        """
+        self._send(_Cancel(self.id, then))
 
     def close(self) -> None:
         self._send(_Close(self.id))
@@ -332,6 +339,10 @@ class AgentProcess:
             await self._peer.aclose()
         if process is None or process.returncode is not None:
             self._close_lifeline()
+            if process is not None:
+                # The agent ended by itself: what it started may still run in its group.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
             return
         if process.stdin is not None:
             with trio.move_on_after(STOP_GRACE):
@@ -399,8 +410,8 @@ class AgentProcess:
                 nursery.start_soon(self._open_session, command, peer)
             case _Prompt(session_id=sid, blocks=blocks):
                 nursery.start_soon(self._prompt, peer, sid, blocks)
-            case _Cancel(session_id=sid):
-                nursery.start_soon(self._notify_quietly, peer, "session/cancel", {"sessionId": sid})
+            case _Cancel(session_id=sid, then=then):
+                nursery.start_soon(self._cancel, peer, sid, then)
             case _Close(session_id=sid):
                 send = self._sessions.pop(sid, None)
                 if send is not None:
@@ -456,11 +467,13 @@ class AgentProcess:
         stop = (result or {}).get("stopReason") if isinstance(result, dict) else None
         self._deliver(session_id, PromptDone(stop if isinstance(stop, str) else "end_turn"))
 
-    async def _notify_quietly(self, peer: Peer, method: str, params: dict[str, Any]) -> None:
+    async def _cancel(self, peer: Peer, session_id: str, then: tuple[Callable[[], None], ...]) -> None:
         try:
-            await peer.notify(method, params)
+            await peer.notify("session/cancel", {"sessionId": session_id})
         except ConnectionClosed:
             pass
+        for answer in then:
+            answer()
 
     def _deliver(self, session_id: str, event: AgentEvent) -> bool:
         send = self._sessions.get(session_id)

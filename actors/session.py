@@ -18,6 +18,8 @@ import logging
 import math
 import os
 import uuid
+from collections.abc import Callable
+from functools import partial
 
 import attrs
 import trio
@@ -102,6 +104,7 @@ class SessionActor:
         self._tracker = ToolCallTracker()
         self._visible = False  # the current VS Code response has a text or tool-call part
         self._system_sent: str | None = None  # the system message last forwarded (if forwarding)
+        self._owed: list[Callable[[], None]] = []  # answers the agent gets once session/cancel is out
 
     async def run(self) -> None:
         try:
@@ -311,7 +314,7 @@ class SessionActor:
         results = await self._peek_results([call_id])
         option = choose_option(ask.params.get("options"), allow=True)
         if results is None or option is None:
-            ask.answer(acp.CANCELLED_OUTCOME)
+            self._owed.append(lambda: ask.answer(acp.CANCELLED_OUTCOME))  # after session/cancel
             return None
         ask.answer(acp.selected_outcome(option))
         return self._mailbox.consume()
@@ -322,7 +325,7 @@ class SessionActor:
         results = await self._peek_results([call_id for call_id, _ in calls])
         if results is None:
             for _, call in calls:
-                call.answer("VS Code did not run the tool: the user cancelled or moved on")
+                self._owed.append(partial(call.answer, "VS Code did not run the tool: the user cancelled or moved on"))
             return None
         for call_id, call in calls:
             call.answer(results[call_id])
@@ -342,7 +345,8 @@ class SessionActor:
         Draining the cancelled prompt's end here is what keeps the next turn from ending
         early on a stale stop reason (predecessor bug 11).
         """
-        session.cancel()
+        owed, self._owed = tuple(self._owed), []
+        session.cancel(then=owed)
         with trio.move_on_after(self._settings.cancel_timeout):
             while True:
                 match await self._next_event():

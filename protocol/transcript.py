@@ -26,6 +26,7 @@ from protocol.jsonrpc import Tracer
 log = logging.getLogger(__name__)
 
 REDACTED = "<redacted>"
+MIN_SECRET = 8
 _SECRET_KEYS = frozenset({"authorization", "api_key", "apikey", "token", "password", "secret"})
 
 
@@ -51,8 +52,12 @@ class Recorder:
         return self._counters[kind]
 
     def secret(self, value: str) -> None:
-        """A value to redact wherever it appears from now on."""
-        if value:
+        """A value to redact wherever it appears from now on.
+
+        Short values (`1`, `true`) are redacted where they are given, not hunted everywhere:
+        they are settings, and replacing every `1` would garble the transcript.
+        """
+        if len(value) >= MIN_SECRET:
             self._secrets.add(value)
 
     def channel(self, name: str) -> Tracer:
@@ -67,9 +72,9 @@ class Recorder:
     def write(self, record: dict[str, Any]) -> None:
         if self._file is None:
             return
-        record = {"t": round(time.monotonic() - self._start, 6), **record}
+        record = {"t": round(time.monotonic() - self._start, 6), **{k: self._redact(v) if k in ("msg", "stderr") else v for k, v in record.items()}}
         try:
-            self._file.write(json.dumps(self._redact(record), ensure_ascii=False, separators=(",", ":")) + "\n")
+            self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
         except (OSError, ValueError) as exc:
             log.warning("transcript recording stopped: %s", exc)
             self.close()

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -69,6 +70,75 @@ async def eliza_tool_parallel(backend: BackendClient) -> None:
     await backend.chat(history, agent=ELIZA, tools=[READ, SEARCH])
 
 
+# Claude Code, against the fake Anthropic API ----------------------------------------------------------
+
+WEATHER = {"name": "get_weather", "description": "The weather in a city", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+
+
+async def _with_claude(backend: BackendClient, play: Callable[[BackendClient, Any], Awaitable[None]]) -> None:
+    from tests.claude import ClaudeCode
+    from tests.fake_anthropic import FakeAnthropic
+
+    api = FakeAnthropic()
+    with tempfile.TemporaryDirectory() as root:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(api.serve)
+            await play(backend, ClaudeCode(api, Path(root)))
+            nursery.cancel_scope.cancel()
+
+
+async def claude_plain(backend: BackendClient) -> None:
+    from tests.fake_anthropic import reply, text
+
+    async def play(backend: BackendClient, claude: Any) -> None:
+        claude.api.script(reply(text("Hello! ", "How can I help?")), reply(text("Glad to.")))
+        copilot = Copilot(backend, claude.agent)
+        await copilot.ask("Hello")
+        await copilot.ask("Thanks")
+
+    await _with_claude(backend, play)
+
+
+async def claude_permission(backend: BackendClient) -> None:
+    from tests.fake_anthropic import reply, text, tool_use
+
+    async def play(backend: BackendClient, claude: Any) -> None:
+        target = claude.cwd / "out.txt"
+        claude.api.script(reply(text("I will write it."), tool_use("Bash", {"command": f"echo hi > {target}", "description": "Write hi"})),
+                          reply(text("Done.")))
+        copilot = Copilot(backend, claude.agent)
+        copilot.tools = [AGENT_ACTION_TOOL_DEF]
+        await copilot.ask("Write hi to out.txt")
+        await copilot.answer_tools({"symposium-agent-action": "Approved"})
+
+    await _with_claude(backend, play)
+
+
+async def claude_tools(backend: BackendClient) -> None:
+    from tests.fake_anthropic import reply, text, tool_use
+
+    async def play(backend: BackendClient, claude: Any) -> None:
+        claude.api.script(reply(text("Let me check."), tool_use("mcp__vscode_tools__get_weather", {"city": "Paris"})), reply(text("It is sunny.")))
+        copilot = Copilot(backend, claude.agent, tools=[AGENT_ACTION_TOOL_DEF, WEATHER])
+        await copilot.ask("Weather in Paris?")
+        await copilot.answer_tools({"get_weather": "Sunny, 25 C"})
+
+    await _with_claude(backend, play)
+
+
+async def claude_cancel(backend: BackendClient) -> None:
+    from tests.fake_anthropic import reply, text
+
+    async def play(backend: BackendClient, claude: Any) -> None:
+        claude.api.script(reply(text("one ", "two ", "three"), stall_after=1), reply(text("Fresh answer.")))
+        copilot = Copilot(backend, claude.agent)
+        await copilot.ask_cancelled("Count to three")
+        await claude.api.wait_for(lambda r: r.main and (r.aborted or r.finished))
+        await copilot.ask("Say something else")
+
+    await _with_claude(backend, play)
+
+
 SCENARIOS: dict[str, Scenario] = {
     "eliza-plain": eliza_plain,
     "eliza-multi-turn": eliza_multi_turn,
@@ -77,6 +147,10 @@ SCENARIOS: dict[str, Scenario] = {
     "eliza-cancel": eliza_cancel,
     "eliza-tool-single": eliza_tool_single,
     "eliza-tool-parallel": eliza_tool_parallel,
+    "claude-plain": claude_plain,
+    "claude-permission": claude_permission,
+    "claude-tools": claude_tools,
+    "claude-cancel": claude_cancel,
 }
 
 
