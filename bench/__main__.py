@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from bench import cold_start, matching, relay, second_conversation, streaming, tool_round_trip
+from bench import cold_start, matching, recording, relay, second_conversation, streaming, tool_round_trip
 
 Row = tuple[str, str, str, bool | None]
 
@@ -99,10 +99,21 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("cold start", _cold_start),
     ("matching", _matching),
     ("streaming", _streaming),
+    ("recording", _recording),
     ("second conversation", _second_conversation),
     ("relay start-up", _relay),
     ("bridged tool round trip", _tool_round_trip),
 ]
+
+
+def _recording() -> list[Row]:
+    found = recording.measure()
+    return [(
+        "recording: 20,000 chunks with --trace-dir / without",
+        f"{found['recording']:,.0f} / {found['plain']:,.0f} chunks/s = {found['ratio']:.0%}",
+        ">= 80%",
+        found["ratio"] >= 0.8,
+    )]
 
 
 def main() -> int:
