@@ -48,36 +48,23 @@ VERSION = "0.1.0"
 CONTEXT_TOKENS = 200_000
 
 
-def eliza_model() -> ModelInfo:
+def _model(id: str, name: str, detail: str) -> ModelInfo:
     return ModelInfo(
-        id=ELIZA_MODEL_ID,
-        name="Eliza (Symposium)",
+        id=id,
+        name=name,
         family=FAMILY,
         version=VERSION,
         max_input_tokens=CONTEXT_TOKENS,
         max_output_tokens=CONTEXT_TOKENS,
         capabilities=Capabilities(tool_calling=True),
-        detail="built-in ACP agent",
+        detail=detail,
     )
 
 
 def model_infos(params: InfoParams) -> list[ModelInfo]:
-    models = [eliza_model()]
-    for entry in params.agents:
-        if entry.id == ELIZA_MODEL_ID:
-            continue
-        models.append(
-            ModelInfo(
-                id=entry.id,
-                name=f"{entry.name} (ACP)",
-                family=FAMILY,
-                version=VERSION,
-                max_input_tokens=CONTEXT_TOKENS,
-                max_output_tokens=CONTEXT_TOKENS,
-                capabilities=Capabilities(tool_calling=True),
-                detail="ACP agent",
-            )
-        )
+    """The built-in Eliza, then one model per configured agent."""
+    models = [_model(ELIZA_MODEL_ID, "Eliza (Symposium)", "built-in ACP agent")]
+    models += [_model(e.id, f"{e.name} (ACP)", "ACP agent") for e in params.agents if e.id != ELIZA_MODEL_ID]
     return models
 
 

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import signal
 
 import pytest
 import trio
 
 from symposium.client import BackendClient, user
+from tests.claude import process_gone
 from tests.conftest import Tap
 
 GUARD = 30
-
-
-async def exited(pid: int) -> None:
-    """Returns once process `pid` has terminated (a pidfd becomes readable), without polling."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    try:
-        await trio.lowlevel.wait_readable(fd)
-    finally:
-        os.close(fd)
 
 
 @pytest.mark.parametrize("ending", ["stdin EOF", "SIGTERM", "SIGKILL"])
@@ -44,4 +32,4 @@ async def test_the_agent_process_never_outlives_the_backend(tap: Tap, ending: st
                 case "SIGKILL":
                     backend_process.kill()
                     assert await backend_process.wait() == -signal.SIGKILL
-            await exited(agent_pid)
+            await process_gone(agent_pid)
