@@ -88,8 +88,17 @@ async function main(): Promise<number> {
 
     writeSettings(settingsFile, SCREENSHOT_AGENTS);
     const picture = screenshot ?? path.join(OUT, 'model-picker.png');
-    await screenshotModelPicker(browser, url([['extensionDevelopmentPath', remote(extension)]]), picture);
-    console.log(`model picker screenshot: ${picture}`);
+    try {
+      await screenshotModelPicker(browser, url([['extensionDevelopmentPath', remote(extension)]]), picture);
+      console.log(`model picker screenshot: ${picture}`);
+    } catch (error) {
+      // The picture is for the README; driving the picker's UI is not what the tests test. Only an
+      // explicit --screenshot (refreshing docs/) must have it.
+      if (screenshot) {
+        throw error;
+      }
+      console.warn(`model picker screenshot skipped: ${error instanceof Error ? error.message.split('\n')[0] : error}`);
+    }
     // The tally last, where CI looks for it.
     const tally = /^\d+ passed, \d+ failed.*$/m.exec(report)?.[0] ?? '0 passed, 1 failed (no report)';
     console.log(`integration: ${tally}`);
