@@ -159,10 +159,6 @@ class AgentSession:
     def accepts_images(self) -> bool:
         return bool(self.capabilities.get("promptCapabilities", {}).get("image"))
 
-    @property
-    def mcp_http(self) -> bool:
-        return bool(self.capabilities.get("mcpCapabilities", {}).get("http"))
-
 
 # The actor ---------------------------------------------------------------------------------
 

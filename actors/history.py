@@ -101,9 +101,6 @@ class HistoryActor:
     def mailbox(self) -> trio.MemorySendChannel[HistoryMessage]:
         return self._send
 
-    def conversation_count(self) -> int:
-        return len(self._live)
-
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery

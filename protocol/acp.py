@@ -14,8 +14,6 @@ PROTOCOL_VERSION = 1
 
 CLIENT_INFO = {"name": "symposium", "title": "Symposium (VS Code LM bridge)", "version": "0.1.0"}
 
-STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled")
-
 CANCELLED_OUTCOME: dict[str, Any] = {"outcome": "cancelled"}
 
 

@@ -217,8 +217,6 @@ def id_key(id: JSON) -> str:
 
 RequestHandler = Callable[[JSON, JSON], Awaitable[JSON]]  # (params, id)
 NotificationHandler = Callable[[JSON], Awaitable[None]]
-FallbackRequestHandler = Callable[[str, JSON, JSON], Awaitable[JSON]]  # (method, params, id)
-FallbackNotificationHandler = Callable[[str, JSON], Awaitable[None]]
 Tracer = Callable[..., None]  # (direction, message, raw line if at hand) → None
 
 
@@ -245,8 +243,6 @@ class Peer:
         self._tracer = tracer
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
-        self._fallback_request: FallbackRequestHandler | None = None
-        self._fallback_notification: FallbackNotificationHandler | None = None
         self._pending: dict[str, trio.MemorySendChannel[Response]] = {}
         self._inbound: dict[str, trio.CancelScope] = {}
         self._ids = itertools.count()
@@ -260,12 +256,6 @@ class Peer:
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
         self._notification_handlers[method] = handler
-
-    def on_other_request(self, handler: FallbackRequestHandler) -> None:
-        self._fallback_request = handler
-
-    def on_other_notification(self, handler: FallbackNotificationHandler) -> None:
-        self._fallback_notification = handler
 
     # Outbound --------------------------------------------------------------------------
 
@@ -422,8 +412,6 @@ class Peer:
         try:
             if handler is not None:
                 await handler(params)
-            elif self._fallback_notification is not None:
-                await self._fallback_notification(method, params)
             else:
                 log.debug("%s: ignored notification %s", self.name, method)
         except Exception:
@@ -456,6 +444,4 @@ class Peer:
         handler = self._request_handlers.get(request.method)
         if handler is not None:
             return await handler(request.params, request.id)
-        if self._fallback_request is not None:
-            return await self._fallback_request(request.method, request.params, request.id)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
