@@ -304,12 +304,12 @@ class AgentProcess:
             with trio.fail_after(INITIALIZE_TIMEOUT):
                 result = await peer.request("initialize", acp.initialize_params())
         except trio.TooSlowError:
-            raise AgentError(self._failure(f"Agent {self.name!r} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", "initialize_timeout")) from None
+            raise AgentError(self._failure(f"Agent {self._named()} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", "initialize_timeout")) from None
         except ConnectionClosed:
             await self._reap()
-            raise AgentError(self._failure(f"Agent {self.name!r} exited during start-up{self._exit_note()}", "exited")) from None
+            raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", "exited")) from None
         except RpcError as exc:
-            raise AgentError(self._failure(f"Agent {self.name!r} refused initialize: {exc.message}", "initialize_failed")) from None
+            raise AgentError(self._failure(f"Agent {self._named()} refused initialize: {exc.message}", "initialize_failed")) from None
         self.capabilities = (result or {}).get("agentCapabilities") or {}
 
     async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
@@ -360,6 +360,12 @@ class AgentProcess:
         if self._lifeline is not None:
             os.close(self._lifeline)
             self._lifeline = None
+
+    def _named(self) -> str:
+        """The agent for a start-up failure: its name and the command that failed."""
+        if isinstance(self.agent, ProcessAgent):
+            return f"{self.name!r} ({' '.join([self.agent.command, *self.agent.args])})"
+        return repr(self.name)
 
     def _exit_note(self) -> str:
         if self._process is not None and self._process.returncode is not None:

@@ -60,7 +60,7 @@ async def test_an_agent_exiting_at_start_fails_with_its_stderr(backend: BackendC
     with trio.fail_after(GUARD):
         result = await backend.chat([user("Hello")], agent=dying)
     assert result.error is not None and result.error.code == -32000
-    assert "exited during start-up (exit code 3)" in result.error.message
+    assert "(sh -c echo 'fatal: no API key configured' >&2; exit 3) exited during start-up (exit code 3)" in result.error.message
     assert result.error.data["stderr"] == ["fatal: no API key configured"]
 
 
@@ -69,4 +69,5 @@ async def test_an_agent_refusing_initialize_fails_readably(backend: BackendClien
     with trio.fail_after(GUARD):
         result = await backend.chat([user("Hello")], agent=refusing)
     assert result.error is not None and result.error.code == -32000
-    assert result.error.message == "Agent 'refusing' refused initialize: Authentication required"
+    assert result.error.message.startswith("Agent 'refusing' (")
+    assert "quirky_agent.py --refuse-init) refused initialize: Authentication required" in result.error.message
