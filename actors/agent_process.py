@@ -163,6 +163,11 @@ class AgentSession:
 # The actor ---------------------------------------------------------------------------------
 
 
+def agent_key(agent: Agent) -> str:
+    """One agent definition, one key: for the pool's processes and the remembered sessions."""
+    return acp.canonical_key(agent_to_wire(agent))
+
+
 def agent_label(agent: Agent) -> str:
     if isinstance(agent, ElizaAgent):
         return "Eliza"
@@ -533,7 +538,7 @@ class AgentPool:
         self, agent: Agent, cwd: str | None, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any], resume: str | None = None
     ) -> AgentSession:
         """A new ACP session with `agent` (started if need be); its events go to `events`."""
-        key = acp.canonical_key(agent_to_wire(agent))
+        key = agent_key(agent)
         async with self._locks[key]:
             process = self._agents.get(key)
             if process is None or process.exited.is_set():

@@ -18,7 +18,7 @@ import logging
 import math
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 
 import attrs
@@ -34,6 +34,7 @@ from actors.agent_process import (
     PromptDone,
     PromptFailed,
     Update,
+    agent_key,
 )
 from actors.mailbox import PeekableMailbox
 from actors.session_store import SessionStore
@@ -56,17 +57,13 @@ from actors.tool_bridge import ToolBridge, ToolCalled
 from protocol import acp
 from protocol.jsonrpc import RpcError
 from protocol.transcript import Recorder
-from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart, ToolResultPart, agent_to_wire
+from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart, ToolResultPart
 
 log = logging.getLogger(__name__)
 
 GATHER_WINDOW = 0.02  # tool calls the agent makes within this of each other go to VS Code together
 
 Event = AgentEvent | ToolCalled
-
-
-def agent_key(agent: Agent) -> str:
-    return acp.canonical_key(agent_to_wire(agent))
 
 
 class _Retired(Exception):
@@ -146,13 +143,7 @@ class SessionActor:
 
     def _drop_replayed_history(self) -> None:
         """`session/load` replays the conversation as updates; the user has seen it."""
-        while True:
-            try:
-                event = self._events.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                return
-            if not isinstance(event, Update):
-                self._backlog.append(event)
+        self._backlog.extend(event for event in self._waiting() if not isinstance(event, Update))
 
     # Emitting to History ------------------------------------------------------------------
 
@@ -176,6 +167,14 @@ class SessionActor:
         self._send(turn, FailedEvent(error, retire))
 
     # Events --------------------------------------------------------------------------------
+
+    def _waiting(self) -> Iterator[Event]:
+        """The events already queued, taken without waiting."""
+        while True:
+            try:
+                yield self._events.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                return
 
     async def _next_event(self) -> Event:
         if self._backlog:
@@ -213,11 +212,7 @@ class SessionActor:
 
     def _agent_gone(self) -> AgentExited | None:
         """An agent that exited while the conversation was idle (stopped for idleness, crashed)."""
-        while True:
-            try:
-                self._backlog.append(self._events.receive_nowait())
-            except (trio.WouldBlock, trio.EndOfChannel):
-                break
+        self._backlog.extend(self._waiting())
         return next((e for e in self._backlog if isinstance(e, AgentExited)), None)
 
     async def _run_turn(self, turn: Turn, session: AgentSession, bridge: ToolBridge) -> None:
@@ -278,11 +273,7 @@ class SessionActor:
                 case Update(update=update):
                     parts = render_update(update, self._tracker)
                     # Updates that are already waiting go out with this one, merged.
-                    while not self._backlog:
-                        try:
-                            more = self._events.receive_nowait()
-                        except (trio.WouldBlock, trio.EndOfChannel):
-                            break
+                    for more in () if self._backlog else self._waiting():
                         if not isinstance(more, Update):
                             self._backlog.append(more)
                             break

@@ -257,10 +257,6 @@ def parse(value: Any, cl: type[Any]) -> Any:
 
 
 def part_to_wire(part: Part) -> dict[str, Any]:
-    return unstructure_part(part)
-
-
-def unstructure_part(part: Any) -> dict[str, Any]:
     return converter.unstructure(part, type(part))
 
 
