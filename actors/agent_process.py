@@ -22,7 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -34,6 +34,9 @@ from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
 from protocol.transcript import Recorder
 from protocol.streams import memory_stream_pair
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
+
+if TYPE_CHECKING:
+    from actors.warm import Spares
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +201,7 @@ class AgentProcess:
         self._lifeline: int | None = None  # the guard stops the agent when this closes
         self._peer: Peer | None = None
         self.capabilities: dict[str, Any] = {}
+        self.initialized: dict[str, Any] = {}  # the agent's whole `initialize` result (authMethods, agentInfo)
         self.exited = trio.Event()
         self._stopping = False
         self.last_active = trio.current_time()
@@ -319,7 +323,8 @@ class AgentProcess:
             raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", "exited")) from None
         except RpcError as exc:
             raise AgentError(self._failure(f"Agent {self._named()} refused initialize: {exc.message}", "initialize_failed")) from None
-        self.capabilities = (result or {}).get("agentCapabilities") or {}
+        self.initialized = result if isinstance(result, dict) else {}
+        self.capabilities = self.initialized.get("agentCapabilities") or {}
 
     async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
         await peer.eof.wait()
@@ -537,11 +542,17 @@ class AgentPool:
         self._agents: dict[str, AgentProcess] = {}
         self._locks: collections.defaultdict[str, trio.Lock] = collections.defaultdict(trio.Lock)
         self._warmed = False
+        self.spares: Spares | None = None  # sessions made ahead for prepared agents (actors/warm.py)
 
     async def open_session(
         self, agent: Agent, cwd: str | None, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any], resume: str | None = None
     ) -> AgentSession:
         """A new ACP session with `agent` (started if need be); its events go to `events`."""
+        process = await self.start(agent, cwd)
+        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume)
+
+    async def start(self, agent: Agent, cwd: str | None) -> AgentProcess:
+        """The running process of `agent`, started (and initialized) if need be."""
         key = agent_key(agent)
         async with self._locks[key]:
             process = self._agents.get(key)
@@ -556,7 +567,7 @@ class AgentPool:
                     self._nursery.start_soon(self._stop_idle_agents)
                 self._agents[key] = process
                 self.started += 1
-        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume)
+        return process
 
     async def _stop_idle_agents(self) -> None:
         """Stop agents no session has used for `idle` seconds; runs while any agent does."""

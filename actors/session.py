@@ -109,12 +109,17 @@ class SessionActor:
             first = await self._mailbox.peek()
         except trio.EndOfChannel:
             return
-        bridge = ToolBridge(self._events_send, recorder=self._recorder)
+        resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
+        # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
+        spare = await self._pool.spares.take(self.agent, first.cwd, first.tools) if self._pool.spares and not resume else None
+        if spare is not None:
+            self._events_send, self._events = spare.events_send, spare.events
+        bridge = spare.bridge if spare else ToolBridge(self._events_send, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
-            await nursery.start(bridge.run, first.tools)
-            resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
+            if spare is None:
+                await nursery.start(bridge.run, first.tools)
             try:
-                session = await self._pool.open_session(
+                session = spare.session if spare else await self._pool.open_session(
                     self.agent, resume[1] if resume else first.cwd, [bridge.entry()], self._events_send, resume[0] if resume else None
                 )
             except AgentError as exc:

@@ -18,7 +18,7 @@ import attrs
 import trio
 
 from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
-from protocol.lm import AGENT_ACTION_TOOL, METHOD_CANCEL, METHOD_CHAT, METHOD_COMPLETE, METHOD_INFO, METHOD_PART, METHOD_TOKENS
+from protocol.lm import AGENT_ACTION_TOOL, METHOD_CANCEL, METHOD_CHAT, METHOD_COMPLETE, METHOD_INFO, METHOD_PART, METHOD_PREPARE, METHOD_TOKENS
 
 JSON = Any
 
@@ -146,6 +146,13 @@ class BackendClient:
         if agents:
             params["agents"] = list(agents)
         return (await self.peer.request(METHOD_INFO, params))["models"]
+
+    async def prepare(self, agent: dict[str, JSON], *, model_id: str = "symposium-eliza", cwd: str | None = None) -> dict[str, JSON]:
+        """`lm/prepareModel`: the agent started and a session ready for the next new conversation."""
+        params: dict[str, JSON] = {"modelId": model_id, "agent": agent}
+        if cwd is not None:
+            params["cwd"] = cwd
+        return await self.peer.request(METHOD_PREPARE, params)
 
     async def token_count(self, text: str, model_id: str = "symposium-eliza") -> int:
         return (await self.peer.request(METHOD_TOKENS, {"modelId": model_id, "text": text}))["count"]

@@ -12,13 +12,14 @@ from typing import Any
 
 import trio
 
-from actors.agent_process import AgentPool, Connector
+from actors.agent_process import AgentError, AgentPool, Connector
 from actors.history import CancelRequest, ChatRequest, HistoryActor
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
 from actors.rendering import merge_parts
 from actors.session_store import SessionStore
 from actors.settings import Settings
+from actors.warm import Spares
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError
 from protocol.transcript import Recorder
 from protocol.lm import (
@@ -27,12 +28,14 @@ from protocol.lm import (
     METHOD_COMPLETE,
     METHOD_INFO,
     METHOD_PART,
+    METHOD_PREPARE,
     METHOD_TOKENS,
     CancelParams,
     Capabilities,
     ChatParams,
     InfoParams,
     ModelInfo,
+    PrepareParams,
     TokenCountParams,
     parse,
     part_to_wire,
@@ -96,10 +99,12 @@ def _waiting(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
 class Backend:
     """Wires a VS Code-side Peer to the History actor."""
 
-    def __init__(self, peer: Peer, history: HistoryActor) -> None:
+    def __init__(self, peer: Peer, history: HistoryActor, spares: Spares | None = None) -> None:
         self.peer = peer
         self.history = history
+        self.spares = spares
         peer.on_request(METHOD_INFO, self.provide_information)
+        peer.on_request(METHOD_PREPARE, self.prepare_model)
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
         peer.on_request(METHOD_CHAT, self.provide_response)
         peer.on_notification(METHOD_CANCEL, self.cancel)
@@ -108,11 +113,42 @@ class Backend:
         info = _params(params, InfoParams)
         return {"models": [to_wire(m) for m in model_infos(info)]}
 
+    async def prepare_model(self, params: Any, _id: Any) -> dict[str, Any]:
+        """Start the model's agent and keep a session ready for its next new conversation.
+
+        Answers once that session is ready: `ready` false (with the agent's `error`) when the
+        agent started but would not open one, e.g. until the user signs in. `authMethods` and
+        `agentInfo` are what the agent said in `initialize`. An agent that cannot start at all
+        is an error, as for a chat request.
+        """
+        prepare = _params(params, PrepareParams)
+        if self.spares is None:
+            raise RpcError(INTERNAL_ERROR, "Internal error: this backend keeps no agents warm")
+        try:
+            process, failure = await self.spares.prepare(prepare.agent, prepare.cwd)
+        except AgentError as exc:
+            raise exc.error from None
+        result: dict[str, Any] = {
+            "ready": failure is None,
+            "authMethods": process.initialized.get("authMethods") or [],
+            "agentInfo": process.initialized.get("agentInfo"),
+        }
+        if failure is not None:
+            result["error"] = failure.error.message
+        return result
+
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
         return {"count": token_count(_params(params, TokenCountParams).text)}
 
     async def provide_response(self, params: Any, request_id: Any) -> dict[str, Any]:
         chat = _params(params, ChatParams)
+        try:
+            return await self._respond(chat, request_id)
+        finally:
+            if self.spares is not None:
+                self.spares.settled(chat.agent, chat.cwd)
+
+    async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:
         send, replies = trio.open_memory_channel[Reply](math.inf)
         self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
         async for reply in replies:
@@ -156,9 +192,10 @@ async def serve(
     async with trio.open_nursery() as nursery:
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
         store = SessionStore(state_dir() / "sessions.sqlite3")
+        spares = Spares(pool, nursery, cwd=cwd, recorder=recorder)
         history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder, store)
         nursery.start_soon(history.run, name="history")
-        Backend(peer, history)
+        Backend(peer, history, spares)
         async with trio.open_nursery() as serving:
             serving.start_soon(peer.serve, name="vscode reader")
             await peer.eof.wait()
