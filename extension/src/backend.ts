@@ -37,6 +37,8 @@ export interface BackendHooks {
   onExit?(pid: number | undefined): void;
   /** Every message, both ways (for the trace log and the tests). */
   onMessage?(direction: 'send' | 'recv', message: unknown): void;
+  /** Awaited before the first request starts the backend (a one-time setup of its venv). */
+  whenReady?(): Promise<void>;
 }
 
 /** An error response from the backend. */
@@ -89,8 +91,15 @@ export class Backend {
     return this.proc?.child.pid;
   }
 
-  request<T>(method: string, params: object): Promise<T> {
+  async request<T>(method: string, params: object): Promise<T> {
+    await this.ready();
     return this.call<T>(method, params).result;
+  }
+
+  private async ready(): Promise<void> {
+    if (!this.proc && this.hooks.whenReady) {
+      await this.hooks.whenReady();
+    }
   }
 
   /**
@@ -98,6 +107,10 @@ export class Backend {
    * when `signal` aborted it (lm/cancel is sent) or the backend answered -32800; rejects on an error.
    */
   async chat(params: ChatParams, onPart: (part: ResponsePart) => void, signal?: AbortSignal): Promise<'complete' | 'cancelled'> {
+    if (signal?.aborted) {
+      return 'cancelled';
+    }
+    await this.ready();
     if (signal?.aborted) {
       return 'cancelled';
     }
