@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from actors.copilot_prompt import CopilotTurn, attachments, unwrap
-from actors.matching import is_global_context_message, normalise
+from actors.matching import is_global_context_message, last_assistant, normalise
 from actors.messages import Turn
 from protocol import acp
 from protocol.lm import AGENT_ACTION_APPROVED, DataPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
@@ -182,10 +182,7 @@ EMPTY_REPLY = "*(The agent ended its turn without a reply.)*"
 
 def split_context(messages: Sequence[Message]) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
     """(earlier history, the trailing user input): the agent is prompted with the latter."""
-    cut = 0
-    for index, message in enumerate(messages):
-        if message.role == "assistant":
-            cut = index + 1
+    cut = last_assistant(messages)
     return tuple(messages[:cut]), tuple(messages[cut:])
 
 
