@@ -35,6 +35,11 @@ from tests.fake_openai import FakeOpenAI, function_call, output_text, reply, tex
 GUARD = 60  # a hang guard, not a timing budget: the tests wait on events
 APPROVED = "symposium-agent-action:approved"  # what the extension's tool answers on Allow
 SKIPPED = "The user chose to skip the tool call, they want to proceed without running it"  # VS Code's answer on Skip
+WEATHER = {
+    "name": "get_weather",
+    "description": "The weather in a city",
+    "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
 
 
 @pytest.fixture
@@ -98,6 +103,37 @@ async def test_second_turn_continues_the_same_session(backend: BackendClient, co
     later = codex.api.main[1]
     assert later.user_texts() == ["What is the answer?", "What did I ask?"]
     assert later.assistant_texts() == ["The answer is 42."]
+    assert not codex.api.unscripted
+
+
+async def test_a_bridged_vscode_tool_runs_with_a_single_confirmation(backend: BackendClient, codex: Codex) -> None:
+    # Codex offers each MCP server's tools to the model in a namespace `mcp__<server>`.
+    ask = function_call("get_weather", {"city": "Paris"}, namespace="mcp__vscode_tools")
+    codex.api.script(reply(text("Let me check."), ask), reply(text("It is ", "sunny.")))
+    tools = [AGENT_ACTION_TOOL_DEF, WEATHER]
+    history = [user("Weather in Paris?")]
+    with trio.fail_after(GUARD):
+        asked = await backend.chat(history, agent=codex.agent, tools=tools, cwd=str(codex.cwd))
+        assert_well_formed(asked)
+        [call] = asked.tool_calls()  # VS Code confirms and runs its own tool: no agent action on top
+        assert call["toolName"] == "get_weather" and call["parameters"] == {"city": "Paris"}
+        history += [asked.assistant_message(), tool_result(call["toolCallId"], "Sunny, 25 C")]
+        done = await backend.chat(history, agent=codex.agent, tools=tools, cwd=str(codex.cwd))
+    assert_well_formed(done)
+    assert done.tool_calls() == []
+    assert "It is sunny." in done.text()
+    # Codex asked before calling the MCP tool; the backend approved it itself, once.
+    [permission] = codex.requests("session/request_permission")
+    tool_call = permission["params"]["toolCall"]
+    assert tool_call["title"] == "Approve MCP tool call"
+    assert tool_call["rawInput"]["server_name"] == "vscode_tools"
+    assert tool_call["rawInput"]["request"]["_meta"]["codex_approval_kind"] == "mcp_tool_call"
+    assert tool_call["rawInput"]["request"]["message"] == 'Allow the vscode_tools MCP server to run tool "get_weather"?'
+    assert answer_to(codex, permission)["result"]["outcome"] == {"outcome": "selected", "optionId": "approved"}
+    # The model got the tool's output in Codex's next request, under the call's id.
+    [call_id] = codex.api.main[0].reply.call_ids()
+    [output] = codex.api.main[1].function_outputs()
+    assert output["call_id"] == call_id and "Sunny, 25 C" in output_text(output["output"])
     assert not codex.api.unscripted
 
 
