@@ -90,7 +90,7 @@ class Codex(Tap):
             "HOME": str(self.home),
             "CODEX_HOME": str(self.codex_home),
             KEY_VARIABLE: "sk-fake-codex-key",
-            "RUST_LOG": "warn",
+            "RUST_LOG": "error",  # its warnings (MCP start-up events it does not route) are noise here
         }
         self.agent = process_agent("codex", sys.executable, [str(Path(__file__).with_name("acp_tee.py")), str(self.log), "--", node, entry], env=env)
 
