@@ -30,7 +30,7 @@ import trio
 
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
 from tests.codex import Codex, installed_codex
-from tests.fake_openai import FakeOpenAI, function_call, output_text, reply, text
+from tests.fake_openai import FakeOpenAI, function_call, output_text, reasoning, reply, text
 
 GUARD = 60  # a hang guard, not a timing budget: the tests wait on events
 APPROVED = "symposium-agent-action:approved"  # what the extension's tool answers on Allow
@@ -103,6 +103,37 @@ async def test_second_turn_continues_the_same_session(backend: BackendClient, co
     later = codex.api.main[1]
     assert later.user_texts() == ["What is the answer?", "What did I ask?"]
     assert later.assistant_texts() == ["The answer is 42."]
+    assert not codex.api.unscripted
+
+
+async def test_reasoning_arrives_as_thinking_parts(backend: BackendClient, codex: Codex) -> None:
+    codex.api.script(reply(reasoning("The user greets me. ", "I should greet back."), text("Hi ", "there.")))
+    with trio.fail_after(GUARD):
+        result = await backend.chat([user("Hi")], agent=codex.agent, cwd=str(codex.cwd))
+    assert_well_formed(result)
+    assert result.thinking().strip() == "The user greets me. I should greet back."
+    assert result.text() == "Hi there."
+    assert result.parts[0]["type"] == "thinking"
+
+
+async def test_cancel_mid_stream_and_the_next_turn_is_clean(backend: BackendClient, codex: Codex) -> None:
+    codex.api.script(reply(text("one ", "two ", "three ", "four"), stall_after=1), reply(text("Fresh ", "answer."), answers="Say something else"))
+    history = [user("Count to four")]
+    with trio.fail_after(GUARD):
+        pending = backend.start_chat(history, agent=codex.agent, cwd=str(codex.cwd))
+        await pending.first_part.wait()
+        await backend.cancel(pending.request_id)
+        await pending.done.wait()
+        assert pending.error is not None and pending.error.code == -32800
+        # (Codex ends its turn at once, but leaves the stalled model stream open: not waited for.)
+        history += [pending.assistant_message(), user("Say something else")]
+        after = await backend.chat(history, agent=codex.agent, cwd=str(codex.cwd))
+    assert_well_formed(after)
+    assert after.text() == "Fresh answer."
+    assert codex.prompts() == ["Count to four", "Say something else"]
+    assert len(codex.requests("session/cancel")) == 1 and len(codex.requests("session/new")) == 1
+    assert [m for m in codex.messages("a2c") if (m.get("result") or {}).get("stopReason") == "cancelled"]
+    assert codex.api.main[-1].user_texts()[-1] == "Say something else"
     assert not codex.api.unscripted
 
 
