@@ -175,7 +175,23 @@ async def codex_permission(backend: BackendClient) -> None:
         copilot = Copilot(backend, codex.agent)
         copilot.tools = [AGENT_ACTION_TOOL_DEF]
         await copilot.ask("Write hi to out.txt")
-        await copilot.answer_tools({"symposium-agent-action": "symposium-agent-action:approved"})
+        await copilot.allow()
+
+    await _with_codex(backend, play, approval_policy="untrusted")
+
+
+async def codex_permission_skipped(backend: BackendClient) -> None:
+    from tests.fake_openai import function_call, reply, text
+
+    async def play(backend: BackendClient, codex: Any) -> None:
+        target = codex.cwd / "out.txt"
+        codex.api.script(reply(text("I will write it."), function_call("exec_command", {"cmd": f"echo hi > {target}"})),
+                         reply(text("Hello instead."), answers="Never mind, say hello"))
+        copilot = Copilot(backend, codex.agent)
+        copilot.tools = [AGENT_ACTION_TOOL_DEF]
+        await copilot.ask("Write hi to out.txt")
+        await copilot.skip()
+        await copilot.ask("Never mind, say hello")
 
     await _with_codex(backend, play, approval_policy="untrusted")
 
@@ -207,6 +223,7 @@ SCENARIOS: dict[str, Scenario] = {
     "claude-cancel": claude_cancel,
     "codex-plain": codex_plain,
     "codex-permission": codex_permission,
+    "codex-permission-skipped": codex_permission_skipped,
     "codex-tools": codex_tools,
 }
 
