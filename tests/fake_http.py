@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 import attrs
 import trio
@@ -26,10 +26,6 @@ MAX_REQUESTS_PER_CONNECTION = 200
 MAX_HEADER_BYTES = 64 * 1024
 MAX_BODY_BYTES = 16 * 1024 * 1024
 STALL_LIMIT = 60.0  # a stalled or paced stream waits at most this long for the client
-
-
-class Scripted(Protocol):
-    def fits(self, request: Any) -> bool: ...
 
 
 @attrs.define

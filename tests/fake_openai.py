@@ -33,7 +33,7 @@ from tests import fake_http
 JSON = Any
 
 # User messages Codex writes itself (its environment, the project's instructions), not the user's.
-CODEX_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions instructions>", "<INSTRUCTIONS>")
+CODEX_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions instructions>", "<INSTRUCTIONS>", "<turn_aborted>")
 
 
 # Scripted replies --------------------------------------------------------------------------------

@@ -87,6 +87,7 @@ async def test_plain_turn_streams_text(backend: BackendClient, codex: Codex) -> 
     [request] = codex.api.main
     assert request.user_texts() == ["Hello"]
     assert request.headers.get("authorization") == "Bearer sk-fake-codex-key"  # the key from the provider's env_key
+    assert codex.api.other == []  # Codex asked the provider for nothing but model responses
     assert not codex.api.unscripted
 
 
@@ -233,5 +234,5 @@ async def test_a_skipped_shell_command_selects_codexs_no_and_the_conversation_go
     last = codex.api.main[-1]
     [output] = [o for o in last.function_outputs() if o["call_id"] == call_id]
     assert "aborted" in output_text(output["output"])
-    assert last.user_texts()[-1] == "Never mind, say hello"
+    assert last.user_texts() == ["Write hi to out.txt", "Never mind, say hello"]
     assert not codex.api.unscripted
