@@ -175,6 +175,7 @@ STOP_NOTES = {
 }
 
 EMPTY_REPLY = "*(The agent ended its turn without a reply.)*"
+REFUSED_NOTE = "*(The action was not allowed, and the agent stopped.)*"
 
 
 # Prompts ------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.rendering import EMPTY_REPLY
+from actors.rendering import REFUSED_NOTE
 from protocol.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
 from tests.codex import Codex, installed_codex
@@ -218,7 +218,7 @@ async def test_a_skipped_shell_command_selects_codexs_no_and_the_conversation_go
         skipped = await backend.chat(history, agent=codex.agent, tools=tools, cwd=str(codex.cwd))
         assert skipped.error is None and skipped.completed
         assert skipped.tool_calls() == []
-        assert skipped.text() == EMPTY_REPLY  # Codex's "no" ends its turn: it has nothing to add
+        assert skipped.text() == REFUSED_NOTE  # Codex's "no" ends its turn: we say why
         [permission] = codex.requests("session/request_permission")
         # Codex's reject option for a command, chosen by kind: it ends Codex's turn.
         assert answer_to(codex, permission)["result"]["outcome"] == {"outcome": "selected", "optionId": "abort"}
