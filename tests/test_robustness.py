@@ -1,0 +1,129 @@
+"""No input kills the backend: each way a line once crashed `symposium vscodelm`, over the real wire.
+
+Every test sends the hostile input to a real backend subprocess, checks the answer a client
+would get (an error naming the problem, with the request's id where it can be read), then
+checks that the backend is still alive and answering.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import trio
+
+from symposium.client import user
+from tests.test_backend_wire import Raw, chat_request, raw_backend
+
+GUARD = 30
+HELLO_REPLY = "How do you do. Please state your problem."
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+async def still_answers(raw: Raw, id: Any = "alive") -> None:
+    """The backend is alive: a chat with Eliza streams and completes."""
+    await raw.send(chat_request(id, "Hello"))
+    text = ""
+    while (msg := await raw.receive()).get("id") != id:
+        if msg.get("method") == "lm/responsePart" and msg["params"]["part"]["type"] == "text":
+            text += msg["params"]["part"]["value"]
+    assert msg.get("result") == {}, msg
+    assert text == HELLO_REPLY
+
+
+async def finish(raw: Raw) -> None:
+    await raw.process.stdin.aclose()  # type: ignore[union-attr]
+    assert await raw.process.wait() == 0  # a clean exit, not a crash
+
+
+async def test_nesting_beyond_the_limit_is_refused_with_the_request_id() -> None:
+    raw = await raw_backend()
+    with trio.fail_after(GUARD):
+        line = b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":' + b"[" * 1000 + b"]" * 1000 + b"}"
+        await raw.send(line)
+        error = (await raw.response(1))["error"]
+        assert error["code"] == -32700 and "nesting 1001 deep exceeds the limit of 256" in error["message"]
+        # Deep tool parameters in a chat's history (canonical JSON once recursed over them).
+        deep_call = chat_request(2, "Hello")
+        deep_call["params"]["messages"] += [
+            {"role": "assistant", "content": [{"type": "tool_call", "toolCallId": "c1", "toolName": "t", "parameters": {"x": nested(900)}}]},
+            user("and again"),
+        ]
+        await raw.send(deep_call)
+        assert (await raw.response(2))["error"]["code"] == -32700
+        # A deep line with no readable id is still answered, with id null.
+        await raw.send(b"[" * 5000)
+        reply = await raw.receive()
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        await still_answers(raw)
+        await finish(raw)
+
+
+async def test_tool_parameters_nested_within_the_limit_are_matched_like_any_others() -> None:
+    raw = await raw_backend()
+    with trio.fail_after(GUARD):
+        history = [user("Hello"), {"role": "assistant", "content": [
+            {"type": "tool_call", "toolCallId": "c1", "toolName": "t", "parameters": {"x": nested(240)}}]}, user("I am sad")]
+        for id in (1, 2):  # the second request is matched against the first one's history
+            request = chat_request(id, "Hello")
+            request["params"]["messages"] = history
+            await raw.send(request)
+            while (msg := await raw.receive()).get("id") != id:
+                pass
+            assert msg.get("result") == {}, msg
+        await finish(raw)
+
+
+async def test_lone_surrogates_never_crash_the_writer() -> None:
+    raw = await raw_backend()
+    with trio.fail_after(GUARD):
+        # In chat text (JavaScript clients cut strings inside surrogate pairs): replaced, answered.
+        request = chat_request(1, "Hello \ud83d")
+        await raw.send(json.dumps(request).encode())
+        while (msg := await raw.receive()).get("id") != 1:
+            pass
+        assert msg.get("result") == {}, msg
+        # In a request id: it cannot be echoed, so the request is refused with id null.
+        await raw.send(json.dumps({"jsonrpc": "2.0", "id": "x\udc00", "method": "lm/provideTokenCount", "params": {"modelId": "m", "text": "a"}}).encode())
+        reply = await raw.receive()
+        assert reply["id"] is None and reply["error"]["code"] == -32600 and "id" in reply["error"]["message"]
+        # In a method name: an unknown method, answered with its id.
+        await raw.send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "lm/\ud83d", "params": {}}).encode())
+        assert (await raw.response(3))["error"]["code"] == -32601
+        await still_answers(raw)
+        await finish(raw)
+
+
+async def test_non_finite_numbers_are_refused() -> None:
+    raw = await raw_backend()
+    with trio.fail_after(GUARD):
+        for id, literal in enumerate([b"NaN", b"Infinity", b"-Infinity", b"1e999"], start=1):
+            await raw.send(b'{"jsonrpc":"2.0","id":%d,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"a","n":%s}}' % (id, literal))
+            error = (await raw.response(id))["error"]
+            assert error["code"] == -32700, error
+        await raw.send(b'{"jsonrpc":"2.0","id":1e999,"method":"lm/provideTokenCount"}')  # the id itself: unreadable
+        reply = await raw.receive()
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        await still_answers(raw)
+        await finish(raw)
+
+
+async def test_an_over_limit_line_is_answered_with_its_id_when_it_can_be_read() -> None:
+    raw = await raw_backend()
+    padding = b"x" * (64 * 1024 * 1024)
+    with trio.fail_after(GUARD):
+        await raw.send(b'{"jsonrpc":"2.0","id":"big","method":"lm/provideTokenCount","params":{"modelId":"m","text":"' + padding + b'"}}')
+        error = (await raw.response("big"))["error"]
+        assert error["code"] == -32700 and "exceeds the limit" in error["message"]
+        # The id after the huge member cannot be read: answered with id null.
+        await raw.send(b'{"jsonrpc":"2.0","method":"lm/provideTokenCount","params":{"modelId":"m","text":"' + padding + b'"},"id":7}')
+        reply = await raw.receive()
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        await still_answers(raw)
+        await finish(raw)
