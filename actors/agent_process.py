@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
 STOP_GRACE = 2.0  # after closing stdin, before SIGTERM; then again before SIGKILL
 STDERR_LINES = 20
+PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
 
 
 # Events delivered to a session ------------------------------------------------------------
@@ -196,6 +197,7 @@ class AgentProcess:
         self.capabilities: dict[str, Any] = {}
         self.exited = trio.Event()
         self._stopping = False
+        self._broken: str | None = None  # what the agent sent that could not be read, if it did
         self.last_active = trio.current_time()
         self.prompts_in_flight = 0
 
@@ -249,7 +251,9 @@ class AgentProcess:
         else:
             stream = await self._spawn(self.agent, nursery)
         tracer = self._recorder.channel(self.channel) if self._recorder else None
-        peer = Peer(stream, name=f"agent {self.name}", tracer=tracer)
+        # An unreadable line may have been the reply a prompt waits for: give the agent up
+        # (its turns fail, saying why) rather than leave that prompt waiting forever.
+        peer = Peer(stream, name=f"agent {self.name}", tracer=tracer, unreadable_is_fatal=True)
         peer.on_notification("session/update", self._on_update)
         peer.on_request("session/request_permission", self._on_permission)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
@@ -311,6 +315,8 @@ class AgentProcess:
         except trio.TooSlowError:
             raise AgentError(self._failure(f"Agent {self._named()} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", "initialize_timeout")) from None
         except ConnectionClosed:
+            if peer.failure is not None:
+                raise AgentError(self._failure(self._unreadable_note(peer.failure), PROTOCOL_ERROR)) from None
             await self._reap()
             raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", "exited")) from None
         except RpcError as exc:
@@ -319,14 +325,27 @@ class AgentProcess:
 
     async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
         await peer.eof.wait()
-        await self._reap()
-        if self._stopping:
-            log.info("agent %s exited%s", self.name, self._exit_note())
+        if peer.failure is not None:
+            # Still running, but it cannot be understood: fail its sessions now, then stop it.
+            self._broken = peer.failure
+            log.warning("agent %s: %s; stopping it", self.name, peer.failure)
         else:
-            log.warning("agent %s exited unexpectedly%s", self.name, self._exit_note())
+            await self._reap()
+            if self._stopping:
+                log.info("agent %s exited%s", self.name, self._exit_note())
+            else:
+                log.warning("agent %s exited unexpectedly%s", self.name, self._exit_note())
         self._broadcast_exit()
         self._commands_send.close()
         scope.cancel()
+
+    @property
+    def usable(self) -> bool:
+        """Running and understood: new sessions may be opened on it."""
+        return not (self.exited.is_set() or self._stopping or self._broken)
+
+    def _unreadable_note(self, problem: str) -> str:
+        return f"Agent {self.name!r} sent a line that is not valid JSON-RPC ({problem}); it was stopped"
 
     async def _reap(self) -> None:
         if self._process is not None:
@@ -383,7 +402,10 @@ class AgentProcess:
     def _broadcast_exit(self) -> None:
         if not self._sessions:
             return
-        error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")
+        if self._broken is not None:
+            error = self._failure(self._unreadable_note(self._broken), PROTOCOL_ERROR)
+        else:
+            error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")
         for send in self._sessions.values():
             try:
                 send.send_nowait(AgentExited(error))
@@ -541,7 +563,7 @@ class AgentPool:
         key = agent_key(agent)
         async with self._locks[key]:
             process = self._agents.get(key)
-            if process is None or process.exited.is_set():
+            if process is None or not process.usable:
                 if isinstance(agent, ProcessAgent) and not self._warmed:
                     # Real agents connect to the tool bridge at once; have the MCP SDK ready.
                     self._warmed = True

@@ -362,9 +362,11 @@ def classify_object(obj: JSON) -> Message:
         if "error" in obj and obj["error"] is not None:
             return Response(obj["id"], error=RpcError.from_json(obj["error"]))
         return Response(obj["id"], result=obj.get("result"))
-    # Answering a malformed response would risk an error ping-pong; drop it.
     if "id" in obj:
-        return Invalid(None, "response without result or error")
+        # A reply with neither result nor error still ends the request it names (a request left
+        # waiting would never be answered); it is never answered back, which would start an
+        # error ping-pong.
+        return Response(obj["id"], error=RpcError(INTERNAL_ERROR, "malformed response: neither result nor error"))
     return Invalid(error_response(None, RpcError(INVALID_REQUEST, "Invalid request: no method")), "no method")
 
 

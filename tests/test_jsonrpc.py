@@ -175,10 +175,11 @@ def test_encode_lines_repairs_what_json_cannot_carry() -> None:
     assert data.decode().endswith("\n")
 
 
-def test_malformed_response_is_dropped_not_answered() -> None:
-    # Answering it would start an error ping-pong between two peers.
+def test_malformed_response_fails_its_request_and_is_not_answered() -> None:
+    # Left alone, the request it names would wait forever; answering it back would start an
+    # error ping-pong between two peers.
     msg = classify(b'{"jsonrpc":"2.0","id":5}')
-    assert isinstance(msg, Invalid) and msg.reply is None
+    assert isinstance(msg, Response) and msg.id == 5 and msg.error is not None and "malformed" in msg.error.message
 
 
 # The peer over an in-memory stream ---------------------------------------------------------------

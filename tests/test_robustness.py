@@ -7,12 +7,16 @@ checks that the backend is still alive and answering.
 
 from __future__ import annotations
 
+import base64
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
-from symposium.client import user
+from symposium.client import ELIZA, BackendClient, process_agent, user
 from tests.test_backend_wire import Raw, chat_request, raw_backend
 
 GUARD = 30
@@ -127,3 +131,55 @@ async def test_an_over_limit_line_is_answered_with_its_id_when_it_can_be_read() 
         assert reply["id"] is None and reply["error"]["code"] == -32700
         await still_answers(raw)
         await finish(raw)
+
+
+# What an agent sends ----------------------------------------------------------------------------
+
+MISBEHAVING = process_agent("misbehaving", sys.executable, [str(Path(__file__).with_name("misbehaving_agent.py"))])
+
+
+def emit(line: bytes) -> str:
+    return "emit " + base64.b64encode(line).decode()
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (b'{"jsonrpc":"2.0","method":"session/update","params":{"text":"\xff\xfe"}}', "invalid UTF-8"),
+        (b'{"jsonrpc":"2.0","method":"session/update","params":' + b"[" * 2000 + b"]" * 2000 + b"}", "nesting 2001 deep"),
+        (b"Loading model... done", "Expecting value"),
+        (b'{"jsonrpc":"2.0","method":"session/update","params":{"used":NaN}}', "NaN"),
+        (b'{"jsonrpc":"2.0","method":"session/upd', "Unterminated string"),
+    ],
+    ids=["invalid UTF-8", "too deep", "not JSON", "NaN", "truncated"],
+)
+async def test_a_bad_line_from_an_agent_fails_its_turn_not_the_backend(backend: BackendClient, line: bytes, problem: str) -> None:
+    with trio.fail_after(GUARD):
+        failed = await backend.chat([user(emit(line))], agent=MISBEHAVING)
+        assert failed.error is not None and failed.error.code == -32000, failed
+        assert failed.error.data["kind"] == "agent_protocol_error"
+        assert "misbehaving" in failed.error.message and problem in failed.error.message
+        # The agent was stopped; the next conversation with it starts a fresh one.
+        again = await backend.chat([user("hello")], agent=MISBEHAVING)
+        assert again.completed and again.text() == "echo: hello"
+        eliza = await backend.chat([user("Hello")], agent=ELIZA)
+        assert eliza.text() == HELLO_REPLY
+
+
+async def test_odd_but_readable_agent_lines_are_survived(backend: BackendClient) -> None:
+    with trio.fail_after(GUARD):
+        for line in [
+            b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"nope","update":{}}}',
+            b'{"jsonrpc":"2.0","method":"session/update","params":[1,2]}',
+            b'{"jsonrpc":"2.0","id":12345,"result":{}}',
+            b'{"jsonrpc":"2.0","id":{"x":1},"method":"session/request_permission"}',
+            b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":"\\ud83d"}}}',
+            b"[]",
+        ]:
+            result = await backend.chat([user(emit(line))], agent=MISBEHAVING)
+            assert result.completed and result.text() == "emitted", (line, result)
+        # A prompt answered without result or error (or with garbage) ends, it does not hang.
+        for template, ok in [(b'{"jsonrpc":"2.0","id":{ID}}', False), (b'{"jsonrpc":"2.0","id":{ID},"result":"odd"}', True),
+                             (b'{"jsonrpc":"2.0","id":{ID},"error":"boom"}', False)]:
+            result = await backend.chat([user("respond " + base64.b64encode(template).decode())], agent=MISBEHAVING)
+            assert result.completed if ok else result.error is not None and result.error.code == -32000, (template, result)
