@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from typing import Any
 
 import trio
@@ -35,6 +36,7 @@ from protocol.lm import (
     ModelInfo,
     TokenCountParams,
     parse,
+    parse_info,
     part_to_wire,
     to_wire,
 )
@@ -105,7 +107,12 @@ class Backend:
         peer.on_notification(METHOD_CANCEL, self.cancel)
 
     async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
-        info = _params(params, InfoParams)
+        try:
+            info, problems = parse_info(params)
+        except WireError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        for problem in problems:
+            log.warning("agent left out of the model list: %s", problem)
         return {"models": [to_wire(m) for m in model_infos(info)]}
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
@@ -113,6 +120,9 @@ class Backend:
 
     async def provide_response(self, params: Any, request_id: Any) -> dict[str, Any]:
         chat = _params(params, ChatParams)
+        if chat.cwd is not None and not os.path.isdir(chat.cwd):
+            problem = "not a folder" if os.path.exists(chat.cwd) else "no such folder"
+            raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: {problem}: {chat.cwd}")
         send, replies = trio.open_memory_channel[Reply](math.inf)
         self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
         async for reply in replies:

@@ -183,3 +183,43 @@ async def test_odd_but_readable_agent_lines_are_survived(backend: BackendClient)
                              (b'{"jsonrpc":"2.0","id":{ID},"error":"boom"}', False)]:
             result = await backend.chat([user("respond " + base64.b64encode(template).decode())], agent=MISBEHAVING)
             assert result.completed if ok else result.error is not None and result.error.code == -32000, (template, result)
+
+
+# Agent definitions ------------------------------------------------------------------------------
+
+
+def _agent(**fields: Any) -> dict[str, Any]:
+    definition = {"name": "x", "command": sys.executable, "args": ["-m", "symposium", "eliza"], "env": []}
+    return {"mcp_server": {**definition, **fields}}
+
+
+@pytest.mark.parametrize(
+    ("agent", "cwd", "field", "problem"),
+    [
+        (_agent(args=["-m", "sym\0posium"]), None, "agent.mcp_server.args[1]", "NUL"),
+        (_agent(env=[{"name": "KEY", "value": "s3cr\0t-value"}]), None, "agent.mcp_server.env[0].value", "NUL"),
+        (_agent(env=[{"name": "A=B", "value": "x"}]), None, "agent.mcp_server.env[0].name", "'='"),
+        (_agent(env=[{"name": "", "value": "x"}]), None, "agent.mcp_server.env[0].name", "empty"),
+        (_agent(command="py\0thon"), None, "agent.mcp_server.command", "NUL"),
+        (_agent(), "/tmp/a\0b", "cwd", "NUL"),
+        (_agent(), "/nonexistent/folder", "cwd", "no such folder: /nonexistent/folder"),
+        (_agent(), __file__, "cwd", "not a folder"),
+    ],
+    ids=["NUL in an argument", "NUL in an env value", "= in an env name", "empty env name", "NUL in the command", "NUL in cwd", "missing cwd", "cwd a file"],
+)
+async def test_agent_definitions_are_refused_on_arrival_naming_the_field(agent: dict[str, Any], cwd: str | None, field: str, problem: str) -> None:
+    raw = await raw_backend()
+    with trio.fail_after(GUARD):
+        request = chat_request(1, "Hello", **({"cwd": cwd} if cwd is not None else {}))
+        request["params"]["agent"] = agent
+        await raw.send(request)
+        error = (await raw.response(1))["error"]
+        assert error["code"] == -32602 and f"{field}: " in error["message"] and problem in error["message"], error
+        assert "s3cr" not in error["message"]  # an env value is never echoed
+        # The model list leaves the bad agent out and lists the others.
+        await raw.send({"jsonrpc": "2.0", "id": 2, "method": "lm/provideLanguageModelChatInformation", "params": {
+            "agents": [{"id": "bad", "name": "Bad", "agent": agent}, {"id": "good", "name": "Good", "agent": _agent()}]}})
+        models = [m["id"] for m in (await raw.response(2))["result"]["models"]]
+        assert models == ["symposium-eliza", "good"] if cwd is None else ["symposium-eliza", "bad", "good"]
+        await still_answers(raw)
+        await finish(raw)
