@@ -14,7 +14,6 @@ from __future__ import annotations
 import collections
 import contextlib
 from collections.abc import Awaitable, Callable
-from functools import partial
 import logging
 import math
 import os
@@ -27,7 +26,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors.messages import session_failure
+from actors.messages import AgentError, resource_failure, session_failure
 from actors.tool_bridge import import_mcp
 from protocol import acp
 from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
@@ -83,14 +82,6 @@ AgentEvent = Update | PermissionAsked | PromptDone | PromptFailed | AgentExited
 
 # How replay (and anything else that is not a real agent) supplies the agent's end of the stream.
 Connector = Callable[[Agent, trio.Nursery], Awaitable[trio.abc.Stream]]
-
-
-class AgentError(Exception):
-    """The agent could not start or could not open a session; carries the -32000 reply."""
-
-    def __init__(self, error: RpcError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 # Commands from sessions -------------------------------------------------------------------
@@ -269,11 +260,15 @@ class AgentProcess:
         """
         env = dict(os.environ)
         env.update({var.name: var.value for var in agent.env})
+        if not os.path.isdir(self.cwd):
+            message = f"Cannot start agent {self.name!r}: its working folder {self.cwd} does not exist"
+            raise AgentError(session_failure(message, kind="bad_cwd", command=agent.command, cwd=self.cwd))
         if shutil.which(agent.command, path=env.get("PATH")) is None:
             message = f"Cannot start agent {self.name!r}: {agent.command}: command not found"
             raise AgentError(session_failure(message, kind="spawn_failed", command=agent.command))
-        watch, self._lifeline = os.pipe()
+        watch: int | None = None
         try:
+            watch, self._lifeline = os.pipe()
             process = await trio.lowlevel.open_process(
                 [sys.executable, "-I", "-S", GUARD, str(watch), "--", agent.command, *agent.args],
                 stdin=subprocess.PIPE,
@@ -285,10 +280,15 @@ class AgentProcess:
                 pass_fds=(watch,),
             )
         except OSError as exc:
-            message = f"Cannot start agent {self.name!r}: {agent.command}: {exc.strerror or exc}"
-            raise AgentError(session_failure(message, kind="spawn_failed", command=agent.command)) from None
+            failure = resource_failure(f"start agent {self.name!r}", exc, command=agent.command)
+            if failure is None:
+                failure = session_failure(f"Cannot start agent {self.name!r}: {agent.command}: {exc.strerror or exc}", kind="spawn_failed", command=agent.command)
+            raise AgentError(failure) from None
+        except ValueError as exc:  # what the definition's checks on arrival should have refused
+            raise AgentError(session_failure(f"Cannot start agent {self.name!r}: {exc}", kind="spawn_failed", command=agent.command)) from None
         finally:
-            os.close(watch)
+            if watch is not None:
+                os.close(watch)
         self._process = process
         log.info("started agent %s (guard pid %d): %s", self.name, process.pid, agent.command)
         assert process.stdin and process.stdout and process.stderr
@@ -540,6 +540,15 @@ class AgentProcess:
         return {"outcome": outcome}
 
 
+async def _warm_up_mcp() -> None:
+    """Import the MCP SDK in a thread, ahead of need. Only an optimisation: when it cannot
+    run (no thread to be had), the bridge imports the SDK when an agent connects."""
+    try:
+        await trio.to_thread.run_sync(import_mcp, abandon_on_cancel=True)
+    except Exception as exc:  # noqa: BLE001 - a failed warm-up costs time later, nothing else
+        log.warning("could not import the MCP SDK ahead of time: %s", exc)
+
+
 class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
@@ -567,7 +576,7 @@ class AgentPool:
                 if isinstance(agent, ProcessAgent) and not self._warmed:
                     # Real agents connect to the tool bridge at once; have the MCP SDK ready.
                     self._warmed = True
-                    self._nursery.start_soon(partial(trio.to_thread.run_sync, import_mcp, abandon_on_cancel=True))
+                    self._nursery.start_soon(_warm_up_mcp)
                 process = AgentProcess(agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector)
                 await self._nursery.start(process.run)  # raises AgentError if it cannot start
                 if not self._agents:

@@ -51,5 +51,9 @@ class SessionStore:
         """(session id, cwd) of the conversation's session with this agent, if remembered."""
         if self._db is None:
             return None
-        row = self._db.execute("select session_id, cwd from sessions where conversation = ? and agent = ?", (conversation, agent)).fetchone()
+        try:
+            row = self._db.execute("select session_id, cwd from sessions where conversation = ? and agent = ?", (conversation, agent)).fetchone()
+        except sqlite3.Error as exc:
+            log.warning("could not look up the session of conversation %s: %s", conversation, exc)
+            return None
         return (row[0], row[1]) if row else None

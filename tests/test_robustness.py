@@ -8,7 +8,10 @@ checks that the backend is still alive and answering.
 from __future__ import annotations
 
 import base64
+import errno
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ from typing import Any
 import pytest
 import trio
 
+from actors.messages import resource_failure
 from symposium.client import ELIZA, BackendClient, process_agent, user
 from tests.test_backend_wire import Raw, chat_request, raw_backend
 
@@ -185,7 +189,7 @@ async def test_odd_but_readable_agent_lines_are_survived(backend: BackendClient)
             assert result.completed if ok else result.error is not None and result.error.code == -32000, (template, result)
 
 
-# Agent definitions ------------------------------------------------------------------------------
+# Agent definitions and resources ------------------------------------------------------------------
 
 
 def _agent(**fields: Any) -> dict[str, Any]:
@@ -223,3 +227,49 @@ async def test_agent_definitions_are_refused_on_arrival_naming_the_field(agent: 
         assert models == ["symposium-eliza", "good"] if cwd is None else ["symposium-eliza", "bad", "good"]
         await still_answers(raw)
         await finish(raw)
+
+
+async def test_running_out_of_file_descriptors_fails_one_request_saying_so() -> None:
+    limit = 64
+    process = await trio.lowlevel.open_process(
+        ["sh", "-c", f'ulimit -n {limit} && exec "$0" -m symposium vscodelm', sys.executable],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    raw = Raw(process)
+    with trio.fail_after(GUARD * 2):
+        first = chat_request(0, "I am sad")
+        await raw.send(first)
+        reply: dict[str, Any] = {"role": "assistant", "content": []}
+        while (msg := await raw.receive()).get("id") != 0:
+            if msg.get("method") == "lm/responsePart":
+                reply["content"].append(msg["params"]["part"])
+        assert msg.get("result") == {}
+        # One conversation after another, each holding descriptors, until one cannot start.
+        for id in range(1, limit + 10):
+            await raw.send(chat_request(id, f"Hello number {id}"))
+            while (msg := await raw.receive()).get("id") != id:
+                pass
+            if "error" in msg:
+                break
+        else:
+            raise AssertionError(f"{limit + 10} conversations under ulimit -n {limit} and no error")
+        error = msg["error"]
+        assert error["code"] == -32000 and error["data"]["kind"] == "resource_exhausted", error
+        assert "too many open files" in error["message"], error
+        # Nothing else is lost: the first conversation goes on, and the backend ends cleanly.
+        again = chat_request("again", "I am sad")
+        again["params"]["messages"] = [first["params"]["messages"][0], reply, user("I am sad")]
+        await raw.send(again)
+        while (msg := await raw.receive()).get("id") != "again":
+            pass
+        assert msg.get("result") == {}, msg
+        await finish(raw)
+
+
+def test_resource_exhaustion_is_named_for_what_ran_out() -> None:
+    for number, words in [(errno.EMFILE, "too many open files"), (errno.ENOMEM, "out of memory"), (errno.EAGAIN, "no more processes")]:
+        error = resource_failure("start agent 'x'", OSError(number, os.strerror(number)))
+        assert error is not None and error.data["kind"] == "resource_exhausted" and words in error.message
+    assert resource_failure("start agent 'x'", OSError(errno.ENOENT, "No such file or directory")) is None
