@@ -30,6 +30,7 @@ from actors.messages import AgentError, resource_failure, session_failure
 from actors.tool_bridge import import_mcp
 from protocol import acp
 from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
+from protocol.redact import Redactor
 from protocol.transcript import Recorder
 from protocol.streams import memory_stream_pair
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
 STOP_GRACE = 2.0  # after closing stdin, before SIGTERM; then again before SIGKILL
 STDERR_LINES = 20
+STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
 PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
 
 
@@ -182,6 +184,12 @@ class AgentProcess:
         self._commands_send, self._commands = trio.open_memory_channel[_Command](math.inf)
         self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        # Agents print their configuration, keys included: stderr is redacted before it is
+        # kept (for errors' data.stderr), logged or recorded.
+        self._redactor = Redactor(var.value for var in agent.env) if isinstance(agent, ProcessAgent) else Redactor()
+        if recorder is not None and isinstance(agent, ProcessAgent):
+            for var in agent.env:
+                recorder.secret(var.value)
         self._process: trio.Process | None = None
         self._lifeline: int | None = None  # the guard stops the agent when this closes
         self._peer: Peer | None = None
@@ -300,13 +308,20 @@ class AgentProcess:
         async for chunk in stream:
             pending += chunk
             *lines, pending = pending.split(b"\n")
+            if len(pending) > 64 * 1024:  # no newline in sight: take it as it is
+                lines.append(pending)
+                pending = b""
             for raw in lines:
-                line = raw.decode(errors="replace").rstrip()
-                if line:
-                    self._stderr.append(line)
-                    log.debug("agent %s stderr: %s", self.name, line)
-                    if self._recorder is not None:
-                        self._recorder.stderr(self.channel, line)
+                self._stderr_line(raw)
+        self._stderr_line(pending)  # a last line without a newline (often why it exited)
+
+    def _stderr_line(self, raw: bytes) -> None:
+        line = self._redactor.free_text(raw.decode(errors="replace").rstrip())
+        if line:
+            self._stderr.append(line if len(line) <= STDERR_LINE_MAX else line[:STDERR_LINE_MAX] + "...")
+            log.debug("agent %s stderr: %s", self.name, line)
+            if self._recorder is not None:
+                self._recorder.stderr(self.channel, line)
 
     async def _initialize(self, peer: Peer) -> None:
         try:

@@ -29,7 +29,10 @@ KEY_SHAPE = re.compile(
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"
     r"|(?<=[Bb]earer )[A-Za-z0-9._~+/-]{8,}=*"
 )
-KEY_SHAPE_BYTES = re.compile(KEY_SHAPE.pattern.encode())
+# What every shape above starts with: a quick scan (sre searches it by its first characters)
+# that decides whether the precise, slower KEY_SHAPE needs to run at all.
+KEY_HINT = re.compile(r"sk-|rk-|pk-|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza|hf_|npm_|eyJ|[Bb]earer ")
+KEY_HINT_BYTES = re.compile(KEY_HINT.pattern.encode())
 
 # `NAME=value`, `NAME: value`, `"name": "value"` where the name says it holds a secret.
 # Only for free text (stderr, log lines): in structured messages the key decides instead.
@@ -68,7 +71,7 @@ class Redactor:
         """Known values and credential shapes redacted: for text inside structured messages."""
         if self._pattern is not None:
             text = self._pattern.sub(REDACTED, text)
-        return KEY_SHAPE.sub(REDACTED, text)
+        return KEY_SHAPE.sub(REDACTED, text) if KEY_HINT.search(text) else text
 
     def free_text(self, text: str) -> str:
         """`values`, and `secret=...` assignments: for stderr lines and log messages."""

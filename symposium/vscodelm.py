@@ -165,8 +165,9 @@ async def serve(
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None)
     async with trio.open_nursery() as nursery:
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
-        store = SessionStore(state_dir() / "sessions.sqlite3")
-        history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder, store)
+        key = load_secret(state_dir())
+        store = SessionStore(state_dir() / "sessions.sqlite3", key)
+        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store)
         nursery.start_soon(history.run, name="history")
         Backend(peer, history)
         async with trio.open_nursery() as serving:

@@ -7,7 +7,8 @@ Standard library only, raw line I/O. Prompts are commands:
 - `emit <base64>`: write those bytes as one line, then answer the prompt normally ("emitted").
 - `respond <base64>`: answer the prompt with that line instead, `{ID}` replaced by the prompt's
   request id and `{SID}` by the session id.
-- `leak`: print $AGENT_SECRET on stderr (plainly and as `API_KEY=...`) and in the reply.
+- `leak`: print $AGENT_SECRET on stderr (plainly and as `API_KEY=...`) and in the reply, and
+  a key-shaped `INVENTED_KEY` it was never given on stderr.
 - anything else: echo it.
 
 On start it prints $AGENT_SECRET on stderr, as careless agents print their configuration;
@@ -22,6 +23,8 @@ import os
 import sys
 import uuid
 from typing import Any
+
+INVENTED_KEY = "sk-ant-api03-Qm7vT2pXw9LcR4nYh8sKd3Fj6GbZ1eUa"
 
 
 def write(data: bytes) -> None:
@@ -49,6 +52,7 @@ def prompt(id: Any, session: str, text: str) -> None:
     elif command == "leak":
         secret = os.environ.get("AGENT_SECRET", "")
         print(f"debug: secret is {secret}; API_KEY={secret}", file=sys.stderr, flush=True)
+        print(f"debug: found a key in ~/.config: {INVENTED_KEY}", file=sys.stderr, flush=True)
         say(session, f"the secret is {secret}")
     else:
         say(session, f"echo: {text}")
