@@ -20,7 +20,7 @@ from actors.messages import Reply
 from actors.rendering import merge_parts
 from actors.session_store import SessionStore
 from actors.settings import Settings
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError, id_key
 from protocol.transcript import Recorder
 from protocol.lm import (
     METHOD_CANCEL,
@@ -101,6 +101,7 @@ class Backend:
     def __init__(self, peer: Peer, history: HistoryActor) -> None:
         self.peer = peer
         self.history = history
+        self._submitted: set[str] = set()  # chat requests handed to History, by id key
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
         peer.on_request(METHOD_CHAT, self.provide_response)
@@ -119,12 +120,22 @@ class Backend:
         return {"count": token_count(_params(params, TokenCountParams).text)}
 
     async def provide_response(self, params: Any, request_id: Any) -> dict[str, Any]:
+        # An lm/cancel read right after the request (in the same chunk, say) runs before this
+        # handler does; this checkpoint is where that cancel takes effect, before any turn starts.
+        await trio.lowlevel.checkpoint()
         chat = _params(params, ChatParams)
         if chat.cwd is not None and not os.path.isdir(chat.cwd):
             problem = "not a folder" if os.path.exists(chat.cwd) else "no such folder"
             raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: {problem}: {chat.cwd}")
         send, replies = trio.open_memory_channel[Reply](math.inf)
         self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
+        self._submitted.add(id_key(request_id))
+        try:
+            return await self._stream(request_id, replies)
+        finally:
+            self._submitted.discard(id_key(request_id))
+
+    async def _stream(self, request_id: Any, replies: trio.MemoryReceiveChannel[Reply]) -> dict[str, Any]:
         async for reply in replies:
             batch = [reply, *_waiting(replies)]  # what queued up meanwhile goes out in one write
             parts = merge_parts(r.part for r in batch if r.part is not None)
@@ -145,7 +156,10 @@ class Backend:
         except WireError as exc:
             log.warning("ignored lm/cancel with bad params: %s", exc)
             return
-        self.history.mailbox.send_nowait(CancelRequest(request_id))
+        if id_key(request_id) in self._submitted:
+            self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
+        else:
+            self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
 
 async def serve(

@@ -88,6 +88,17 @@ async def test_tool_parameters_nested_within_the_limit_are_matched_like_any_othe
         await finish(raw)
 
 
+async def test_a_cancel_right_behind_its_request_cancels_it() -> None:
+    # Both in one write: the cancel is read before the request's handler has started.
+    raw = await raw_backend()
+    with trio.fail_after(GUARD):
+        cancel = {"jsonrpc": "2.0", "method": "lm/cancel", "params": {"requestId": 1}}
+        await raw.send(json.dumps(chat_request(1, "count slowly to 40")).encode() + b"\n" + json.dumps(cancel).encode())
+        assert (await raw.response(1))["error"]["code"] == -32800
+        await still_answers(raw)
+        await finish(raw)
+
+
 async def test_lone_surrogates_never_crash_the_writer() -> None:
     raw = await raw_backend()
     with trio.fail_after(GUARD):
