@@ -595,7 +595,7 @@ class Peer:
             case Invalid(reply=reply, reason=reason, unreadable=unreadable):
                 excerpt = f"{line.size} bytes" if isinstance(line, Overlong) else repr(redacted_excerpt(line))
                 if unreadable and self.unreadable_is_fatal:
-                    log.error("%s: unreadable input (%s), giving up the connection: %s", self.name, reason, excerpt)
+                    log.warning("%s: unreadable input (%s), giving up the connection: %s", self.name, reason, excerpt)
                     self.failure = reason
                     return
                 log.warning("%s: bad input (%s): %s", self.name, reason, excerpt)

@@ -4,7 +4,8 @@
 
 Standard library only, raw line I/O. Prompts are commands:
 
-- `emit <base64>`: write those bytes as one line, then answer the prompt normally ("emitted").
+- `emit <base64>`: write those bytes as one line (`{SID}` replaced by the session id), then
+  answer the prompt normally ("emitted").
 - `respond <base64>`: answer the prompt with that line instead, `{ID}` replaced by the prompt's
   request id and `{SID}` by the session id.
 - `leak`: print $AGENT_SECRET on stderr (plainly and as `API_KEY=...`) and in the reply, and
@@ -43,7 +44,7 @@ def say(session: str, text: str) -> None:
 def prompt(id: Any, session: str, text: str) -> None:
     command, _, argument = text.partition(" ")
     if command == "emit":
-        write(base64.b64decode(argument))
+        write(base64.b64decode(argument).replace(b"{SID}", session.encode()))
         say(session, "emitted")
     elif command == "respond":
         line = base64.b64decode(argument).replace(b"{ID}", json.dumps(id).encode()).replace(b"{SID}", session.encode())
