@@ -228,6 +228,7 @@ def _finite_float(text: str) -> float:
 # inf, and be written back as the invalid literal `Infinity`). Integers keep Python's own
 # bound on digits (a ValueError beyond 4,300).
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+_decode = _DECODER.decode
 
 _QUOTED = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 _MEMBER = re.compile(
@@ -310,7 +311,7 @@ def parse_line(line: bytes) -> JSON | Invalid:
     if len(line) > 2 * MAX_DEPTH and line.count(b"[") + line.count(b"{") > MAX_DEPTH and (depth := nesting_depth(line)) > MAX_DEPTH:
         return _unreadable(line, f"nesting {depth} deep exceeds the limit of {MAX_DEPTH}")
     try:
-        obj = _DECODER.decode(line.decode())
+        obj = _decode(line.decode())
     except UnicodeDecodeError as exc:
         return _unreadable(line, f"invalid UTF-8 at byte {exc.start}")
     except RecursionError:
@@ -579,7 +580,7 @@ class Peer:
             return
         else:
             obj = parse_line(line)
-            if isinstance(obj, Invalid):
+            if type(obj) is Invalid:
                 msg = obj
             else:
                 if self._tracer is not None and isinstance(obj, dict):
