@@ -112,9 +112,9 @@ class SessionActor:
             return
         bridge = ToolBridge(self._events_send, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
-            await nursery.start(bridge.run, first.tools)
             resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
             try:
+                await nursery.start(bridge.run, first.tools)  # raises AgentError when it cannot listen
                 session = await self._pool.open_session(
                     self.agent, resume[1] if resume else first.cwd, [bridge.entry()], self._events_send, resume[0] if resume else None
                 )

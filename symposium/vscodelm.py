@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from typing import Any
 
 import trio
@@ -19,7 +20,7 @@ from actors.messages import Reply
 from actors.rendering import merge_parts
 from actors.session_store import SessionStore
 from actors.settings import Settings
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError, id_key
 from protocol.transcript import Recorder
 from protocol.lm import (
     METHOD_CANCEL,
@@ -35,6 +36,7 @@ from protocol.lm import (
     ModelInfo,
     TokenCountParams,
     parse,
+    parse_info,
     part_to_wire,
     to_wire,
 )
@@ -99,22 +101,41 @@ class Backend:
     def __init__(self, peer: Peer, history: HistoryActor) -> None:
         self.peer = peer
         self.history = history
+        self._submitted: set[str] = set()  # chat requests handed to History, by id key
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
         peer.on_request(METHOD_CHAT, self.provide_response)
         peer.on_notification(METHOD_CANCEL, self.cancel)
 
     async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
-        info = _params(params, InfoParams)
+        try:
+            info, problems = parse_info(params)
+        except WireError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        for problem in problems:
+            log.warning("agent left out of the model list: %s", problem)
         return {"models": [to_wire(m) for m in model_infos(info)]}
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
         return {"count": token_count(_params(params, TokenCountParams).text)}
 
     async def provide_response(self, params: Any, request_id: Any) -> dict[str, Any]:
+        # An lm/cancel read right after the request (in the same chunk, say) runs before this
+        # handler does; this checkpoint is where that cancel takes effect, before any turn starts.
+        await trio.lowlevel.checkpoint()
         chat = _params(params, ChatParams)
+        if chat.cwd is not None and not os.path.isdir(chat.cwd):
+            problem = "not a folder" if os.path.exists(chat.cwd) else "no such folder"
+            raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: {problem}: {chat.cwd}")
         send, replies = trio.open_memory_channel[Reply](math.inf)
         self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
+        self._submitted.add(id_key(request_id))
+        try:
+            return await self._stream(request_id, replies)
+        finally:
+            self._submitted.discard(id_key(request_id))
+
+    async def _stream(self, request_id: Any, replies: trio.MemoryReceiveChannel[Reply]) -> dict[str, Any]:
         async for reply in replies:
             batch = [reply, *_waiting(replies)]  # what queued up meanwhile goes out in one write
             parts = merge_parts(r.part for r in batch if r.part is not None)
@@ -135,7 +156,10 @@ class Backend:
         except WireError as exc:
             log.warning("ignored lm/cancel with bad params: %s", exc)
             return
-        self.history.mailbox.send_nowait(CancelRequest(request_id))
+        if id_key(request_id) in self._submitted:
+            self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
+        else:
+            self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
 
 async def serve(
@@ -155,8 +179,9 @@ async def serve(
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None)
     async with trio.open_nursery() as nursery:
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
-        store = SessionStore(state_dir() / "sessions.sqlite3")
-        history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder, store)
+        key = load_secret(state_dir())
+        store = SessionStore(state_dir() / "sessions.sqlite3", key)
+        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store)
         nursery.start_soon(history.run, name="history")
         Backend(peer, history)
         async with trio.open_nursery() as serving:
