@@ -120,8 +120,8 @@ class Spares:
         agent, cwd = self._kept[key], key[1]
         events_send, events = trio.open_memory_channel[Any](math.inf)
         bridge = ToolBridge(events_send, recorder=self._recorder)
-        await self._nursery.start(bridge.run, self._tools.get(key[0], ()))
         try:
+            await self._nursery.start(bridge.run, self._tools.get(key[0], ()))
             process = await self._pool.start(agent, cwd)
             session = await process.new_session(cwd, [bridge.entry()], events_send)
         except AgentError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from typing import Any
 
 import trio
@@ -20,7 +21,7 @@ from actors.rendering import merge_parts
 from actors.session_store import SessionStore
 from actors.settings import Settings
 from actors.warm import Spares
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError, id_key
 from protocol.transcript import Recorder
 from protocol.lm import (
     METHOD_CANCEL,
@@ -38,6 +39,7 @@ from protocol.lm import (
     PrepareParams,
     TokenCountParams,
     parse,
+    parse_info,
     part_to_wire,
     to_wire,
 )
@@ -103,6 +105,7 @@ class Backend:
         self.peer = peer
         self.history = history
         self.spares = spares
+        self._submitted: set[str] = set()  # chat requests handed to History, by id key
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_PREPARE, self.prepare_model)
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
@@ -110,7 +113,12 @@ class Backend:
         peer.on_notification(METHOD_CANCEL, self.cancel)
 
     async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
-        info = _params(params, InfoParams)
+        try:
+            info, problems = parse_info(params)
+        except WireError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        for problem in problems:
+            log.warning("agent left out of the model list: %s", problem)
         return {"models": [to_wire(m) for m in model_infos(info)]}
 
     async def prepare_model(self, params: Any, _id: Any) -> dict[str, Any]:
@@ -122,6 +130,8 @@ class Backend:
         is an error, as for a chat request.
         """
         prepare = _params(params, PrepareParams)
+        if prepare.cwd is not None and not os.path.isdir(prepare.cwd):
+            raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: no such folder: {prepare.cwd}")
         if self.spares is None:
             raise RpcError(INTERNAL_ERROR, "Internal error: this backend keeps no agents warm")
         try:
@@ -141,7 +151,13 @@ class Backend:
         return {"count": token_count(_params(params, TokenCountParams).text)}
 
     async def provide_response(self, params: Any, request_id: Any) -> dict[str, Any]:
+        # An lm/cancel read right after the request (in the same chunk, say) runs before this
+        # handler does; this checkpoint is where that cancel takes effect, before any turn starts.
+        await trio.lowlevel.checkpoint()
         chat = _params(params, ChatParams)
+        if chat.cwd is not None and not os.path.isdir(chat.cwd):
+            problem = "not a folder" if os.path.exists(chat.cwd) else "no such folder"
+            raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: {problem}: {chat.cwd}")
         try:
             return await self._respond(chat, request_id)
         finally:
@@ -151,6 +167,13 @@ class Backend:
     async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:
         send, replies = trio.open_memory_channel[Reply](math.inf)
         self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
+        self._submitted.add(id_key(request_id))
+        try:
+            return await self._stream(request_id, replies)
+        finally:
+            self._submitted.discard(id_key(request_id))
+
+    async def _stream(self, request_id: Any, replies: trio.MemoryReceiveChannel[Reply]) -> dict[str, Any]:
         async for reply in replies:
             batch = [reply, *_waiting(replies)]  # what queued up meanwhile goes out in one write
             parts = merge_parts(r.part for r in batch if r.part is not None)
@@ -171,7 +194,10 @@ class Backend:
         except WireError as exc:
             log.warning("ignored lm/cancel with bad params: %s", exc)
             return
-        self.history.mailbox.send_nowait(CancelRequest(request_id))
+        if id_key(request_id) in self._submitted:
+            self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
+        else:
+            self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
 
 async def serve(
@@ -191,9 +217,10 @@ async def serve(
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None)
     async with trio.open_nursery() as nursery:
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
-        store = SessionStore(state_dir() / "sessions.sqlite3")
+        key = load_secret(state_dir())
+        store = SessionStore(state_dir() / "sessions.sqlite3", key)
         spares = Spares(pool, nursery, cwd=cwd, recorder=recorder)
-        history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder, store)
+        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store)
         nursery.start_soon(history.run, name="history")
         Backend(peer, history, spares)
         async with trio.open_nursery() as serving:

@@ -2,6 +2,7 @@
 // VS Code's own tool confirmation. Approving it is the whole job; the agent does the work.
 
 import * as vscode from 'vscode';
+import { AGENT_ACTION_APPROVED } from './wire';
 
 export interface AgentActionInput {
   kind?: string;
@@ -20,7 +21,7 @@ export class AgentActionTool implements vscode.LanguageModelTool<AgentActionInpu
   }
 
   invoke(): vscode.LanguageModelToolResult {
-    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart('Approved')]);
+    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(AGENT_ACTION_APPROVED)]);
   }
 }
 

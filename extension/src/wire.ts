@@ -9,6 +9,8 @@ export const METHOD_COMPLETE = 'lm/responseComplete';
 export const METHOD_PREPARE = 'lm/prepareModel';
 
 export const AGENT_ACTION_TOOL = 'symposium-agent-action';
+// The tool's whole answer on Allow; the backend takes nothing else (Skip, errors, other text) as a yes.
+export const AGENT_ACTION_APPROVED = 'symposium-agent-action:approved';
 export const MARKER_MIME = 'stateful_marker';
 
 export const CANCELLED = -32800;

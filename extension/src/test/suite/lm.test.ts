@@ -4,6 +4,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { confirmationMessage } from '../../agentAction';
+import { AGENT_ACTION_APPROVED } from '../../wire';
 import type { SymposiumApi } from '../../extension';
 
 const runtime = vscode as unknown as Record<string, (new (...args: any[]) => any) | undefined>;
@@ -151,7 +152,7 @@ describe('Symposium models in VS Code', () => {
     assert.ok(shown.includes('ls -la') && shown.includes('execute'), shown);
 
     const result = await vscode.lm.invokeTool(call.name, { input: call.input, toolInvocationToken: undefined });
-    assert.equal((result.content[0] as vscode.LanguageModelTextPart).value, 'Approved');
+    assert.equal((result.content[0] as vscode.LanguageModelTextPart).value, AGENT_ACTION_APPROVED);
     const done = await send(eliza, [prompt, asked.message, toolResult(call, result)], { tools });
     assert.match(done.text, /I ran `ls -la`/);
   });
