@@ -192,11 +192,18 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
   const venv = path.join(storage, 'venv');
   const wanted = stampFor(wheel, options.extensionVersion);
   const current = readStamp(venv);
-  if (current && current.sha256 === wanted.sha256 && current.extensionVersion === wanted.extensionVersion && fs.existsSync(venvPython(venv))) {
+  // A Python named in the setting that is not the venv's own: the user wants the venv rebuilt with it.
+  const chosen = options.pythonSetting.trim() ? await probePython(options.pythonSetting.trim(), env) : undefined;
+  const samePython = !chosen || chosen.path === current?.python;
+  if (current && current.sha256 === wanted.sha256 && current.extensionVersion === wanted.extensionVersion && samePython && fs.existsSync(venvPython(venv))) {
     return [venvPython(venv), '-m', 'symposium'];
   }
   options.onSetup?.();
-  log.info(current ? `the backend venv is from ${current.extensionVersion} (${current.wheel}); rebuilding it` : `creating the backend venv in ${venv}`);
+  log.info(
+    !current ? `creating the backend venv in ${venv}`
+    : !samePython ? `the backend venv was built with ${current.python}; rebuilding it with ${chosen?.path} (symposium.python)`
+    : `the backend venv is from ${current.extensionVersion} (${current.wheel}); rebuilding it`,
+  );
   const python = await findPython(options.pythonSetting, env);
   log.info(`using Python ${python.version} at ${python.path}`);
   fs.mkdirSync(storage, { recursive: true, mode: 0o700 });
