@@ -156,6 +156,7 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (event.affectsConfiguration('symposium.python')) {
         setup = undefined; // checked again with the next start
+        setupFailureShown = false;
       }
       if (['symposium.backend.command', 'symposium.python', 'symposium.traceDir', 'symposium.logLevel'].some((s) => event.affectsConfiguration(s))) {
         await current.stop('The Symposium backend was restarted because its settings changed');
