@@ -3,8 +3,9 @@
 
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { confirmationMessage } from '../../agentAction';
+import { confirmationMessage, SESSION_NOTE } from '../../agentAction';
 import type { SymposiumApi } from '../../extension';
+import { AGENT_ACTION_APPROVED } from '../../wire';
 
 const runtime = vscode as unknown as Record<string, (new (...args: any[]) => any) | undefined>;
 const DataPart = runtime.LanguageModelDataPart!;
@@ -148,10 +149,10 @@ describe('Symposium models in VS Code', () => {
     assert.equal(input.kind, 'execute');
     assert.equal(input.raw_input.command, 'ls -la');
     const shown = confirmationMessage(input).value;
-    assert.ok(shown.includes('ls -la') && shown.includes('execute'), shown);
+    assert.ok(shown.includes('ls -la') && shown.includes('execute') && shown.includes(SESSION_NOTE), shown);
 
     const result = await vscode.lm.invokeTool(call.name, { input: call.input, toolInvocationToken: undefined });
-    assert.equal((result.content[0] as vscode.LanguageModelTextPart).value, 'Approved');
+    assert.deepEqual(result.content.map((p) => (p as vscode.LanguageModelTextPart).value), [AGENT_ACTION_APPROVED]);
     const done = await send(eliza, [prompt, asked.message, toolResult(call, result)], { tools });
     assert.match(done.text, /I ran `ls -la`/);
   });
