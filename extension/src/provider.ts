@@ -8,6 +8,9 @@ import { ChatParams, METHOD_INFO, METHOD_TOKENS, ModelInfo } from './wire';
 
 const ERROR_TEXT_GRACE_MS = 250;
 
+/** `isUserSelectable` is not in the `@types/vscode` this extension builds against; VS Code reads it. */
+type ModelInformation = vscode.LanguageModelChatInformation & { isUserSelectable: boolean };
+
 export class SymposiumProvider implements vscode.LanguageModelChatProvider {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeLanguageModelChatInformation = this.changed.event;
@@ -26,7 +29,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     this.changed.dispose();
   }
 
-  async provideLanguageModelChatInformation(options: { silent: boolean }): Promise<vscode.LanguageModelChatInformation[]> {
+  async provideLanguageModelChatInformation(options: { silent: boolean }): Promise<ModelInformation[]> {
     try {
       const { models } = await this.backend.request<{ models: ModelInfo[] }>(METHOD_INFO, {
         silent: options.silent,
@@ -42,6 +45,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
         capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
         detail: m.detail,
         tooltip: m.tooltip,
+        isUserSelectable: true, // some of VS Code's lists (e.g. MCP sampling models) offer only these
       }));
     } catch (error) {
       this.log.error(`could not list the models: ${messageOf(error)}`);
