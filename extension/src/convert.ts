@@ -141,8 +141,6 @@ export type ThinkingMode = 'quote' | 'text' | 'hidden';
  * VS Code has them, else text per `symposium.thinking`.
  */
 export class ResponseStream {
-  /** A text, thinking or tool call part went out. */
-  visible = false;
   private inThought = false;
 
   constructor(
@@ -161,10 +159,10 @@ export class ResponseStream {
     this.endThought();
     switch (part.type) {
       case 'text':
-        this.emit(new vscode.LanguageModelTextPart(part.value));
+        this.report(new vscode.LanguageModelTextPart(part.value));
         break;
       case 'tool_call':
-        this.emit(new vscode.LanguageModelToolCallPart(part.toolCallId, part.toolName, (part.parameters ?? {}) as object));
+        this.report(new vscode.LanguageModelToolCallPart(part.toolCallId, part.toolName, (part.parameters ?? {}) as object));
         break;
       case 'marker':
         if (DataPart) {
@@ -178,13 +176,13 @@ export class ResponseStream {
 
   private thought(value: string): void {
     if (this.thinkingPart) {
-      this.emit(new this.thinkingPart(value));
+      this.report(new this.thinkingPart(value));
     } else if (this.thinking === 'text') {
-      this.emit(new vscode.LanguageModelTextPart(value));
+      this.report(new vscode.LanguageModelTextPart(value));
       this.inThought = true;
     } else if (this.thinking === 'quote') {
       const quoted = value.replace(/\n/g, '\n> ');
-      this.emit(new vscode.LanguageModelTextPart(this.inThought ? quoted : `> *Thinking:* ${quoted}`));
+      this.report(new vscode.LanguageModelTextPart(this.inThought ? quoted : `> *Thinking:* ${quoted}`));
       this.inThought = true;
     }
   }
@@ -192,13 +190,8 @@ export class ResponseStream {
   private endThought(): void {
     if (this.inThought) {
       this.inThought = false;
-      this.emit(new vscode.LanguageModelTextPart('\n\n'));
+      this.report(new vscode.LanguageModelTextPart('\n\n'));
     }
-  }
-
-  private emit(part: unknown): void {
-    this.visible = true;
-    this.report(part);
   }
 }
 

@@ -6,8 +6,6 @@ import { agentForModel, AgentSetting, readAgents, wireAgentEntries } from './con
 import { countedText, ResponseStream, ThinkingMode, toWireMessages, toWireOptions } from './convert';
 import { ChatParams, METHOD_INFO, METHOD_TOKENS, ModelInfo } from './wire';
 
-const ERROR_TEXT_GRACE_MS = 250;
-
 /** `isUserSelectable` is not in the `@types/vscode` this extension builds against; VS Code reads it. */
 type ModelInformation = vscode.LanguageModelChatInformation & { isUserSelectable: boolean };
 
@@ -83,13 +81,8 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     } catch (error) {
       const message = messageOf(error);
       this.log.error(`chat request for ${model.id} failed: ${message}${detailOf(error)}`);
-      if (!stream.visible) {
-        // Rejecting with nothing streamed shows only "no response was returned"; say why as well.
-        // VS Code drops the parts it has not forwarded to the consumer yet when the provider rejects,
-        // and tells the provider nothing when it has: give it a moment to forward this one.
-        progress.report(new vscode.LanguageModelTextPart(`**Symposium:** ${message}`));
-        await new Promise((resolve) => setTimeout(resolve, ERROR_TEXT_GRACE_MS));
-      }
+      // The consumer shows this message (Copilot: "Sorry, your request failed… Reason: …"): once, so no
+      // text part repeats it.
       throw new vscode.LanguageModelError(message);
     } finally {
       cancellation.dispose();
