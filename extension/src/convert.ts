@@ -134,6 +134,42 @@ export function countedText(text: string | vscode.LanguageModelChatRequestMessag
   return text.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
 }
 
+/**
+ * Token counts, estimated as the backend does (about four bytes a token; agents do their own
+ * accounting), remembered per text. Copilot asks about every part of every prompt it builds, most of
+ * them again on the next request. Bounded: the least recently asked texts are forgotten first.
+ */
+export class TokenEstimate {
+  private readonly known = new Map<string, number>();
+  private chars = 0;
+
+  constructor(private readonly maxTexts = 10_000, private readonly maxChars = 8_000_000) {}
+
+  count(text: string): number {
+    let count = this.known.get(text);
+    if (count !== undefined) {
+      this.known.delete(text); // re-inserted below: the most recently asked
+    } else {
+      count = Math.max(1, Math.ceil(Buffer.byteLength(text, 'utf8') / 4));
+      this.chars += text.length;
+    }
+    this.known.set(text, count);
+    for (const oldest of this.known.keys()) {
+      if (this.known.size <= this.maxTexts && this.chars <= this.maxChars) {
+        break;
+      }
+      this.known.delete(oldest);
+      this.chars -= oldest.length;
+    }
+    return count;
+  }
+
+  /** The texts remembered, least recently asked first. */
+  texts(): string[] {
+    return [...this.known.keys()];
+  }
+}
+
 export type ThinkingMode = 'quote' | 'text' | 'hidden';
 
 /**

@@ -3,8 +3,8 @@
 import * as vscode from 'vscode';
 import { Backend } from './backend';
 import { agentForModel, AgentSetting, readAgents, wireAgentEntries } from './config';
-import { countedText, ResponseStream, ThinkingMode, toWireMessages, toWireOptions } from './convert';
-import { ChatParams, METHOD_INFO, METHOD_TOKENS, ModelInfo } from './wire';
+import { countedText, ResponseStream, ThinkingMode, TokenEstimate, toWireMessages, toWireOptions } from './convert';
+import { ChatParams, METHOD_INFO, ModelInfo } from './wire';
 
 /** `isUserSelectable` is not in the `@types/vscode` this extension builds against; VS Code reads it. */
 type ModelInformation = vscode.LanguageModelChatInformation & { isUserSelectable: boolean };
@@ -12,6 +12,7 @@ type ModelInformation = vscode.LanguageModelChatInformation & { isUserSelectable
 export class SymposiumProvider implements vscode.LanguageModelChatProvider {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeLanguageModelChatInformation = this.changed.event;
+  private readonly tokens = new TokenEstimate();
 
   constructor(
     private readonly backend: Backend,
@@ -89,14 +90,9 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     }
   }
 
-  async provideTokenCount(model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
-    const value = countedText(text);
-    try {
-      return (await this.backend.request<{ count: number }>(METHOD_TOKENS, { modelId: model.id, text: value })).count;
-    } catch (error) {
-      this.log.warn(`token count failed, estimating: ${messageOf(error)}`);
-      return Math.max(1, Math.ceil(Buffer.byteLength(value) / 4));
-    }
+  /** An estimate, in the extension: Copilot asks thousands of times per request. */
+  provideTokenCount(_model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
+    return Promise.resolve(this.tokens.count(countedText(text)));
   }
 
   private agents(): AgentSetting[] {

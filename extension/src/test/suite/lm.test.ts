@@ -86,6 +86,7 @@ function traffic() {
         check();
       });
     },
+    seen: () => [...seen],
     dispose: () => subscription.dispose(),
   };
 }
@@ -251,9 +252,18 @@ describe('Symposium models in VS Code', () => {
     assert.deepEqual(parts, []);
   });
 
-  it('counts tokens through the backend', async () => {
+  it('counts tokens without asking the backend', async () => {
     const eliza = await model('symposium-eliza');
-    assert.ok((await eliza.countTokens('Hello, world!')) > 0);
-    assert.ok((await eliza.countTokens(User('Hello, world!'))) > 0);
+    const watch = traffic();
+    try {
+      assert.equal(await eliza.countTokens('Hello, world!'), 4);
+      assert.equal(await eliza.countTokens(User('Hello, world!')), 4);
+      const texts = Array.from({ length: 500 }, (_, i) => `part ${i % 100} of a prompt`);
+      const counts = await Promise.all(texts.map((t) => eliza.countTokens(t)));
+      assert.ok(counts.every((c) => c > 0));
+      assert.deepEqual(watch.seen(), [], 'no message to or from the backend');
+    } finally {
+      watch.dispose();
+    }
   });
 });
