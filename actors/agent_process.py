@@ -159,6 +159,10 @@ class AgentSession:
     def accepts_images(self) -> bool:
         return bool(self.capabilities.get("promptCapabilities", {}).get("image"))
 
+    @property
+    def accepts_resources(self) -> bool:
+        return bool(self.capabilities.get("promptCapabilities", {}).get("embeddedContext"))
+
 
 # The actor ---------------------------------------------------------------------------------
 

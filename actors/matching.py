@@ -1,8 +1,10 @@
 """Which conversation does a request continue? Pure logic, no I/O (DESIGN §4).
 
 Consumers never re-send history byte-identical, so messages are compared in a canonical
-form: system messages ignored, cache-control/marker data and thinking stripped, text
-merged, assistant messages reduced to (all their text, their tool calls in order).
+form: system messages (and Copilot's environment message) ignored, cache-control/marker
+data and thinking stripped, text merged, assistant messages reduced to (all their text,
+their tool calls in order), Copilot's wrapped user turns reduced to what the user asked
+and attached (`copilot_prompt`).
 
 Each conversation is indexed by chained hashes of its canonical history, so a request is
 matched by hashing its own prefixes once: O(length of the request), independent of how
@@ -25,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from actors.copilot_prompt import is_global_context, unwrap
 from protocol.lm import (
     Agent,
     DataPart,
@@ -48,19 +51,23 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _content_parts(parts: Iterable[Any]) -> list[Any]:
-    """Drop bookkeeping parts and merge consecutive text."""
+def _content_parts(parts: Iterable[Any], *, merge: bool = True) -> list[Any]:
+    """Drop bookkeeping parts and (with `merge`) merge consecutive text.
+
+    A tool result's own parts stay apart: only its first text part is the tool's own answer
+    (hooks append theirs), and the approval of a permission is read from exactly that part.
+    """
     out: list[Any] = []
     for part in parts:
         if isinstance(part, (ThinkingPart, MarkerPart)):
             continue
         if isinstance(part, DataPart) and part.mime_type in IGNORED_MIME_TYPES:
             continue
-        if isinstance(part, TextPart) and out and isinstance(out[-1], TextPart):
+        if merge and isinstance(part, TextPart) and out and isinstance(out[-1], TextPart):
             out[-1] = TextPart(out[-1].value + part.value)
             continue
         if isinstance(part, ToolResultPart):
-            part = ToolResultPart(part.tool_call_id, tuple(_content_parts(part.content)))
+            part = ToolResultPart(part.tool_call_id, tuple(_content_parts(part.content, merge=False)))
         out.append(part)
     return out
 
@@ -75,11 +82,14 @@ def normalise(message: Message) -> Message:
 
 def _part_form(part: Any) -> tuple[Any, ...]:
     if isinstance(part, TextPart):
-        return ("text", part.value)
+        # Copilot re-renders the wrappers of a turn (a new editor context, no reminders when it
+        # rebuilds a turn): its identity is what the user asked and attached.
+        turn = unwrap(part.value)
+        return turn.identity if turn is not None else ("text", part.value)
     if isinstance(part, DataPart):
         return ("data", part.mime_type, part.data)
     if isinstance(part, ToolResultPart):
-        return ("tool_result", part.tool_call_id, tuple(_part_form(p) for p in part.content))
+        return ("tool_result", part.tool_call_id, tuple(_part_form(p) for p in _content_parts(part.content)))
     if isinstance(part, ToolCallPart):
         # Consumers round-trip inputs through JSON.stringify/JSON.parse: compare them as JSON.
         parameters = canonical_json(part.parameters if part.parameters is not None else {})
@@ -90,6 +100,13 @@ def _part_form(part: Any) -> tuple[Any, ...]:
 Form = tuple[Any, ...]
 
 
+def is_global_context_message(message: Message) -> bool:
+    """Copilot's environment/workspace message: context the agent has, re-rendered at will."""
+    return (
+        message.role == "user" and len(message.content) == 1 and isinstance(message.content[0], TextPart) and is_global_context(message.content[0].value)
+    )
+
+
 def canonical(message: Message) -> Form | None:
     """The form two renderings of the same message share; None for messages that never count.
 
@@ -97,7 +114,7 @@ def canonical(message: Message) -> Form | None:
     nested tuple of strings, so hashing it is cheap enough to run over every message of
     every request.
     """
-    if message.role == "system":
+    if message.role == "system" or is_global_context_message(message):
         return None
     if message.role == "assistant":
         text = "".join(p.value for p in message.content if isinstance(p, TextPart)).strip()

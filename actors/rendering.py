@@ -8,16 +8,19 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
 
-from actors.matching import normalise
+from actors.copilot_prompt import CopilotTurn, attachments, unwrap
+from actors.matching import is_global_context_message, normalise
 from actors.messages import Turn
 from protocol import acp
-from protocol.lm import DataPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from protocol.lm import AGENT_ACTION_APPROVED, DataPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 
 OUTPUT_LINES = 12  # tool output shown inline; the agent keeps the rest
 
@@ -54,7 +57,8 @@ def fenced(text: str, *, header: str = "", max_lines: int | None = None) -> str:
     return f"{title}{fence}\n{body}\n{fence}\n"
 
 
-ICONS = {"completed": "✅", "failed": "❌"}
+# Glyphs from the fonts every VS Code has (colour emoji fonts are often missing on Linux).
+ICONS = {"completed": "✓", "failed": "✗"}
 
 
 @attrs.define
@@ -66,7 +70,8 @@ class _ToolCallState:
 
 @attrs.define
 class ToolCallTracker:
-    """Agent-internal tool calls as compact status lines: one when a call starts, one when it ends.
+    """Agent-internal tool calls as compact status lines: one line a call, when it ends, with
+    its final title (agents often announce a call with a placeholder title) and its output.
 
     These must never become `tool_call` parts: VS Code would try to run them.
     """
@@ -77,7 +82,7 @@ class ToolCallTracker:
         call_id = str(update.get("toolCallId", ""))
         state = _ToolCallState(str(update.get("title") or "tool call"), str(update.get("status") or "pending"))
         self.calls[call_id] = state
-        return f"\n\n🔧 {state.title}\n" + self._finish(state, update)
+        return self._finish(state, update)
 
     def progress(self, update: dict[str, Any]) -> str:
         call_id = str(update.get("toolCallId", ""))
@@ -95,7 +100,7 @@ class ToolCallTracker:
             return ""
         state.finished = True
         output = "".join(_tool_content_text(item) for item in update.get("content") or [])
-        line = f"{ICONS[state.status]} {state.title}\n"
+        line = f"\n\n{ICONS[state.status]} {state.title}\n"
         return line + (fenced(output, max_lines=OUTPUT_LINES) if output.strip() else "")
 
 
@@ -133,10 +138,8 @@ def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part
         case "agent_thought_chunk":
             text = block_text(update.get("content"))
             return [ThinkingPart(text)] if text else []
-        case "tool_call":
-            return [TextPart(tracker.start(update))]
-        case "tool_call_update":
-            text = tracker.progress(update)
+        case "tool_call" | "tool_call_update":
+            text = tracker.start(update) if update["sessionUpdate"] == "tool_call" else tracker.progress(update)
             return [TextPart(text)] if text else []
         case "plan":
             return [TextPart(render_plan(update.get("entries") or []))]
@@ -192,11 +195,14 @@ def transcript(messages: Iterable[Message]) -> str:
     for message in messages:
         if message.role == "system":
             continue
+        if is_global_context_message(message):
+            continue
         chunks = []
         for part in normalise(message).content:
             match part:
                 case TextPart(value=value):
-                    chunks.append(value)
+                    copilot = unwrap(value)
+                    chunks.append(copilot.request if copilot else value)
                 case ToolCallPart(tool_name=name):
                     chunks.append(f"[called tool {name}]")
                 case ToolResultPart():
@@ -213,13 +219,14 @@ def latest_system(turn: Turn) -> str | None:
     return texts[-1] if texts else None
 
 
-def build_prompt(turn: Turn, *, accepts_images: bool, system: str | None = None) -> list[dict[str, Any]]:
+def build_prompt(turn: Turn, *, accepts_images: bool, accepts_resources: bool = False, system: str | None = None) -> list[dict[str, Any]]:
     """The ACP prompt for a turn: its user text and images, after `system` instructions if given.
 
     System messages are not forwarded by default: the agent has its own instructions, and two
-    sets of instructions fight. Tool results are not prompt content: they go back to the tool
-    that waits for them, and one that nothing waits for any more (its turn was cancelled) has
-    no meaning to the agent.
+    sets of instructions fight. Copilot's wrapped turns are unwrapped (`copilot_prompt`), and its
+    environment message is not forwarded. Tool results are not prompt content: they go back to
+    the tool that waits for them, and one that nothing waits for any more (its turn was
+    cancelled) has no meaning to the agent.
     """
     blocks: list[dict[str, Any]] = []
     if system:
@@ -227,14 +234,36 @@ def build_prompt(turn: Turn, *, accepts_images: bool, system: str | None = None)
     if turn.context:
         blocks.append(acp.text_block(f"Earlier in this conversation:\n\n{transcript(turn.context)}\n\n---\n"))
     for message in turn.messages:
-        if message.role != "user":
+        if message.role != "user" or is_global_context_message(message):
             continue
         for part in normalise(message).content:
             match part:
                 case TextPart(value=value) if value:
-                    blocks.append(acp.text_block(value))
+                    copilot = unwrap(value)
+                    blocks.extend(copilot_blocks(copilot, accepts_resources) if copilot else [acp.text_block(value)])
                 case DataPart(mime_type=mime, data=data) if mime.startswith("image/"):
                     blocks.append(acp.image_block(mime, data) if accepts_images else acp.text_block(f"[image omitted: {mime}]"))
+    return blocks
+
+
+def copilot_blocks(turn: CopilotTurn, accepts_resources: bool) -> list[dict[str, Any]]:
+    """A Copilot turn as the agent sees it: attachments, editor context, then the request last
+    (the agent answers what comes last; Eliza only reads the last block)."""
+    blocks: list[dict[str, Any]] = []
+    if turn.attachments:
+        loose = []
+        for attachment in attachments(turn.attachments):
+            if accepts_resources and attachment.path and os.path.isabs(attachment.path):
+                blocks.append(acp.resource_block(pathlib.PurePath(attachment.path).as_uri(), attachment.body))
+            else:
+                loose.append(attachment.body)
+        if loose:
+            blocks.append(acp.text_block("<attachments>\n" + "\n".join(loose) + "\n</attachments>"))
+    for tag, body in turn.other:
+        blocks.append(acp.text_block(f"<{tag}>\n{body}\n</{tag}>" if tag else body))
+    if turn.editor:
+        blocks.append(acp.text_block(f"<editorContext>\n{turn.editor}\n</editorContext>"))
+    blocks.append(acp.text_block(turn.request))
     return blocks
 
 
@@ -253,9 +282,50 @@ def choose_option(options: Any, allow: bool) -> str | None:
     return None
 
 
+def permission_outcome(options: Any, allow: bool) -> dict[str, Any]:
+    """The answer to a permission request: the agent's allow (or reject) option by kind.
+
+    An agent that offers no option of that kind gets `cancelled`, the one answer ACP always
+    accepts.
+    """
+    option = choose_option(options, allow)
+    return acp.selected_outcome(option) if option else acp.CANCELLED_OUTCOME
+
+
+def approves(result: ToolResultPart) -> bool:
+    """Approval is explicit: the tool's own (first) text part is exactly the approval token.
+
+    Copilot answers Skip, a disabled tool and invalid input with texts of its own, hooks may
+    append parts after the tool's, and anything we did not foresee must also be a "no".
+    """
+    first = next((part for part in result.content if isinstance(part, TextPart)), None)
+    return first is not None and first.value == AGENT_ACTION_APPROVED
+
+
 def agent_action_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    """`symposium-agent-action`'s input: always valid for its schema, whatever the agent sent.
+
+    VS Code validates a tool's input before it asks the user, and answers invalid input with an
+    error the user never sees, so `kind` and `title` are strings and `raw_input` an object
+    (anything else is wrapped) or absent.
+    """
     call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
-    return {"kind": call.get("kind") or "other", "title": call.get("title") or "", "raw_input": call.get("rawInput")}
+    kind = call.get("kind") if isinstance(call.get("kind"), str) and call.get("kind") else "other"
+    raw = call.get("rawInput")
+    title = call.get("title") if isinstance(call.get("title"), str) and call["title"].strip() else _default_title(kind, raw)
+    parameters: dict[str, Any] = {"kind": kind, "title": title}
+    if raw is not None:
+        parameters["raw_input"] = raw if isinstance(raw, dict) else {"value": raw}
+    return parameters
+
+
+def _default_title(kind: str, raw: Any) -> str:
+    command = raw.get("command") if isinstance(raw, dict) else None
+    if isinstance(command, list):
+        command = " ".join(str(word) for word in command)
+    if isinstance(command, str) and command.strip():
+        return f"Run {command.strip()}"
+    return f"Take an action ({kind})"
 
 
 BRIDGE_NAMES = (  # how agents name a tool of our `vscode_tools` MCP server

@@ -45,12 +45,13 @@ from actors.rendering import (
     STOP_NOTES,
     ToolCallTracker,
     agent_action_parameters,
+    approves,
     awaited_results,
     bridged_tool,
     build_prompt,
-    choose_option,
     latest_system,
     merge_parts,
+    permission_outcome,
     render_update,
 )
 from actors.tool_bridge import ToolBridge, ToolCalled
@@ -227,7 +228,7 @@ class SessionActor:
             system = None  # forwarded already; Copilot re-renders it every request
         else:
             self._system_sent = system
-        blocks = build_prompt(turn, accepts_images=session.accepts_images, system=system)
+        blocks = build_prompt(turn, accepts_images=session.accepts_images, accepts_resources=session.accepts_resources, system=system)
         if not blocks:
             self._part(turn, TextPart("*(Nothing new to send to the agent.)*"))
             self._complete(turn)
@@ -283,31 +284,33 @@ class SessionActor:
                 case PermissionAsked() as ask:
                     if bridged_tool(ask.params, bridge.tool_names()) is not None:
                         # VS Code confirms its own tools when it runs them.
-                        allow = choose_option(ask.params.get("options"), allow=True)
-                        ask.answer(acp.selected_outcome(allow) if allow else acp.CANCELLED_OUTCOME)
+                        ask.answer(permission_outcome(ask.params.get("options"), allow=True))
                     elif request.offers_agent_action:
                         return ask
                     else:
                         # Nobody to ask: reject, so the agent knows and carries on (a bare
                         # `cancelled` would end the whole turn with nothing to show).
-                        reject = choose_option(ask.params.get("options"), allow=False)
-                        ask.answer(acp.selected_outcome(reject) if reject else acp.CANCELLED_OUTCOME)
+                        ask.answer(permission_outcome(ask.params.get("options"), allow=False))
                 case ToolCalled():
                     return _NeedsTools(await self._gather_calls(request, event))
                 case PromptDone() | PromptFailed() | AgentExited():
                     return event
 
     async def _ask_permission(self, request: Turn, ask: PermissionAsked) -> Turn | None:
-        """Surface a permission as a tool call; returns the turn that approved it, if one did."""
+        """Surface a permission as a tool call; returns the turn that answered it, if one did.
+
+        Its result approves only if it is exactly the approval token; any other result (Skip,
+        a disabled tool, invalid input, an error) rejects, and the agent's turn goes on in the
+        response to that result. A next turn that is not the result (the user moved on) is None.
+        """
         call_id = f"sym-{uuid.uuid4()}"
         self._part(request, ToolCallPart(call_id, AGENT_ACTION_TOOL, agent_action_parameters(ask.params)))
         self._complete(request)
         results = await self._peek_results([call_id])
-        option = choose_option(ask.params.get("options"), allow=True)
-        if results is None or option is None:
+        if results is None:
             self._owed.append(lambda: ask.answer(acp.CANCELLED_OUTCOME))  # after session/cancel
             return None
-        ask.answer(acp.selected_outcome(option))
+        ask.answer(permission_outcome(ask.params.get("options"), allow=approves(results[call_id])))
         return self._mailbox.consume()
 
     async def _run_vscode_tools(self, request: Turn, calls: tuple[tuple[str, ToolCalled], ...]) -> Turn | None:

@@ -38,6 +38,11 @@ def text_block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
+def resource_block(uri: str, text: str) -> dict[str, Any]:
+    """An embedded resource (for agents whose `promptCapabilities.embeddedContext` is true)."""
+    return {"type": "resource", "resource": {"uri": uri, "text": text}}
+
+
 def image_block(mime_type: str, data: str) -> dict[str, Any]:
     return {"type": "image", "mimeType": mime_type, "data": data}
 

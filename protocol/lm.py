@@ -14,6 +14,10 @@ import attrs
 from protocol.wire import WireError, converter, describe, expect_object, structure, unstructure
 
 AGENT_ACTION_TOOL = "symposium-agent-action"
+# What the extension's `symposium-agent-action` tool returns when the user allowed the action.
+# Only a tool result whose first text part is exactly this approves: anything else (Skip,
+# a disabled tool, invalid input, an error) is a "no".
+AGENT_ACTION_APPROVED = "symposium-agent-action:approved"
 
 METHOD_INFO = "lm/provideLanguageModelChatInformation"
 METHOD_CHAT = "lm/provideLanguageModelChatResponse"

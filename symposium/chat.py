@@ -17,6 +17,7 @@ from typing import Any
 
 import trio
 
+from protocol.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
 
 DIM, RESET, RED = "\033[2m", "\033[0m", "\033[31m"
@@ -88,12 +89,11 @@ class ChatSession:
                 self.history.append(result.assistant_message())
                 return True
             call = calls[0]
-            if not await self._approve(call.get("parameters") or {}):
-                # As in VS Code: rejecting drops the tool call; the next prompt carries on.
-                self.terminal.write("[rejected]\n", DIM)
-                return True
+            # As VS Code's card does: only an approval is the token; a "no" is a result too, and
+            # the agent's turn goes on (it says what it does instead).
+            approved = await self._approve(call.get("parameters") or {})
             self.history.append(result.assistant_message())
-            self.history.append(tool_result(call["toolCallId"], "Approved"))
+            self.history.append(tool_result(call["toolCallId"], AGENT_ACTION_APPROVED if approved else "The user did not allow it"))
 
     async def _send(self) -> ChatResult:
         result = self.client.start_chat(self.history, agent=self.agent, tools=[AGENT_ACTION_TOOL_DEF], on_part=self.terminal.show_part)

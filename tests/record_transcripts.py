@@ -39,13 +39,13 @@ async def eliza_multi_turn(backend: BackendClient) -> None:
 async def eliza_permission_approved(backend: BackendClient) -> None:
     copilot = Copilot(backend, ELIZA)
     await copilot.ask("run make test")
-    await copilot.answer_tools({"symposium-agent-action": "Approved"})
+    await copilot.allow()
 
 
 async def eliza_permission_rejected(backend: BackendClient) -> None:
     copilot = Copilot(backend, ELIZA)
     await copilot.ask("run rm -rf build")
-    copilot.reject_tools()
+    await copilot.skip()
     await copilot.ask("I feel sad")
 
 
@@ -109,7 +109,7 @@ async def claude_permission(backend: BackendClient) -> None:
         copilot = Copilot(backend, claude.agent)
         copilot.tools = [AGENT_ACTION_TOOL_DEF]
         await copilot.ask("Write hi to out.txt")
-        await copilot.answer_tools({"symposium-agent-action": "Approved"})
+        await copilot.allow()
 
     await _with_claude(backend, play)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import trio
 
+from protocol.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, tool_result, user
 
 QUIRKY = process_agent("quirky", sys.executable, [str(Path(__file__).with_name("quirky_agent.py"))])
@@ -17,9 +18,9 @@ async def test_permission_with_uuid_request_id_and_unannounced_call_is_chosen_by
     with trio.fail_after(GUARD):
         ask = await backend.chat([user("permission")], agent=QUIRKY, tools=[AGENT_ACTION_TOOL_DEF])
         [call] = ask.tool_calls()
-        assert call["parameters"] == {"kind": "edit", "title": "Edit config.toml", "raw_input": None}
+        assert call["parameters"] == {"kind": "edit", "title": "Edit config.toml"}  # no raw input: none sent
         done = await backend.chat(
-            [user("permission"), ask.assistant_message(), tool_result(call["toolCallId"], "Approved")], agent=QUIRKY, tools=[AGENT_ACTION_TOOL_DEF]
+            [user("permission"), ask.assistant_message(), tool_result(call["toolCallId"], AGENT_ACTION_APPROVED)], agent=QUIRKY, tools=[AGENT_ACTION_TOOL_DEF]
         )
     assert done.text() == 'outcome: {"optionId": "approved", "outcome": "selected"}'
 

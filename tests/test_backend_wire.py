@@ -13,9 +13,11 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 import trio
 
 from protocol.jsonrpc import LineSplitter
+from protocol.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, ChatResult, process_agent, tool_result, user
 from tests.acp_validate import validate
 from tests.conftest import Tap
@@ -75,7 +77,7 @@ async def test_permission_approved_continues_the_same_agent_turn(backend: Backen
         assert call["parameters"]["kind"] == "execute"
         assert call["parameters"]["title"] == "Run `ls -la`"
         assert call["parameters"]["raw_input"]["command"] == "ls -la"
-        history += [ask.assistant_message(), tool_result(call["toolCallId"], "Approved")]
+        history += [ask.assistant_message(), tool_result(call["toolCallId"], AGENT_ACTION_APPROVED)]
         done = await backend.chat(history, agent=tap.agent, tools=[AGENT_ACTION_TOOL_DEF])
     assert_well_formed(done)
     assert "I ran `ls -la`" in done.text()
@@ -84,11 +86,42 @@ async def test_permission_approved_continues_the_same_agent_turn(backend: Backen
     assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "allow"}
 
 
-async def test_permission_rejected_cancels_the_agent_turn_and_prompts_only_the_new_message(backend: BackendClient, tap: Tap) -> None:
+NOT_APPROVALS = {
+    "skip": ["The user chose to skip the tool call, they want to proceed without running it"],
+    "disabled": [
+        "ERROR while calling tool: Tool symposium-agent-action is currently disabled by the user, and cannot be called.",
+        "Please check your input and try again.",
+    ],
+    "invalid input": ["ERROR: Your input to the tool was invalid (must be object)\nPlease check your input and try again."],
+    "an error": ["Error: the tool threw"],
+    "a near miss": [AGENT_ACTION_APPROVED + " "],
+    "the old approval": ["Approved"],
+    "no text": [],
+}
+
+
+@pytest.mark.parametrize("texts", NOT_APPROVALS.values(), ids=NOT_APPROVALS.keys())
+async def test_every_result_but_the_approval_rejects_and_the_agent_turn_goes_on(backend: BackendClient, tap: Tap, texts: list[str]) -> None:
+    history = [user("run rm -rf /")]
+    with trio.fail_after(GUARD):
+        ask = await backend.chat(history, agent=tap.agent, tools=[AGENT_ACTION_TOOL_DEF])
+        [call] = ask.tool_calls()
+        result = {"role": "user", "content": [{"type": "tool_result", "toolCallId": call["toolCallId"], "content": [{"type": "text", "value": t} for t in texts]}]}
+        done = await backend.chat([*history, ask.assistant_message(), result], agent=tap.agent, tools=[AGENT_ACTION_TOOL_DEF])
+    assert_well_formed(done)
+    assert "You did not let me run `rm -rf /`" in done.text()  # in the response to the result
+    assert len(tap.requests("session/prompt")) == 1  # the same agent turn went on
+    assert not tap.requests("session/cancel")
+    [answer] = [m for m in tap.messages("c2a") if "outcome" in (m.get("result") or {})]
+    assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "reject"}
+
+
+async def test_an_abandoned_confirmation_cancels_the_agent_turn_and_prompts_only_the_new_message(backend: BackendClient, tap: Tap) -> None:
     with trio.fail_after(GUARD):
         ask = await backend.chat([user("run rm -rf /")], agent=tap.agent, tools=[AGENT_ACTION_TOOL_DEF])
         assert ask.tool_calls()
-        # VS Code's rejection cancels the chat: the next request does not carry the tool call.
+        # The user typed a new message while the card was shown: the next request does not
+        # carry the tool call.
         after = await backend.chat([user("run rm -rf /"), user("Hello")], agent=tap.agent, tools=[AGENT_ACTION_TOOL_DEF])
     assert_well_formed(after)
     assert after.text() == HELLO_REPLY

@@ -24,7 +24,7 @@ def test_permission_is_asked_and_answered_from_the_next_line() -> None:
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Allow the agent to Run `ls`? y\n" in out and "I ran `ls`." in out
-    assert "Allow the agent to Run `rm -rf /`? n\n[rejected]\n" in out
+    assert "Allow the agent to Run `rm -rf /`? n\n" in out and "You did not let me run `rm -rf /`." in out
     assert out.endswith("> Hello\nHow do you do. Please state your problem.\n")
 
 

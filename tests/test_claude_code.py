@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from protocol.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
 from tests.claude import ClaudeCode, installed_claude, process_gone, process_group, processes_in_group
 from tests.fake_anthropic import FakeAnthropic, reply, text, thinking, tool_use
@@ -99,7 +100,7 @@ async def test_bash_write_asks_permission_and_approval_runs_it(backend: BackendC
         assert call["parameters"]["kind"] == "execute"
         assert call["parameters"]["raw_input"]["command"] == f"echo hi > {out}"
         assert not out.exists()
-        history += [ask.assistant_message(), tool_result(call["toolCallId"], "Approved")]
+        history += [ask.assistant_message(), tool_result(call["toolCallId"], AGENT_ACTION_APPROVED)]
         done = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
     assert_well_formed(done)
     assert "Done: the file is written." in done.text()

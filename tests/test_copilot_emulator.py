@@ -1,4 +1,4 @@
-"""Conversation identity against a faithful emulation of Copilot Chat (DESIGN §4, issue 7).
+"""Conversation identity and permissions against a faithful emulation of Copilot Chat.
 
 Each scenario checks what the agent was prompted with (only what it had not seen) and
 whether the same agent session went on (or, for a fork and after a restart, that a new one
@@ -37,29 +37,76 @@ async def test_a_multi_turn_conversation_keeps_one_session_despite_rerendering(b
     assert len(set(sessions(tap))) == 1
 
 
-async def test_a_permission_round_trip_continues_the_same_agent_turn(backend: BackendClient, tap: Tap) -> None:
+def permission_answers(tap: Tap) -> list[dict]:
+    return [m["result"]["outcome"] for m in tap.messages("c2a") if "outcome" in (m.get("result") or {})]
+
+
+async def test_the_agent_gets_what_the_user_typed_not_copilots_wrappers(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
+    copilot.editor = "/workspace/app.py"
+    with trio.fail_after(GUARD):
+        hello = await copilot.ask("Hello")
+    assert hello.text().startswith("How do you do.")  # Eliza answered "Hello", not the reminders
+    [prompt] = tap.requests("session/prompt")
+    blocks = [b["text"] for b in prompt["params"]["prompt"]]
+    assert blocks == ["<editorContext>\nThe user's current file is /workspace/app.py. \n</editorContext>", "Hello"]
+
+
+async def test_the_permission_tool_is_offered_because_the_extension_lets_it_be_referenced(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
+    assert [t["name"] for t in copilot.tools] == ["symposium-agent-action"]
+    with trio.fail_after(GUARD):
+        ask = await copilot.ask("run ls")
+    assert [c["toolName"] for c in ask.tool_calls()] == ["symposium-agent-action"]
+
+
+async def test_allow_runs_the_action_in_the_same_agent_turn(backend: BackendClient, tap: Tap) -> None:
     copilot = Copilot(backend, tap.agent)
     with trio.fail_after(GUARD):
         await copilot.ask("Hello")
         ask = await copilot.ask("run make test")
         assert ask.tool_calls()
-        done = await copilot.answer_tools({"symposium-agent-action": "Approved"})
+        done = await copilot.allow()
         await copilot.ask("I feel sad")
     assert "I ran `make test`" in done.text()
+    assert "✓ Run `make test`" in done.text()
     assert tap.prompts() == ["Hello", "run make test", "I feel sad"]
     assert len(set(sessions(tap))) == 1
+    assert permission_answers(tap) == [{"outcome": "selected", "optionId": "allow"}]
 
 
-async def test_a_rejected_permission_prompts_only_the_next_message(backend: BackendClient, tap: Tap) -> None:
+async def test_skip_and_a_disabled_tool_reject_and_the_agent_goes_on(backend: BackendClient, tap: Tap) -> None:
     copilot = Copilot(backend, tap.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("run rm -rf /")
+        skipped = await copilot.skip()
+        await copilot.ask("run make install")
+        disabled = await copilot.disabled()
+        after = await copilot.ask("I feel sad")
+    assert "You did not let me run `rm -rf /`" in skipped.text() and "✗ Run `rm -rf /`" in skipped.text()
+    assert "You did not let me run `make install`" in disabled.text()
+    assert after.text() == "Do you often feel sad?"
+    assert tap.prompts() == ["run rm -rf /", "run make install", "I feel sad"]
+    assert len(set(sessions(tap))) == 1
+    assert permission_answers(tap) == [{"outcome": "selected", "optionId": "reject"}] * 2
+
+
+async def test_an_abandoned_confirmation_then_a_new_message_goes_on_in_the_same_session(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
+    copilot.editor = "/workspace/app.py"
     with trio.fail_after(GUARD):
         await copilot.ask("Hello")
         await copilot.ask("run rm -rf /")
-        copilot.reject_tools()
+        copilot.abandon_confirmation()
+        copilot.editor = "/workspace/other.py"  # the user moved to another file meanwhile
         after = await copilot.ask("I feel sad")
+        again = await copilot.ask("I remember my dog")
     assert after.text() == "Do you often feel sad?"
-    assert tap.prompts() == ["Hello", "run rm -rf /", "I feel sad"]
+    assert again.completed
+    assert [p.split("</editorContext> ")[-1] for p in tap.prompts()] == ["Hello", "run rm -rf /", "I feel sad", "I remember my dog"]
     assert len(set(sessions(tap))) == 1
+    assert permission_answers(tap) == [{"outcome": "cancelled"}]  # answered after session/cancel
+    assert len(tap.requests("session/cancel")) == 1
 
 
 async def test_a_cancelled_turn_rebuilt_as_markdown_is_not_resent(backend: BackendClient, tap: Tap) -> None:

@@ -8,11 +8,13 @@ from actors.messages import Turn
 from actors.rendering import (
     ToolCallTracker,
     agent_action_parameters,
+    approves,
     awaited_results,
     block_text,
     bridged_tool,
     build_prompt,
     choose_option,
+    permission_outcome,
     render_update,
 )
 from protocol.lm import DataPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
@@ -31,11 +33,11 @@ def test_message_and_thought_chunks() -> None:
     assert render_update({"sessionUpdate": "something_new"}, tracker) == []
 
 
-def test_agent_tool_calls_are_status_lines_never_tool_call_parts() -> None:
+def test_agent_tool_calls_are_one_status_line_each_never_tool_call_parts() -> None:
     tracker = ToolCallTracker()
-    start = render_update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read main.py", "status": "pending"}, tracker)
-    assert start == [TextPart("\n\n🔧 Read main.py\n")]
-    assert render_update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"}, tracker) == []
+    # Announced with a placeholder title, as Claude Code does: the line waits for the end.
+    assert render_update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read", "status": "pending"}, tracker) == []
+    assert render_update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": "Read main.py", "status": "in_progress"}, tracker) == []
     done = render_update(
         {
             "sessionUpdate": "tool_call_update",
@@ -45,7 +47,7 @@ def test_agent_tool_calls_are_status_lines_never_tool_call_parts() -> None:
         },
         tracker,
     )
-    assert done == [TextPart("✅ Read main.py\n```\nline 1\nline 2\n```\n")]
+    assert done == [TextPart("\n\n✓ Read main.py\n```\nline 1\nline 2\n```\n")]
     # A late duplicate completion adds nothing.
     assert render_update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}, tracker) == []
 
@@ -59,7 +61,7 @@ def test_failed_and_unannounced_tool_calls_and_long_output() -> None:
         tracker,
     )
     text = "".join(p.value for p in parts)  # type: ignore[union-attr]
-    assert text.startswith("\n\n🔧 Run tests\n❌ Run tests\n```\nl0\n")
+    assert text.startswith("\n\n✗ Run tests\n```\nl0\n")
     assert "… (18 more lines)" in text and "l29" not in text
 
 
@@ -95,10 +97,40 @@ def test_options_are_chosen_by_kind_never_by_id() -> None:
     assert choose_option(None, allow=True) is None
 
 
-def test_agent_action_parameters() -> None:
+def test_agent_action_parameters_always_fit_the_tools_input_schema() -> None:
+    # VS Code answers input that fails the schema with an error and never asks the user.
     params = {"toolCall": {"toolCallId": "pending", "title": "rm -rf build", "kind": "execute", "rawInput": {"command": "rm -rf build"}}}
     assert agent_action_parameters(params) == {"kind": "execute", "title": "rm -rf build", "raw_input": {"command": "rm -rf build"}}
-    assert agent_action_parameters({}) == {"kind": "other", "title": "", "raw_input": None}
+    assert agent_action_parameters({}) == {"kind": "other", "title": "Take an action (other)"}
+    assert agent_action_parameters({"toolCall": {"rawInput": None, "title": None, "kind": 3}}) == {"kind": "other", "title": "Take an action (other)"}
+    assert agent_action_parameters({"toolCall": {"kind": "execute", "rawInput": {"command": ["git", "push"]}}})["title"] == "Run git push"
+    for raw in ("ls -la", ["a", "b"], 7, False):
+        assert agent_action_parameters({"toolCall": {"title": "t", "rawInput": raw}})["raw_input"] == {"value": raw}
+
+
+def test_only_the_exact_approval_token_approves() -> None:
+    def result(*texts: str) -> ToolResultPart:
+        return ToolResultPart("sym-1", tuple(TextPart(t) for t in texts))
+
+    assert approves(result("symposium-agent-action:approved"))
+    # A hook's part after the tool's own does not change the tool's answer.
+    assert approves(result("symposium-agent-action:approved", "<PreToolUse-context>x</PreToolUse-context>"))
+    for text in (
+        "The user chose to skip the tool call, they want to proceed without running it",
+        "ERROR while calling tool: Tool symposium-agent-action is currently disabled by the user, and cannot be called.",
+        "ERROR: Your input to the tool was invalid (must be object)\nPlease check your input and try again.",
+        "Approved", "yes", "symposium-agent-action:approved ", " symposium-agent-action:approved", "SYMPOSIUM-AGENT-ACTION:APPROVED", "",
+    ):
+        assert not approves(result(text)), text
+    assert not approves(result())
+    assert not approves(ToolResultPart("sym-1", (DataPart("image/png", "iVBO"),)))
+
+
+def test_a_permission_is_answered_with_the_agents_option_of_that_kind() -> None:
+    options = [{"optionId": "y", "kind": "allow_once"}, {"optionId": "n", "kind": "reject_once"}, {"optionId": "N", "kind": "reject_always"}]
+    assert permission_outcome(options, allow=True) == {"outcome": "selected", "optionId": "y"}
+    assert permission_outcome(options, allow=False) == {"outcome": "selected", "optionId": "n"}
+    assert permission_outcome([{"optionId": "y", "kind": "allow_once"}], allow=False) == {"outcome": "cancelled"}
 
 
 def result_message(*ids: str) -> Message:
