@@ -218,7 +218,11 @@ class ChatView {
     assert.ok(chat && request, 'the chat is on the screen');
     const top = Math.max(chat.y, request.y - 12);
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    await this.page.screenshot({ path: file, clip: { x: chat.x, y: top, width: chat.width, height: chat.y + chat.height - top } });
+    await this.page.screenshot({
+      path: file,
+      clip: { x: chat.x, y: top, width: chat.width, height: chat.y + chat.height - top },
+      style: '.scrollbar { visibility: hidden !important; }', // shown for a moment after the new layout
+    });
     await restore.click();
     await this.view.locator('a.action-label[aria-label^="Maximize Secondary Side Bar"]').waitFor({ timeout: UI_MS });
   }
