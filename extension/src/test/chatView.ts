@@ -139,7 +139,9 @@ class ChatView {
           }
           await row.waitFor({ timeout: 2_000 });
         } catch (error) {
+          // Closed, so that no key meant for something else picks its "Sign in to use Copilot".
           await this.page.keyboard.press('Escape');
+          await rows.first().waitFor({ state: 'hidden', timeout: UI_MS });
           throw error;
         }
       });
@@ -161,11 +163,20 @@ class ChatView {
     }
     const picker = this.view.locator('.interactive-input-part')
       .locator(['Agent', 'Ask', 'Plan'].map((m) => `a.action-label[aria-label="${m}"]`).join(', '));
-    if ((await picker.getAttribute('aria-label', { timeout: UI_MS })) !== mode) {
+    const rows = this.page.locator('.action-widget .monaco-list-row');
+    // The new session re-renders the input a moment later, which closes an open picker: try again.
+    await retry(UI_MS * 3, async () => {
+      if ((await picker.getAttribute('aria-label', { timeout: UI_MS })) === mode) {
+        return;
+      }
+      if (await rows.first().isVisible()) {
+        await this.page.keyboard.press('Escape');
+        await rows.first().waitFor({ state: 'hidden', timeout: UI_MS });
+      }
       await picker.click();
-      await this.page.locator('.action-widget .monaco-list-row', { hasText: mode }).first().click({ timeout: UI_MS });
-      await this.view.locator(`.interactive-input-part a.action-label[aria-label="${mode}"]`).waitFor({ timeout: UI_MS });
-    }
+      await rows.filter({ hasText: mode }).first().click({ timeout: 5_000 });
+      await this.view.locator(`.interactive-input-part a.action-label[aria-label="${mode}"]`).waitFor({ timeout: 5_000 });
+    });
   }
 
   /** Types `text` in the chat's input and sends it; resolves with the finished answer. */
@@ -277,13 +288,15 @@ async function runCommand(page: Page, title: string): Promise<void> {
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: UI_MS });
     await input.fill(`>${title}`);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     try {
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 1000 });
+      await row.waitFor({ timeout: 1000 });
     } catch (error) {
       await page.keyboard.press('Escape');
       throw error;
     }
-    await page.keyboard.press('Enter');
+    await row.click(); // not Enter: that goes wherever the focus is
+    await input.waitFor({ state: 'hidden', timeout: UI_MS });
   });
 }
 
