@@ -127,9 +127,9 @@ class ChatView {
     await this.view.locator('.interactive-input-part').first().waitFor({ timeout: UI_MS });
     const rows = this.page.locator('.action-widget .monaco-list-row');
     const row = rows.filter({ hasText: name }).first();
-    await retry(UI_MS * 9, async () => {
+    await retry(this.page, UI_MS * 9, async () => {
       await runCommand(this.page, 'Extensions: Enable All Extensions');
-      await retry(UI_MS, async () => {
+      await retry(this.page, UI_MS, async () => {
         await this.view.locator('.model-picker-name').first().click();
         try {
           await rows.first().waitFor({ timeout: UI_MS });
@@ -165,7 +165,7 @@ class ChatView {
       .locator(['Agent', 'Ask', 'Plan'].map((m) => `a.action-label[aria-label="${m}"]`).join(', '));
     const rows = this.page.locator('.action-widget .monaco-list-row');
     // The new session re-renders the input a moment later, which closes an open picker: try again.
-    await retry(UI_MS * 3, async () => {
+    await retry(this.page, UI_MS * 3, async () => {
       if ((await picker.getAttribute('aria-label', { timeout: UI_MS })) === mode) {
         return;
       }
@@ -209,7 +209,7 @@ class ChatView {
   }
 
   async cardShown(): Promise<boolean> {
-    return this.view.locator('.chat-confirmation-widget-buttons').filter({ visible: true }).isVisible();
+    return (await this.view.locator('.chat-confirmation-widget-buttons').filter({ visible: true }).count()) > 0;
   }
 
   /**
@@ -268,7 +268,7 @@ class Card {
   async allowOnce(): Promise<void> {
     await this.buttons.locator('.monaco-dropdown-button').click();
     const item = this.page.locator('.context-view .action-menu-item', { hasText: 'Allow Once' });
-    // The menu runs an item on Enter; a synthetic click on it is ignored. Hovering focuses it.
+    // A mouse click on the menu's items does nothing here, Enter does; hovering an item focuses it.
     await item.hover({ timeout: UI_MS });
     await this.page.locator('.context-view .action-menu-item:focus', { hasText: 'Allow Once' }).waitFor({ timeout: UI_MS });
     await this.page.keyboard.press('Enter');
@@ -283,12 +283,13 @@ class Card {
 
 /** Runs a command through the command palette, retrying (bounded) until the command is there. */
 async function runCommand(page: Page, title: string): Promise<void> {
-  await retry(UI_MS * 3, async () => {
+  await retry(page, UI_MS * 3, async () => {
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: UI_MS });
     await input.fill(`>${title}`);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    // Its own row, not "... for this Workspace": the label is the title, maybe with ", recently used".
+    const row = page.locator(`.quick-input-list .monaco-list-row:is([aria-label="${title}"], [aria-label^="${title}, "])`).first();
     try {
       await row.waitFor({ timeout: 1000 });
     } catch (error) {
@@ -300,14 +301,17 @@ async function runCommand(page: Page, title: string): Promise<void> {
   });
 }
 
-/** Calls `attempt` until it resolves, for at most `ms`; rejects with its last error. */
-async function retry(ms: number, attempt: () => Promise<void>): Promise<void> {
+/**
+ * Calls `attempt` until it resolves, for at most `ms`; rejects with its last error. Each attempt
+ * waits (bounded) for what it needs, so this does not spin; a closed page ends it at once.
+ */
+async function retry(page: Page, ms: number, attempt: () => Promise<void>): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     try {
       return await attempt();
     } catch (error) {
-      if (Date.now() > deadline) {
+      if (Date.now() > deadline || page.isClosed()) {
         throw error;
       }
     }
