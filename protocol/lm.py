@@ -202,7 +202,9 @@ converter.register_unstructure_hook(
 @attrs.frozen
 class ChatParams:
     model_id: str
-    messages: tuple[Message, ...]
+    # The messages as JSON values: History reads them (`actors/reading.py`), reusing what it
+    # read of the conversation's previous request, so only new messages cost a parse.
+    messages: tuple[Any, ...]
     agent: Agent = ElizaAgent()
     options: Options = Options()
     cwd: str | None = None

@@ -12,7 +12,7 @@ from actors.history import ChatRequest, HistoryActor
 from actors.messages import PartEvent, Reply, SessionEvent
 from actors.markers import MarkerCodec
 from actors.settings import Settings
-from protocol.lm import ChatParams, ElizaAgent, Message, TextPart
+from protocol.lm import ChatParams, ElizaAgent, Message, TextPart, to_wire
 
 AGENT = ElizaAgent(deterministic=True)
 
@@ -23,7 +23,7 @@ def user(text: str) -> Message:
 
 def ask(history: HistoryActor, request_id: int, *messages: Message) -> trio.MemoryReceiveChannel[Reply]:
     send, receive = trio.open_memory_channel[Reply](math.inf)
-    history.mailbox.send_nowait(ChatRequest(request_id, ChatParams("m", messages, AGENT), send))
+    history.mailbox.send_nowait(ChatRequest(request_id, ChatParams("m", tuple(to_wire(m) for m in messages), AGENT), send))
     return receive
 
 

@@ -8,11 +8,7 @@ export const METHOD_PART = 'lm/responsePart';
 export const METHOD_COMPLETE = 'lm/responseComplete';
 
 export const AGENT_ACTION_TOOL = 'symposium-agent-action';
-/**
- * The whole result of an approved agent action. The backend selects the agent's allow option only for a
- * tool result whose first text part is exactly this; anything else (Skip, a disabled tool, invalid
- * input) is a refusal.
- */
+// The tool's whole answer on Allow; the backend takes nothing else (Skip, errors, other text) as a yes.
 export const AGENT_ACTION_APPROVED = 'symposium-agent-action:approved';
 export const MARKER_MIME = 'stateful_marker';
 

@@ -4,8 +4,8 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { confirmationMessage, SESSION_NOTE } from '../../agentAction';
-import type { SymposiumApi } from '../../extension';
 import { AGENT_ACTION_APPROVED } from '../../wire';
+import type { SymposiumApi } from '../../extension';
 
 const runtime = vscode as unknown as Record<string, (new (...args: any[]) => any) | undefined>;
 const DataPart = runtime.LanguageModelDataPart!;
