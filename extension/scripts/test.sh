@@ -2,9 +2,9 @@
 # The extension's tests (run by `make test`): the unit tests (node's test runner; the JSON-RPC client
 # against the real backend, the catalogue, real installs of agents), the integration tests in a real
 # VS Code (code-server + Chromium), then the install phase: the built vsix in a clean profile.
-# SCREENSHOT=FILE also keeps the model picker's screenshot there (docs/model-picker.png for the README).
+# SCREENSHOTS=DIR puts the Chat view tests' screenshots there (SCREENSHOTS=docs for the README's).
 set -euo pipefail
-[ -z "${SCREENSHOT:-}" ] || SCREENSHOT=$(realpath -m "$SCREENSHOT")
+[ -z "${SCREENSHOTS:-}" ] || SCREENSHOTS=$(realpath -m "$SCREENSHOTS")
 source "$(dirname "$0")/tools.sh"
 cd "$EXTENSION_DIR"
 
@@ -28,7 +28,7 @@ node --test --test-reporter=spec out/test/unit/*.test.js
 log "unit tests: $((SECONDS - started)) s"
 
 status=0
-node out/test/runner.js ${SCREENSHOT:+--screenshot "$SCREENSHOT"} || status=1
+node out/test/runner.js ${SCREENSHOTS:+--screenshots "$SCREENSHOTS"} || status=1
 
 started=$SECONDS
 vsix="$EXTENSION_DIR/out/symposium-test.vsix"
