@@ -27,6 +27,7 @@ from actors.rendering import split_context
 from actors.session import SessionActor
 from actors.session_store import SessionStore
 from actors.settings import Settings
+from actors.tool_bridge import BridgeListener
 from protocol.jsonrpc import REQUEST_CANCELLED, RpcError, id_key
 from protocol.transcript import Recorder
 from protocol.lm import AGENT_ACTION_TOOL, ChatParams, MarkerPart, Message, ThinkingPart
@@ -83,9 +84,17 @@ class _Live:
 
 class HistoryActor:
     def __init__(
-        self, pool: AgentPool, settings: Settings, markers: MarkerCodec, recorder: Recorder | None = None, store: SessionStore | None = None
+        self,
+        pool: AgentPool,
+        settings: Settings,
+        markers: MarkerCodec,
+        recorder: Recorder | None = None,
+        store: SessionStore | None = None,
+        *,
+        bridges: BridgeListener | None = None,
     ) -> None:
         self._pool = pool
+        self._bridges = bridges  # None: History opens its own in run()
         self._store = store
         self._recorder = recorder
         self._settings = settings
@@ -104,6 +113,8 @@ class HistoryActor:
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            if self._bridges is None:
+                self._bridges = BridgeListener(nursery)
             async for message in self._receive:
                 match message:
                     case ChatRequest():
@@ -214,7 +225,15 @@ class HistoryActor:
         live = _Live(state, mailbox_send, throwaway=throwaway)
         self._live[conversation_id] = live
         actor = SessionActor(
-            conversation_id, params.agent, self._pool, mailbox, self._send, settings=self._settings, recorder=self._recorder, store=self._store
+            conversation_id,
+            params.agent,
+            self._pool,
+            mailbox,
+            self._send,
+            bridges=self._bridges,
+            settings=self._settings,
+            recorder=self._recorder,
+            store=self._store,
         )
         nursery.start_soon(actor.run, name=f"session {conversation_id[:8]}")
         log.info("new conversation %s with %d message(s)", conversation_id, len(messages))

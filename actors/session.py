@@ -54,7 +54,7 @@ from actors.rendering import (
     permission_outcome,
     render_update,
 )
-from actors.tool_bridge import ToolBridge, ToolCalled
+from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from protocol import acp
 from protocol.jsonrpc import RpcError
 from protocol.transcript import Recorder
@@ -85,6 +85,7 @@ class SessionActor:
         mailbox: trio.MemoryReceiveChannel[Turn],
         outbox: trio.MemorySendChannel[SessionEvent],
         *,
+        bridges: BridgeListener,
         settings: Settings,
         recorder: Recorder | None = None,
         store: SessionStore | None = None,
@@ -94,6 +95,7 @@ class SessionActor:
         self._pool = pool
         self._mailbox = PeekableMailbox(mailbox)
         self._outbox = outbox
+        self._bridges = bridges
         self._settings = settings
         self._recorder = recorder
         self._store = store
@@ -109,7 +111,7 @@ class SessionActor:
             first = await self._mailbox.peek()
         except trio.EndOfChannel:
             return
-        bridge = ToolBridge(self._events_send, recorder=self._recorder)
+        bridge = ToolBridge(self._events_send, self._bridges, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
             await nursery.start(bridge.run, first.tools)
             resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None

@@ -19,6 +19,7 @@ from actors.messages import Reply
 from actors.rendering import merge_parts
 from actors.session_store import SessionStore
 from actors.settings import Settings
+from actors.tool_bridge import BridgeListener
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError
 from protocol.transcript import Recorder
 from protocol.lm import (
@@ -156,7 +157,8 @@ async def serve(
     async with trio.open_nursery() as nursery:
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
         store = SessionStore(state_dir() / "sessions.sqlite3")
-        history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder, store)
+        bridges = BridgeListener(nursery)  # every conversation's vscode_tools, on one loopback port
+        history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder, store, bridges=bridges)
         nursery.start_soon(history.run, name="history")
         Backend(peer, history)
         async with trio.open_nursery() as serving:
