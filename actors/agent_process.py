@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
 STOP_GRACE = 2.0  # after closing stdin, before SIGTERM; then again before SIGKILL
 STDERR_LINES = 20
+CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
 
 
 # Events delivered to a session ------------------------------------------------------------
@@ -202,6 +203,7 @@ class AgentProcess:
         self._stopping = False
         self.last_active = trio.current_time()
         self.prompts_in_flight = 0
+        self._closing: dict[str, trio.Event] = {}  # session id → set once its session/close is answered
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -427,8 +429,29 @@ class AgentProcess:
                 send = self._sessions.pop(sid, None)
                 if send is not None:
                     send.close()
+                    if self._closes_sessions():
+                        self._closing[sid] = trio.Event()
+                        nursery.start_soon(self._close_session, peer, sid, self._closing[sid])
+
+    def _closes_sessions(self) -> bool:
+        """Whether the agent frees a session on `session/close` (so forgotten ones cost it nothing)."""
+        capabilities = self.capabilities.get("sessionCapabilities")
+        return isinstance(capabilities, dict) and isinstance(capabilities.get("close"), dict)
+
+    async def _close_session(self, peer: Peer, session_id: str, done: trio.Event) -> None:
+        try:
+            with trio.move_on_after(CLOSE_TIMEOUT):
+                await peer.request("session/close", {"sessionId": session_id})
+        except (RpcError, ConnectionClosed) as exc:
+            log.debug("agent %s: session/close of %s: %s", self.name, session_id, exc)
+        finally:
+            done.set()
+            if self._closing.get(session_id) is done:
+                del self._closing[session_id]
 
     async def _open_session(self, command: _NewSession, peer: Peer) -> None:
+        if command.resume and (closing := self._closing.get(command.resume)) is not None:
+            await closing.wait()  # a session closed a moment ago is loaded only once the agent has closed it
         with command.reply:
             if command.resume and self.capabilities.get("loadSession"):
                 # Routed before asking, so the history the agent replays reaches the session,
