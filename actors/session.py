@@ -85,6 +85,7 @@ class SessionActor:
         mailbox: trio.MemoryReceiveChannel[Turn],
         outbox: trio.MemorySendChannel[SessionEvent],
         *,
+        after: trio.Event | None = None,
         bridges: BridgeListener,
         settings: Settings,
         recorder: Recorder | None = None,
@@ -96,6 +97,7 @@ class SessionActor:
         self._mailbox = PeekableMailbox(mailbox)
         self._outbox = outbox
         self._bridges = bridges
+        self._after = after  # the previous Session of this conversation (released), still ending
         self._settings = settings
         self._recorder = recorder
         self._store = store
@@ -107,6 +109,8 @@ class SessionActor:
         self._owed: list[Callable[[], None]] = []  # answers the agent gets once session/cancel is out
 
     async def run(self) -> None:
+        if self._after is not None:
+            await self._after.wait()  # it closes its agent session first: ours may load that one
         try:
             first = await self._mailbox.peek()
         except trio.EndOfChannel:
