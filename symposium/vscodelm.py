@@ -43,6 +43,7 @@ from protocol.wire import WireError
 
 log = logging.getLogger(__name__)
 
+METHOD_STATS = "symposium/stats"  # diagnostics for benchmarks and tests; the extension never calls it
 ELIZA_MODEL_ID = "symposium-eliza"
 FAMILY = "symposium"
 VERSION = "0.1.0"
@@ -94,12 +95,25 @@ def _waiting(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
             return batch
 
 
+def task_count() -> int:
+    """Every trio task of this run: a leak of actors or connections shows here first."""
+    count, stack = 0, [trio.lowlevel.current_root_task()]
+    while stack:
+        task = stack.pop()
+        count += 1
+        for nursery in task.child_nurseries:
+            stack.extend(nursery.child_tasks)
+    return count
+
+
 class Backend:
     """Wires a VS Code-side Peer to the History actor."""
 
-    def __init__(self, peer: Peer, history: HistoryActor) -> None:
+    def __init__(self, peer: Peer, history: HistoryActor, bridges: BridgeListener) -> None:
         self.peer = peer
         self.history = history
+        self.bridges = bridges
+        peer.on_request(METHOD_STATS, self.stats)
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
         peer.on_request(METHOD_CHAT, self.provide_response)
@@ -108,6 +122,10 @@ class Backend:
     async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
         info = _params(params, InfoParams)
         return {"models": [to_wire(m) for m in model_infos(info)]}
+
+    async def stats(self, _params: Any, _id: Any) -> dict[str, int]:
+        """What the backend holds: a soak reads it before and after to see that nothing grew."""
+        return {"conversations": self.history.conversations, "bridges": len(self.bridges), "tasks": task_count()}
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
         return {"count": token_count(_params(params, TokenCountParams).text)}
@@ -160,7 +178,7 @@ async def serve(
         bridges = BridgeListener(nursery)  # every conversation's vscode_tools, on one loopback port
         history = HistoryActor(pool, settings, markers or MarkerCodec(load_secret(state_dir())), recorder, store, bridges=bridges)
         nursery.start_soon(history.run, name="history")
-        Backend(peer, history)
+        Backend(peer, history, bridges)
         async with trio.open_nursery() as serving:
             serving.start_soon(peer.serve, name="vscode reader")
             await peer.eof.wait()
