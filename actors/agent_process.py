@@ -231,12 +231,27 @@ class AgentProcess:
                 await self._stop()
                 nursery.cancel_scope.cancel()
         finally:
+            self._commands_send.close()
             with trio.CancelScope(shield=True):
                 await self._stop()
+            self._refuse_queued()
             self._broadcast_exit()
             self.exited.set()
             if failure is not None:
                 raise failure
+
+    def _refuse_queued(self) -> None:
+        """Commands sent just before the agent went away were never handled: a session waiting
+        to open is told so (its reply channel closes: the agent exited), or it would wait forever."""
+        while True:
+            try:
+                command = self._commands.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+            if isinstance(command, _NewSession):
+                command.reply.close()
+                command.events.close()
+        self._commands.close()
 
     def stop(self) -> None:
         """Ask the actor to end: close stdin, then signals, bounded (DESIGN §7)."""
