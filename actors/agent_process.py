@@ -234,6 +234,7 @@ class AgentProcess:
             self._commands_send.close()
             with trio.CancelScope(shield=True):
                 await self._stop()
+                await self._close_pipes()
             self._refuse_queued()
             self._broadcast_exit()
             self.exited.set()
@@ -381,6 +382,15 @@ class AgentProcess:
                 break
         self._close_lifeline()
         log.info("agent %s stopped%s", self.name, self._exit_note())
+
+    async def _close_pipes(self) -> None:
+        """The agent's stdin, stdout and stderr, closed now rather than whenever the garbage
+        collector gets to them: an agent restarted after every crash must not pile up pipes."""
+        if self._process is None:
+            return
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            if stream is not None:
+                await trio.aclose_forcefully(stream)
 
     def _close_lifeline(self) -> None:
         if self._lifeline is not None:
