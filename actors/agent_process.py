@@ -475,9 +475,9 @@ class AgentProcess:
                 del self._closing[session_id]
 
     async def _open_session(self, command: _NewSession, peer: Peer) -> None:
-        if command.resume and (closing := self._closing.get(command.resume)) is not None:
-            await closing.wait()  # a session closed a moment ago is loaded only once the agent has closed it
-        with command.reply:
+        with command.reply:  # closed however this ends: the Session waiting on it learns the agent is gone
+            if command.resume and (closing := self._closing.get(command.resume)) is not None:
+                await closing.wait()  # a session closed a moment ago is loaded only once the agent has closed it
             if command.resume and self.capabilities.get("loadSession"):
                 # Routed before asking, so the history the agent replays reaches the session,
                 # which drops it: the user saw it already.
