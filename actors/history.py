@@ -119,6 +119,10 @@ class HistoryActor:
         """Conversations held now (each with its Session actor)."""
         return len(self._live)
 
+    @property
+    def max_conversations(self) -> int:
+        return self._releases.limit
+
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery

@@ -158,7 +158,7 @@ class BackendClient:
         return (await self.peer.request(METHOD_INFO, params))["models"]
 
     async def stats(self) -> dict[str, int]:
-        """The backend's own counts (`symposium/stats`): conversations, bridges, trio tasks."""
+        """The backend's own counts (`symposium/stats`): conversations (and the most it holds), bridges, trio tasks."""
         return await self.peer.request("symposium/stats", {})
 
     async def token_count(self, text: str, model_id: str = "symposium-eliza") -> int:

@@ -125,7 +125,12 @@ class Backend:
 
     async def stats(self, _params: Any, _id: Any) -> dict[str, int]:
         """What the backend holds: a soak reads it before and after to see that nothing grew."""
-        return {"conversations": self.history.conversations, "bridges": len(self.bridges), "tasks": task_count()}
+        return {
+            "conversations": self.history.conversations,
+            "maxConversations": self.history.max_conversations,
+            "bridges": len(self.bridges),
+            "tasks": task_count(),
+        }
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
         return {"count": token_count(_params(params, TokenCountParams).text)}
