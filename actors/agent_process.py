@@ -454,7 +454,9 @@ class AgentProcess:
                 send = self._sessions.pop(sid, None)
                 if send is not None:
                     send.close()
-                    if self._closes_sessions():
+                    # Not while stopping: the agent is about to go, and a close would only race its
+                    # stop (and make recordings of the same run differ from one run to the next).
+                    if self._closes_sessions() and not self._stopping:
                         self._closing[sid] = trio.Event()
                         nursery.start_soon(self._close_session, peer, sid, self._closing[sid])
 

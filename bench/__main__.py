@@ -145,7 +145,9 @@ def _soak() -> list[Row]:
     s = soak.measure()
     before, after, outcomes = s["before"], s["after"], s["outcomes"]
     unexpected = sum(n for kind, n in outcomes.items() if kind not in ("answered", "cancelled", "agent killed"))
-    flat = after["fds"] <= before["fds"] + 2 and after["tasks"] <= before["tasks"] + 4 and after["rss_mb"] <= before["rss_mb"] * 1.15
+    # A conversation a worker left waiting on a tool result is legitimately held (about 6 tasks
+    # and its MCP connection), at either point; growth with the work done is what counts.
+    flat = after["fds"] <= before["fds"] + 2 and after["tasks"] <= before["tasks"] + 8 and after["rss_mb"] <= before["rss_mb"] * 1.15
     return [
         (
             f"soak: {soak.WORKERS} conversations x {s['seconds']:.0f} s, cancels, agent killed every {soak.KILL_EVERY:.0f} s",
