@@ -142,13 +142,23 @@ class HistoryActor:
                         done.set()
                         nursery.cancel_scope.cancel()
                         return
-                self._release_due()
+                if not (isinstance(message, SessionEvent) and isinstance(message.event, PartEvent)):
+                    self._release_due()  # parts (by the thousand) change no conversation's use
 
     async def _next_message(self) -> HistoryMessage | None:
-        """The next message; None if a conversation's idle time runs out first."""
-        with trio.move_on_at(self._releases.deadline()):
-            return await self._receive.receive()
-        return None
+        """The next message; None if a conversation's idle time runs out first.
+
+        A message already queued is taken without arming a timer: while an agent streams,
+        that is every part, and a cancel scope per part would cost a fifth of the throughput.
+        """
+        try:
+            message = self._receive.receive_nowait()
+        except trio.WouldBlock:
+            with trio.move_on_at(self._releases.deadline()):
+                return await self._receive.receive()
+            return None
+        await trio.lowlevel.cancel_shielded_checkpoint()  # others run between messages, as receive() lets them
+        return message
 
     # Chat requests ---------------------------------------------------------------------------
 
