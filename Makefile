@@ -17,9 +17,9 @@ $(READY): pyproject.toml
 chat: $(READY)
 	@$(BIN)/symposium chat
 
-# The real ACP agents the tests run offline (Claude Code's adapter), cached outside the repo.
+# The real ACP agents the tests run offline (Claude Code's and Codex's adapters), cached outside the repo.
 agents:
-	@bash scripts/install-agents.sh || echo "make: scripts/install-agents.sh failed; the Claude Code tests will say why and skip" >&2
+	@bash scripts/install-agents.sh || echo "make: scripts/install-agents.sh failed; the tests of the agents it could not install will say why and skip" >&2
 
 test: $(READY) agents
 	$(BIN)/python -m pytest -q
@@ -29,7 +29,7 @@ test: $(READY) agents
 vsix:
 	@bash extension/scripts/vsix.sh
 
-# Re-record tests/transcripts/ from real runs (Eliza, and Claude Code against the fake API).
+# Re-record tests/transcripts/ from real runs (Eliza; Claude Code and Codex against fake model APIs).
 transcripts: $(READY) agents
 	$(BIN)/python -m tests.record_transcripts
 

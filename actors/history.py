@@ -1,4 +1,4 @@
-"""The History actor: every conversation's state, and the only router of replies (DESIGN §4).
+"""The History actor: every conversation's state, and the only router of replies.
 
 It matches each chat request to the conversation it continues (see `matching`), commits
 or discards the previous reply accordingly, hands the conversation's Session actor a
@@ -15,13 +15,25 @@ import itertools
 import logging
 import math
 import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import attrs
 import trio
 
 from actors.agent_process import AgentPool
 from actors.markers import Marker, MarkerCodec
-from actors.matching import Conversation, ConversationIndex, Match, is_summarisation, match_after_marker, normalise, root
+from actors.matching import (
+    Conversation,
+    ConversationIndex,
+    Match,
+    is_summarisation,
+    is_summarised,
+    match_after_marker,
+    root,
+    trailing_digest,
+)
+from actors.reading import Read, opening, read_messages
 from actors.release import ReleasePolicy, Use
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
 from actors.rendering import split_context
@@ -29,9 +41,10 @@ from actors.session import SessionActor
 from actors.session_store import SessionStore
 from actors.settings import Settings
 from actors.tool_bridge import BridgeListener
-from protocol.jsonrpc import REQUEST_CANCELLED, RpcError, id_key
+from protocol.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, RpcError, id_key
 from protocol.transcript import Recorder
 from protocol.lm import AGENT_ACTION_TOOL, ChatParams, MarkerPart, Message, ThinkingPart, ToolCallPart
+from protocol.wire import WireError
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +95,7 @@ class _Live:
     seq: int = 0  # turns this conversation has taken
     throwaway: bool = False  # a one-off session (a summary), never matched, retired when done
     resumable: bool = False  # named by a marker of an earlier backend run
+    read: Read | None = None  # its latest request, as read: the next one reuses it
 
 
 class HistoryActor:
@@ -107,6 +121,7 @@ class HistoryActor:
         self._by_request: dict[str, str] = {}  # request id key → conversation id
         self._turns = itertools.count(1)
         self._dirty: set[str] = set()  # conversations whose reply grew since they were indexed
+        self._by_opening: dict[str, list[str]] = {}  # opening(messages) → conversations that began so
         self._releases = ReleasePolicy(settings.max_conversations, settings.conversation_idle)
         self._ending: dict[str, trio.Event] = {}  # conversation id → set when its Session actor has ended
 
@@ -164,14 +179,20 @@ class HistoryActor:
 
     def _on_chat(self, request: ChatRequest, nursery: trio.Nursery) -> None:
         params = request.params
-        messages = tuple(normalise(m) for m in params.messages)
+        found = self._markers.newest(params.messages)  # read before normalising drops markers
+        try:
+            read = read_messages(params.messages, root(params.agent), self._earlier_reads(params.messages, found))
+        except WireError as exc:
+            request.reply.send_nowait(Reply(error=RpcError(INVALID_PARAMS, f"Invalid params: {exc}")))
+            return
+        messages = read.messages
         if is_summarisation(messages):
             # Answered by a throwaway session, so the conversation's own agent session is not
-            # polluted by the request or by its summary (DESIGN §4.5).
+            # polluted by the request or by its summary.
             live = self._start_conversation(params, messages, nursery, throwaway=True)
-            self._dispatch(live, request, context=messages[:-1], new=messages[-1:], canceled=False)
+            self._dispatch(live, request, read, context=messages[:-1], new=messages[-1:], canceled=False)
             return
-        match, conversation_id = self._match(params, messages, self._markers.newest(params.messages))
+        match, conversation_id = self._match(params, read, found)
         if match.conversation is None:
             live = self._start_conversation(params, messages, nursery, conversation_id)
             live.resumable = conversation_id is not None
@@ -183,17 +204,26 @@ class HistoryActor:
             canceled = match.canceled
             if live.streaming is not None:
                 self._answer_cancelled(live)
-            live.state.committed = match.committed
-            live.state.inputs = list(messages[match.start :])
-            live.state.reply = []
+            live.state.begin_turn(match.committed, list(messages[match.start :]), read.after[-1])
         if not any(m.role == "user" for m in new) and not context:
-            request.reply.send_nowait(Reply(error=RpcError(-32602, "Invalid params: messages: no user message to answer")))
+            request.reply.send_nowait(Reply(error=RpcError(INVALID_PARAMS, "Invalid params: messages: no user message to answer")))
             if match.conversation is None:
                 self._retire(live)
             return
-        self._dispatch(live, request, context=context, new=new, canceled=canceled)
+        self._dispatch(live, request, read, context=context, new=new, canceled=canceled)
 
-    def _dispatch(self, live: _Live, request: ChatRequest, *, context: tuple[Message, ...], new: tuple[Message, ...], canceled: bool) -> None:
+    def _earlier_reads(self, raw: Sequence[Any], found: tuple[int, Marker] | None) -> Iterator[Read]:
+        """The readings of earlier requests this one may share its leading messages with: the
+        conversation its marker names, and those that began with the same messages."""
+        if found is not None and (named := self._live.get(found[1].conversation)) is not None and named.read is not None:
+            yield named.read
+        for conversation_id in self._by_opening.get(opening(raw), ()):
+            if (live := self._live.get(conversation_id)) is not None and live.read is not None:
+                yield live.read
+
+    def _dispatch(
+        self, live: _Live, request: ChatRequest, read: Read, *, context: tuple[Message, ...], new: tuple[Message, ...], canceled: bool
+    ) -> None:
         params = request.params
         tools = params.options.tools
         turn = Turn(
@@ -214,11 +244,14 @@ class HistoryActor:
         self._by_request[id_key(request.request_id)] = live.state.id
         if not live.throwaway:
             self._index.update(live.state)
+            if live.read is None:
+                self._by_opening.setdefault(opening(read.raw), []).append(live.state.id)
+            live.read = read
         live.mailbox.send_nowait(turn)
 
-    def _match(self, params: ChatParams, messages: tuple[Message, ...], found: tuple[int, Marker] | None) -> tuple[Match, str | None]:
-        """The conversation a request continues: by our newest marker if it has one (`found`, read
-        before normalising strips markers), else by content.
+    def _match(self, params: ChatParams, read: Read, found: tuple[int, Marker] | None) -> tuple[Match, str | None]:
+        """The conversation a request continues: by our newest marker if it has one (`found`),
+        else by content.
 
         Returns the match, and for a new conversation the id it should take (a marker from an
         earlier backend run names a conversation this process does not hold: keep its name).
@@ -227,20 +260,32 @@ class HistoryActor:
             if conversation_id in self._live:
                 self._index.update(self._live[conversation_id].state)
         self._dirty.clear()
+        messages = read.messages
+        new_conversation = Match(None, 0, False, read.after[0])
+        if found is not None and not found[1].follows(read.after[found[0]], lambda: trailing_digest(messages[: found[0]]) if is_summarised(messages) else None):
+            # Copied from another conversation (or the history before it was edited): only
+            # the content can tell which conversation this is.
+            log.info("a marker of conversation %s follows another history: matching by content", found[1].conversation)
+            found = None
         if found is None:
-            return self._index.match(params.agent, messages), None
+            return self._index.match(params.agent, messages, read.prefixes()), None
         index, marker = found
         live = self._live.get(marker.conversation)
         if live is None:
             log.info("marker names conversation %s, which this backend does not hold: starting it primed", marker.conversation)
-            return Match(None, 0, False, root(params.agent)), marker.conversation
+            return new_conversation, marker.conversation
         if live.state.agent != params.agent:
             log.info("marker names conversation %s of another agent: a new conversation", marker.conversation)
-            return Match(None, 0, False, root(params.agent)), None
-        match = match_after_marker(live.state, messages, index, marker.turn, live.seq)
+            return new_conversation, None
+        match = match_after_marker(live.state, messages, index, marker.turn, live.seq, read.after)
         if match is None:
+            # Turns without a marker since this one (stopped replies, or a consumer that drops
+            # markers): the content decides, within the conversation the marker names.
+            by_content = self._index.match(params.agent, messages, read.prefixes())
+            if by_content.conversation is live.state:
+                return by_content, None
             log.info("request forks conversation %s at turn %d (head %d): a new conversation", marker.conversation, marker.turn, live.seq)
-            return Match(None, 0, False, root(params.agent)), None
+            return new_conversation, None
         return match, None
 
     def _start_conversation(
@@ -248,12 +293,7 @@ class HistoryActor:
     ) -> _Live:
         if conversation_id is None or conversation_id in self._live:
             conversation_id = uuid.uuid4().hex
-        state = Conversation(
-            conversation_id,
-            params.agent,
-            committed=root(params.agent),
-            inputs=list(messages),
-        )
+        state = Conversation(conversation_id, params.agent, committed=root(params.agent), inputs=list(messages))
         mailbox_send, mailbox = trio.open_memory_channel[Turn](math.inf)
         live = _Live(state, mailbox_send, self._send.clone(), throwaway=throwaway)
         self._live[conversation_id] = live
@@ -349,8 +389,10 @@ class HistoryActor:
                 self._forward(streaming, Reply(part=part))
             case CompleteEvent():
                 if not live.throwaway:
-                    # The marker lets the consumer name this point of the conversation later (§4.1).
-                    token = self._markers.encode(Marker(live.state.id, streaming.seq))
+                    # The marker lets the consumer name this point of the conversation later,
+                    # after exactly this history.
+                    marker = Marker(live.state.id, streaming.seq, live.state.seen(), trailing_digest(live.state.inputs))
+                    token = self._markers.encode(marker)
                     self._forward(streaming, Reply(part=MarkerPart(token)))
                 self._finish(live, Reply(complete=True))
             case FailedEvent(error=error):
@@ -370,6 +412,13 @@ class HistoryActor:
         self._live.pop(live.state.id, None)
         self._dirty.discard(live.state.id)
         self._releases.forget(live.state.id)
+        if live.read is not None:
+            key = opening(live.read.raw)
+            remaining = [c for c in self._by_opening.get(key, ()) if c != live.state.id]
+            if remaining:
+                self._by_opening[key] = remaining
+            else:
+                self._by_opening.pop(key, None)
         live.mailbox.close()
         live.outbox.close()  # whatever its Session still says is about a conversation that is gone
 

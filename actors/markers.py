@@ -1,4 +1,4 @@
-"""Conversation markers (DESIGN §4.1): opaque tokens naming (conversation, turn), authenticated.
+"""Conversation markers: opaque tokens naming (conversation, turn, history before it), authenticated.
 
 Every response carries one; Copilot stores it and sends it back as the first part of that
 assistant message in every later request, which names the conversation and the point in it
@@ -15,14 +15,16 @@ import hmac
 import os
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
-from protocol.lm import MarkerPart, Message
+from protocol.private import private_folder
 
-_TOKEN = re.compile(r"^sym1\.([0-9a-f]{32})\.(\d{1,9})\.([A-Za-z0-9_-]{22})$")
+_TOKEN = re.compile(r"^sym2\.([0-9a-f]{32})\.(\d{1,9})\.([0-9a-f]{16})\.([0-9a-f]{16})\.([A-Za-z0-9_-]{22})$")
+_DIGEST_MASK = (1 << 64) - 1
 
 
 def state_dir() -> Path:
@@ -40,7 +42,7 @@ def load_secret(directory: Path) -> bytes:
         return bytes.fromhex(path.read_text().strip())
     except (FileNotFoundError, ValueError):
         pass
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_folder(directory, tighten=True)
     key = secrets.token_bytes(32)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as file:
@@ -52,6 +54,21 @@ def load_secret(directory: Path) -> bytes:
 class Marker:
     conversation: str  # 32 hex digits
     turn: int  # the conversation's turn sequence number this reply ended
+    prefix: int  # the digest of the whole history before this reply (`matching`)
+    asked: int  # the digest of what its turn was asked (`matching.trailing_digest`)
+
+    def follows(self, prefix: int, asked: Callable[[], int | None]) -> bool:
+        """Whether the history before the marker is the one it was given after.
+
+        A marker is honoured only then: one copied into another conversation's history must
+        not continue its own conversation with that other history. Where the consumer has
+        replaced the earlier history with a summary, `asked()` is the digest of what the
+        marker's turn was asked (None when there is no summary), and that must match.
+        """
+        if self.prefix == prefix & _DIGEST_MASK:
+            return True
+        digest = asked()
+        return digest is not None and self.asked == digest & _DIGEST_MASK
 
 
 @attrs.frozen
@@ -63,25 +80,30 @@ class MarkerCodec:
         return base64.urlsafe_b64encode(digest).decode()[:22]
 
     def encode(self, marker: Marker) -> str:
-        body = f"sym1.{marker.conversation}.{marker.turn}"
+        body = f"sym2.{marker.conversation}.{marker.turn}.{marker.prefix & _DIGEST_MASK:016x}.{marker.asked & _DIGEST_MASK:016x}"
         return f"{body}.{self._mac(body)}"
 
     def decode(self, token: str) -> Marker | None:
         match = _TOKEN.match(token)
         if match is None:
             return None
-        body = f"sym1.{match[1]}.{match[2]}"
-        if not hmac.compare_digest(self._mac(body), match[3]):
+        body = f"sym2.{match[1]}.{match[2]}.{match[3]}.{match[4]}"
+        if not hmac.compare_digest(self._mac(body), match[5]):
             return None
-        return Marker(match[1], int(match[2]))
+        return Marker(match[1], int(match[2]), int(match[3], 16), int(match[4], 16))
 
-    def newest(self, messages: Sequence[Message]) -> tuple[int, Marker] | None:
-        """The newest valid marker of ours in an assistant message, with that message's index."""
+    def newest(self, messages: Sequence[Any]) -> tuple[int, Marker] | None:
+        """The newest valid marker of ours in an assistant message, with that message's index.
+
+        Read from the messages as they came (JSON values): normalising drops markers, and the
+        marker also tells which conversation's earlier reading to reuse (`reading`).
+        """
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]
-            if message.role != "assistant":
+            if not isinstance(message, dict) or message.get("role") != "assistant" or not isinstance(message.get("content"), list):
                 continue
-            for part in message.content:
-                if isinstance(part, MarkerPart) and (marker := self.decode(part.value)) is not None:
-                    return index, marker
+            for part in message["content"]:
+                if isinstance(part, dict) and part.get("type") == "marker" and isinstance(part.get("value"), str):
+                    if (marker := self.decode(part["value"])) is not None:
+                        return index, marker
         return None

@@ -20,9 +20,10 @@ many conversations exist or how long they are.
 from __future__ import annotations
 
 import bisect
-import re
+import hashlib
 import json
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -123,18 +124,27 @@ def canonical(message: Message) -> Form | None:
     return ("user", tuple(_part_form(p) for p in message.content))
 
 
-def chain(previous: Digest, form: Form) -> Digest:
-    """The digest of a history extended by one message.
+def message_digest(form: Form) -> Digest:
+    """A message's own digest: 64 bits of BLAKE2b over its canonical form.
 
-    Python's own hash: strings hash with SipHash under a per-process random key, so the
-    64-bit chain resists crafted collisions, and the index never outlives the process.
+    Stable across backend runs (markers carry digests, see `markers`), and computed once per
+    message: History reuses the digests of the messages a request shares with the previous
+    request of the same conversation (`reading`).
     """
-    return hash((previous, form))
+    return int.from_bytes(hashlib.blake2b(repr(form).encode(), digest_size=8).digest(), "little")
+
+
+def chain(previous: Digest, message: Digest) -> Digest:
+    """The digest of a history extended by one message (of digest `message`).
+
+    A hash of two ints: as stable across runs as the message digests, and cheap.
+    """
+    return hash((previous, message))
 
 
 def root(agent: Agent) -> Digest:
     """Chains start from the agent definition, so histories of different agents never meet."""
-    return hash(("agent", canonical_json(agent_to_wire(agent))))
+    return message_digest(("agent", canonical_json(agent_to_wire(agent))))
 
 
 def prefix_digests(start: Digest, messages: Sequence[Message]) -> list[tuple[int, Digest]]:
@@ -145,7 +155,7 @@ def prefix_digests(start: Digest, messages: Sequence[Message]) -> list[tuple[int
         form = canonical(message)
         if form is None:
             continue
-        digest = chain(digest, form)
+        digest = chain(digest, message_digest(form))
         out.append((index + 1, digest))
     return out
 
@@ -163,19 +173,26 @@ class Conversation:
     committed: Digest  # digest of the history the consumer has confirmed
     inputs: list[Message]  # the current turn's new messages, as sent to the agent
     reply: list[Part] = attrs.Factory(list)  # what we streamed back for them so far
+    _seen: Digest | None = None  # seen(), once known
+
+    def begin_turn(self, committed: Digest, inputs: list[Message], seen: Digest | None = None) -> None:
+        """A new turn: the confirmed history, the new messages, and (if known) the digest of both."""
+        self.committed, self.inputs, self.reply, self._seen = committed, inputs, [], seen
 
     def seen(self) -> Digest:
-        digest = self.committed
-        for message in self.inputs:
-            form = canonical(message)
-            if form is not None:
-                digest = chain(digest, form)
-        return digest
+        if self._seen is None:
+            digest = self.committed
+            for message in self.inputs:
+                form = canonical(message)
+                if form is not None:
+                    digest = chain(digest, message_digest(form))
+            self._seen = digest
+        return self._seen
 
     def head(self) -> Digest:
         if not self.reply:
             return self.seen()
-        return chain(self.seen(), canonical(Message("assistant", tuple(self.reply))) or ())
+        return chain(self.seen(), message_digest(canonical(Message("assistant", tuple(self.reply))) or ()))
 
 
 @attrs.frozen
@@ -216,11 +233,12 @@ class ConversationIndex:
             else:
                 table.pop(key, None)
 
-    def match(self, agent: Agent, messages: Sequence[Message]) -> Match:
-        """Messages must be normalised. Clean continuations win over cancelled ones, and the
-        longest prefix wins within each."""
+    def match(self, agent: Agent, messages: Sequence[Message], prefixes: list[tuple[int, Digest]] | None = None) -> Match:
+        """Messages must be normalised; `prefixes` are their `prefix_digests` when already known.
+        Clean continuations win over cancelled ones, and the longest prefix wins within each."""
         start_digest = root(agent)
-        prefixes = prefix_digests(start_digest, messages)
+        if prefixes is None:
+            prefixes = prefix_digests(start_digest, messages)
 
         def digest_at(index: int) -> Digest:
             position = bisect.bisect_right(prefixes, index, key=lambda p: p[0])
@@ -241,7 +259,9 @@ class ConversationIndex:
         return Match(None, 0, False, start_digest)
 
 
-def match_after_marker(conversation: Conversation, messages: Sequence[Message], index: int, marker_turn: int, head_turn: int) -> Match | None:
+def match_after_marker(
+    conversation: Conversation, messages: Sequence[Message], index: int, marker_turn: int, head_turn: int, after: Sequence[Digest] | None = None
+) -> Match | None:
     """Continue `conversation` from the assistant message at `index`, which carries our marker.
 
     The marker of the newest reply is a clean continuation. The marker of the reply before
@@ -267,6 +287,8 @@ def match_after_marker(conversation: Conversation, messages: Sequence[Message], 
         return None
     if not has_content(messages[start:]):
         return None
+    if after is not None:
+        return Match(conversation, start, canceled, after[start])
     prefixes = prefix_digests(root(conversation.agent), messages[:start])
     return Match(conversation, start, canceled, prefixes[-1][1] if prefixes else root(conversation.agent))
 
@@ -277,7 +299,52 @@ _SUMMARY_ASK = re.compile(r"\bsummar(?:y|i[sz]e|i[sz]ing)\b.{0,80}\bconversation
 def is_summarisation(messages: Sequence[Message]) -> bool:
     """A consumer asking the model to summarise the conversation (Copilot does when its context
     overflows): the last user message asks for it, or a system prompt is a summariser's."""
-    users = [m for m in messages if m.role == "user"]
-    if users and _SUMMARY_ASK.search(users[-1].text()[:2000]):
+    last_user = next((m for m in reversed(messages) if m.role == "user"), None)
+    if last_user is not None and _SUMMARY_ASK.search(last_user.text()[:2000]):
         return True
-    return any(m.role == "system" and _SUMMARY_ASK.search(m.text()[:2000]) for m in messages)
+    return any(_SUMMARY_ASK.search(m.text()[:2000]) for m in leading_system(messages))
+
+
+def leading_system(messages: Sequence[Message]) -> Iterator[Message]:
+    """The system messages a request opens with (consumers put their instructions first)."""
+    for message in messages:
+        if message.role != "system":
+            return
+        yield message
+
+
+def is_summarised(messages: Sequence[Message]) -> bool:
+    """Whether the history opens with Copilot's summary of what it dropped."""
+    first = next((m for m in messages if m.role != "system" and not is_global_context_message(m)), None)
+    return first is not None and is_summary(first)
+
+
+def is_summary(message: Message) -> bool:
+    """Copilot's stand-in for the history it summarised away (its context budget overflowed)."""
+    return message.role == "user" and message.text().lstrip().startswith("<conversation-summary>")
+
+
+def trailing_digest(messages: Sequence[Message]) -> Digest:
+    """The digest of the messages after the last assistant message: what a turn was asked.
+
+    A marker carries it beside the digest of the whole history before it: when Copilot has
+    replaced that history with a summary, the turn's own messages still identify it.
+    """
+    digest = 0
+    for message in messages[_last_assistant(messages) + 1 :]:
+        form = canonical(message)
+        if form is not None and not is_summary(message):
+            digest = chain(digest, message_digest(form))
+    return digest
+
+
+def _last_assistant(messages: Sequence[Message]) -> int:
+    return last_assistant(messages) - 1
+
+
+def last_assistant(messages: Sequence[Message]) -> int:
+    """The index after the last assistant message (0 if there is none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            return index + 1
+    return 0

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from actors.copilot_prompt import CopilotTurn, attachments, unwrap
-from actors.matching import is_global_context_message, normalise
+from actors.matching import is_global_context_message, last_assistant, normalise
 from actors.messages import Turn
 from protocol import acp
 from protocol.lm import AGENT_ACTION_APPROVED, DataPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
@@ -175,6 +175,7 @@ STOP_NOTES = {
 }
 
 EMPTY_REPLY = "*(The agent ended its turn without a reply.)*"
+REFUSED_NOTE = "*(The action was not allowed, and the agent stopped.)*"
 
 
 # Prompts ------------------------------------------------------------------------------------
@@ -182,10 +183,7 @@ EMPTY_REPLY = "*(The agent ended its turn without a reply.)*"
 
 def split_context(messages: Sequence[Message]) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
     """(earlier history, the trailing user input): the agent is prompted with the latter."""
-    cut = 0
-    for index, message in enumerate(messages):
-        if message.role == "assistant":
-            cut = index + 1
+    cut = last_assistant(messages)
     return tuple(messages[:cut]), tuple(messages[cut:])
 
 
@@ -334,6 +332,7 @@ BRIDGE_NAMES = (  # how agents name a tool of our `vscode_tools` MCP server
     re.compile(r"^mcp_vscode_tools_(?P<tool>.+)$"),  # Gemini CLI
     re.compile(r"^(?P<tool>\S+) \(vscode_tools MCP Server\)$"),  # Gemini CLI titles
     re.compile(r"^vscode_tools[.:](?P<tool>.+)$"),
+    re.compile(r'^Allow the vscode_tools MCP server to run tool "(?P<tool>[^"]+)"\?$'),  # Codex's question
 )
 
 
@@ -341,11 +340,18 @@ def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
     """The VS Code tool a permission request is about, if it is one of ours; else None.
 
     Agents put the tool's name in the title, the tool-call id or the raw input, each in its
-    own naming scheme; only a name that is really one of the bridged tools counts.
+    own naming scheme; only a name that is really one of the bridged tools counts. Codex asks
+    with a fixed title ("Approve MCP tool call") and names the tool only in its question, which
+    counts when the raw input is its MCP tool-call approval for our server.
     """
     call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
     raw = call.get("rawInput") if isinstance(call.get("rawInput"), dict) else {}
-    for text in (call.get("title"), call.get("toolCallId"), raw.get("tool_name"), raw.get("toolName"), raw.get("name")):
+    texts = [call.get("title"), call.get("toolCallId"), raw.get("tool_name"), raw.get("toolName"), raw.get("name")]
+    request = raw.get("request") if isinstance(raw.get("request"), dict) else {}
+    meta = request.get("_meta") if isinstance(request.get("_meta"), dict) else {}
+    if raw.get("server_name") == "vscode_tools" and meta.get("codex_approval_kind") == "mcp_tool_call":
+        texts.append(request.get("message"))
+    for text in texts:
         if not isinstance(text, str):
             continue
         for pattern in BRIDGE_NAMES:

@@ -42,6 +42,7 @@ from actors.settings import Settings
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
 from actors.rendering import (
     EMPTY_REPLY,
+    REFUSED_NOTE,
     STOP_NOTES,
     ToolCallTracker,
     agent_action_parameters,
@@ -117,9 +118,9 @@ class SessionActor:
             return
         bridge = ToolBridge(self._events_send, self._bridges, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
-            await nursery.start(bridge.run, first.tools)
             resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
             try:
+                await nursery.start(bridge.run, first.tools)  # raises AgentError when it cannot listen
                 session = await self._pool.open_session(
                     self.agent, resume[1] if resume else first.cwd, [bridge.entry()], self._events_send, resume[0] if resume else None
                 )
@@ -241,6 +242,7 @@ class SessionActor:
             return
         session.prompt(blocks)
         request = turn
+        refused = False  # the user said no to the agent's last permission
         while True:
             outcome = None
             with request.scope:
@@ -250,7 +252,10 @@ class SessionActor:
                 return
             match outcome:
                 case PromptDone(stop_reason=stop):
-                    if stop in STOP_NOTES:
+                    if stop == "cancelled" and refused:
+                        # Some agents' only "no" ends their turn (Codex's `abort`): say why.
+                        self._part(request, TextPart(REFUSED_NOTE))
+                    elif stop in STOP_NOTES:
                         self._part(request, TextPart(STOP_NOTES[stop]))
                     self._complete(request)
                     return
@@ -262,9 +267,9 @@ class SessionActor:
                     self._fail(request, error, retire=True)
                     raise _Retired
                 case PermissionAsked() as ask:
-                    following = await self._ask_permission(request, ask)
+                    following, refused = await self._ask_permission(request, ask)
                 case _NeedsTools(calls=calls):
-                    following = await self._run_vscode_tools(request, calls)
+                    following, refused = await self._run_vscode_tools(request, calls), False
             if following is None:
                 await self._cancel_agent_turn(session)
                 return
@@ -302,8 +307,9 @@ class SessionActor:
                 case PromptDone() | PromptFailed() | AgentExited():
                     return event
 
-    async def _ask_permission(self, request: Turn, ask: PermissionAsked) -> Turn | None:
-        """Surface a permission as a tool call; returns the turn that answered it, if one did.
+    async def _ask_permission(self, request: Turn, ask: PermissionAsked) -> tuple[Turn | None, bool]:
+        """Surface a permission as a tool call; returns the turn that answered it, if one did,
+        and whether the answer was "no".
 
         Its result approves only if it is exactly the approval token; any other result (Skip,
         a disabled tool, invalid input, an error) rejects, and the agent's turn goes on in the
@@ -315,9 +321,10 @@ class SessionActor:
         results = await self._peek_results([call_id])
         if results is None:
             self._owed.append(lambda: ask.answer(acp.CANCELLED_OUTCOME))  # after session/cancel
-            return None
-        ask.answer(permission_outcome(ask.params.get("options"), allow=approves(results[call_id])))
-        return self._mailbox.consume()
+            return None, False
+        allow = approves(results[call_id])
+        ask.answer(permission_outcome(ask.params.get("options"), allow=allow))
+        return self._mailbox.consume(), not allow
 
     async def _run_vscode_tools(self, request: Turn, calls: tuple[tuple[str, ToolCalled], ...]) -> Turn | None:
         """Complete the response VS Code runs the calls from; returns the turn with their results."""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from actors.messages import AgentError, resource_failure, session_failure
 from protocol.jsonrpc import Tracer
 from protocol.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
@@ -120,10 +121,18 @@ class BridgeListener:
         return len(self._bridges)
 
     async def port(self) -> int:
-        """The listening port, opening the listener if it is not open yet."""
+        """The listening port, opening the listener if it is not open yet.
+
+        Raises AgentError when it cannot be opened (out of descriptors, say): that
+        conversation's request fails saying so, and the next one tries again.
+        """
         async with self._opening:
             if self._port is None:
-                [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+                try:
+                    [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+                except OSError as exc:
+                    failure = resource_failure("open the tool bridge's listener", exc)
+                    raise AgentError(failure or session_failure(f"Cannot open the tool bridge's listener: {exc}", kind="bridge_failed")) from None
                 self._port = listener.socket.getsockname()[1]
                 self._nursery.start_soon(self._accept, listener, name="vscode_tools listener")
         return self._port
@@ -297,7 +306,11 @@ class ToolBridge:
 
     async def _serve_connection(self, stream: trio.SocketStream, rest: bytes) -> None:
         try:
-            server = await self._server()
+            try:
+                server = await self._server()
+            except Exception:  # noqa: BLE001 - e.g. no thread for the import: this connection fails, not the bridge
+                log.exception("vscode_tools: cannot serve a connection")
+                return
             connection = _Connection()
             _CONNECTION.set(connection)  # inherited by every task the server spawns for it
             self._connections.add(connection)

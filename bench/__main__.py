@@ -10,7 +10,18 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from bench import cold_start, conversations, matching, recording, relay, second_conversation, soak, streaming, tool_round_trip
+from bench import (
+    cold_start,
+    conversations,
+    long_conversation,
+    matching,
+    recording,
+    relay,
+    second_conversation,
+    soak,
+    streaming,
+    tool_round_trip,
+)
 
 Row = tuple[str, str, str, bool | None]
 
@@ -37,6 +48,16 @@ def _matching() -> list[Row]:
             growth < 1.5,
         ),
     ]
+
+
+def _long_conversation() -> list[Row]:
+    c = long_conversation.measure()
+    return [(
+        f"one more turn over the wire: turn {long_conversation.LONG:,} / turn {long_conversation.SHORT} (median of {long_conversation.SAMPLES})",
+        f"{c['long_ms']:.2f} / {c['short_ms']:.2f} ms = {c['ratio']:.2f}x",
+        "<= 2x",
+        c["ratio"] <= 2,
+    )]
 
 
 def _streaming() -> list[Row]:
@@ -169,6 +190,7 @@ def _soak() -> list[Row]:
 MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("cold start", _cold_start),
     ("matching", _matching),
+    ("long conversation", _long_conversation),
     ("streaming", _streaming),
     ("recording", _recording),
     ("second conversation", _second_conversation),

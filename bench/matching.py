@@ -25,8 +25,7 @@ def _handle(index: ConversationIndex, messages: list[Message]) -> Conversation:
     messages = [normalise(m) for m in messages]
     match = index.match(AGENT, messages)
     conversation = match.conversation or Conversation("new", AGENT, root(AGENT), [])
-    conversation.committed = match.committed
-    conversation.inputs = messages[match.start :]
+    conversation.begin_turn(match.committed, messages[match.start :])
     conversation.reply = [TextPart("a reply")]
     index.update(conversation)
     return conversation

@@ -78,6 +78,8 @@ def _make_converter() -> cattrs.Converter:
         if not isinstance(value, list):
             raise WireError("", f"expected an array, got {_describe(value)}")
         (item_type, _) = cl.__args__
+        if item_type is Any:
+            return tuple(value)  # JSON values, read later (chat messages: `actors/reading.py`)
         items = []
         for index, item in enumerate(value):
             try:

@@ -1,42 +1,83 @@
 #!/usr/bin/env bash
 # Install the real ACP agents the tests run (offline, against fakes) into a cache outside the repo.
 #
-#   scripts/install-agents.sh            install if missing (idempotent; a no-op when cached)
-#   scripts/install-agents.sh --print    print the install folder, install nothing
+#   scripts/install-agents.sh [AGENT...]          install if missing (idempotent; a no-op when cached)
+#   scripts/install-agents.sh --print AGENT       print AGENT's install folder, install nothing
 #
-# Claude Code's ACP adapter goes to ${SYMPOSIUM_AGENTS_CACHE:-~/.cache/symposium-agents}/claude-agent-acp-<version>,
-# its entry point at node_modules/.bin/claude-agent-acp. Needs node and npm; only the npm registry is used.
-# Without npm it says so and exits 0: the tests that need the agent then skip with that reason.
+# AGENT is `claude` or `codex` (no AGENT: both). Each goes to
+# ${SYMPOSIUM_AGENTS_CACHE:-~/.cache/symposium-agents}/<package>-<version>:
+#   claude  @agentclientprotocol/claude-agent-acp, entry point node_modules/.bin/claude-agent-acp
+#   codex   @zed-industries/codex-acp, entry point node_modules/.bin/codex-acp (its native binary comes
+#           in the per-platform registry package it lists as an optional dependency)
+# Needs node and npm; only the npm registry is used. Without npm it says so and exits 0: the tests
+# that need an agent then skip with that reason. It exits 1 if an install failed.
 set -euo pipefail
 
 CLAUDE_AGENT_ACP_VERSION=0.100.0   # @agentclientprotocol/claude-agent-acp; tests/claude.py reads this line
+CODEX_ACP_VERSION=0.16.0           # @zed-industries/codex-acp; tests/codex.py reads this line
 
 cache="${SYMPOSIUM_AGENTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/symposium-agents}"
-dest="$cache/claude-agent-acp-$CLAUDE_AGENT_ACP_VERSION"
+
+# agent name -> "package version entry-point-name"
+spec() {
+    case "$1" in
+        claude) echo "@agentclientprotocol/claude-agent-acp $CLAUDE_AGENT_ACP_VERSION claude-agent-acp" ;;
+        codex) echo "@zed-industries/codex-acp $CODEX_ACP_VERSION codex-acp" ;;
+        *) echo "install-agents: unknown agent '$1' (claude or codex)" >&2; exit 2 ;;
+    esac
+}
+
+folder() {  # agent -> its install folder
+    local package version bin
+    read -r package version bin <<<"$(spec "$1")"
+    echo "$cache/${package##*/}-$version"
+}
+
+staging=""
+trap '[[ -z "$staging" ]] || rm -rf "$staging"' EXIT   # an interrupted install leaves nothing half-made
+
+install() {  # agent -> 0 when installed (or already there)
+    local package version bin dest start
+    read -r package version bin <<<"$(spec "$1")"
+    dest="$(folder "$1")"
+    [[ -f "$dest/.installed" ]] && return 0
+    mkdir -p "$cache"
+    staging="$(mktemp -d "$cache/.staging.XXXXXX")"
+    echo "install-agents: $package@$version -> $dest" >&2
+    start=$SECONDS
+    # Claude's adapter declares node >=22 but runs on node 20 (its CLI is a native binary from a registry package).
+    if ! npm install --prefix "$staging" --no-save --no-audit --no-fund --no-package-lock --loglevel=error --engine-strict=false \
+            "$package@$version" >&2 || ! test -x "$staging/node_modules/.bin/$bin"; then
+        rm -rf "$staging"
+        echo "install-agents: $package@$version failed" >&2
+        return 1
+    fi
+    chmod 755 "$staging"
+    touch "$staging/.installed"
+    [[ -f "$dest/.installed" ]] || rm -rf "$dest"   # not a finished install: replace it
+    mv -T "$staging" "$dest" 2>/dev/null || { rm -rf "$staging"; [[ -f "$dest/.installed" ]]; }   # or a concurrent run finished first
+    echo "install-agents: done in $((SECONDS - start)) s ($(du -sh "$dest" | cut -f1))" >&2
+}
 
 if [[ "${1:-}" == "--print" ]]; then
-    echo "$dest"
-    exit 0
-fi
-if [[ -f "$dest/.installed" ]]; then
-    exit 0
-fi
-if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-    echo "install-agents: node/npm not found; the Claude Code tests will be skipped" >&2
+    folder "${2:-claude}"
     exit 0
 fi
 
-mkdir -p "$cache"
-staging="$(mktemp -d "$cache/.staging.XXXXXX")"
-trap 'rm -rf "$staging"' EXIT
-echo "install-agents: @agentclientprotocol/claude-agent-acp@$CLAUDE_AGENT_ACP_VERSION -> $dest" >&2
-start=$SECONDS
-# The adapter declares node >=22 but runs on node 20 (its CLI is a native binary from a registry package).
-npm install --prefix "$staging" --no-save --no-audit --no-fund --no-package-lock --loglevel=error --engine-strict=false \
-    "@agentclientprotocol/claude-agent-acp@$CLAUDE_AGENT_ACP_VERSION" >&2
-test -x "$staging/node_modules/.bin/claude-agent-acp"
-chmod 755 "$staging"
-touch "$staging/.installed"
-[[ -f "$dest/.installed" ]] || rm -rf "$dest"   # not a finished install: replace it
-mv -T "$staging" "$dest" 2>/dev/null || [[ -f "$dest/.installed" ]]   # or a concurrent run finished first
-echo "install-agents: done in $((SECONDS - start)) s ($(du -sh "$dest" | cut -f1))" >&2
+agents=("$@")
+[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex)
+for agent in "${agents[@]}"; do spec "$agent" >/dev/null; done
+missing=()
+for agent in "${agents[@]}"; do
+    [[ -f "$(folder "$agent")/.installed" ]] || missing+=("$agent")
+done
+[[ ${#missing[@]} -gt 0 ]] || exit 0
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    echo "install-agents: node/npm not found; the tests of ${missing[*]} will be skipped" >&2
+    exit 0
+fi
+failed=0
+for agent in "${missing[@]}"; do
+    install "$agent" || failed=1
+done
+exit $failed

@@ -36,7 +36,7 @@ QUIET = 0.05  # real seconds everything must be blocked before virtual time jump
 GIVE_UP = 600.0  # virtual seconds without progress: the backend will not send what is expected
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_MARKER = re.compile(r"sym1\.[0-9a-f]{32}\.\d+\.[A-Za-z0-9_-]{22}")
+_MARKER = re.compile(r"sym2\.[0-9a-f]{32}\.\d+\.[0-9a-f]{16}\.[0-9a-f]{16}\.[A-Za-z0-9_-]{22}")
 _HEX32 = re.compile(r"\b[0-9a-f]{32}\b")
 
 

@@ -34,8 +34,8 @@ def installed_claude() -> tuple[str, str] | str:
     if node is None or shutil.which("npm") is None:
         return "node and npm are needed to install @agentclientprotocol/claude-agent-acp"
     try:
-        done = subprocess.run(["bash", str(INSTALL_SCRIPT)], capture_output=True, text=True, timeout=600)
-        folder = subprocess.run(["bash", str(INSTALL_SCRIPT), "--print"], capture_output=True, text=True, check=True).stdout.strip()
+        done = subprocess.run(["bash", str(INSTALL_SCRIPT), "claude"], capture_output=True, text=True, timeout=600)
+        folder = subprocess.run(["bash", str(INSTALL_SCRIPT), "--print", "claude"], capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError) as exc:
         return f"scripts/install-agents.sh failed: {exc}"
     entry = Path(folder) / "node_modules" / "@agentclientprotocol" / "claude-agent-acp" / "dist" / "index.js"

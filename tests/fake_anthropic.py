@@ -17,27 +17,23 @@ A reply can be held for the request it answers (`answers=` the last user text), 
 N deltas until the client hangs up (`stall_after=`, for cancels and kills mid-stream), or be
 `paced`: each delta waits for `api.advance()`, which the test calls on each part it receives.
 
-Plain HTTP/1.1 over trio (keep-alive, Content-Length bodies, chunked responses), bounded in
-requests per connection and in time per stream; it stops with the nursery it runs in.
+The HTTP server itself is tests/fake_http.py.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import math
 from collections.abc import Iterator
 from typing import Any
 
 import attrs
 import trio
 
+from tests import fake_http
+
 JSON = Any
 
-MAX_REQUESTS_PER_CONNECTION = 200
-MAX_HEADER_BYTES = 64 * 1024
-MAX_BODY_BYTES = 16 * 1024 * 1024
-STALL_LIMIT = 60.0  # a stalled stream waits at most this long for the client to hang up
 SUGGESTION_PREFIX = "[SUGGESTION MODE"
 
 
@@ -100,16 +96,7 @@ def reply(*blocks: Block, delay: float = 0.0, stall_after: int | None = None, an
 
 
 @attrs.define
-class Request:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: JSON
-    main: bool = False  # a main-conversation model request (took a scripted reply)
-    reply: Reply | None = None
-    finished: bool = False  # the response was sent whole
-    aborted: bool = False  # the client hung up before the end of the response
-
+class Request(fake_http.Request):
     @property
     def messages(self) -> list[dict[str, JSON]]:
         return (self.body or {}).get("messages", []) if isinstance(self.body, dict) else []
@@ -149,123 +136,16 @@ def is_main_conversation(body: JSON) -> bool:
 # The server --------------------------------------------------------------------------------------
 
 
-class _Closed(Exception):
-    pass
+class FakeAnthropic(fake_http.FakeServer):
+    request_class = Request
 
-
-class FakeAnthropic:
     def __init__(self) -> None:
-        self.requests: list[Request] = []
-        self.port: int | None = None
-        self._script: list[Reply] = []
-        self._changed = trio.Event()
+        super().__init__()
         self._ids = itertools.count(1)
-        self._steps_send, self._steps = trio.open_memory_channel[None](math.inf)
 
-    @property
-    def url(self) -> str:
-        assert self.port is not None, "not serving yet"
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def main(self) -> list[Request]:
-        """The main-conversation model requests, in order."""
-        return [r for r in self.requests if r.main]
-
-    @property
-    def unscripted(self) -> list[Request]:
-        """Main-conversation requests no scripted reply fitted (answered with a stub)."""
-        return [r for r in self.main if r.reply is None]
-
-    def script(self, *replies: Reply) -> None:
-        """Queue replies for the next main-conversation requests, taken in order (`answers` permitting)."""
-        self._script.extend(replies)
-
-    def advance(self) -> None:
-        """Let a paced reply send its next delta: call it on each part the client sees, and
-        no two deltas can reach the client as one part."""
-        self._steps_send.send_nowait(None)
-
-    async def wait_for(self, predicate: Any) -> Request:
-        """The first recorded request that satisfies `predicate`, waiting for it if need be."""
-        while True:
-            for request in self.requests:
-                if predicate(request):
-                    return request
-            await self._changed.wait()
-
-    def _take(self, request: Request) -> Reply | None:
-        """The first queued reply that fits the request, taken off the queue."""
-        for index, candidate in enumerate(self._script):
-            if candidate.fits(request):
-                return self._script.pop(index)
-        return None
-
-    def _note(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
-
-    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        self.port = listeners[0].socket.getsockname()[1]
-        async with trio.open_nursery() as nursery:
-            await nursery.start(trio.serve_listeners, self._connection, listeners)
-            task_status.started()
-
-    # HTTP ----------------------------------------------------------------------------------------
-
-    async def _connection(self, stream: trio.SocketStream) -> None:
-        buffer = bytearray()
-        try:
-            for _ in range(MAX_REQUESTS_PER_CONNECTION):
-                method, path, headers, body = await self._read_request(stream, buffer)
-                if not await self._respond(stream, method, path, headers, body):
-                    break
-        except (_Closed, trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        finally:
-            await trio.aclose_forcefully(stream)
-
-    async def _read_request(self, stream: trio.SocketStream, buffer: bytearray) -> tuple[str, str, dict[str, str], bytes]:
-        while b"\r\n\r\n" not in buffer:
-            if len(buffer) > MAX_HEADER_BYTES:
-                raise _Closed
-            await self._fill(stream, buffer)
-        head, _, rest = bytes(buffer).partition(b"\r\n\r\n")
-        request_line, *header_lines = head.decode("latin-1").split("\r\n")
-        method, path, _version = request_line.split(" ", 2)
-        headers = {}
-        for line in header_lines:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        if "chunked" in headers.get("transfer-encoding", ""):
-            raise _Closed  # Claude Code sends Content-Length; keep this server small
-        length = int(headers.get("content-length", "0"))
-        if length > MAX_BODY_BYTES:
-            raise _Closed
-        buffer[:] = rest
-        while len(buffer) < length:
-            await self._fill(stream, buffer)
-        body = bytes(buffer[:length])
-        del buffer[:length]
-        return method, path, headers, body
-
-    @staticmethod
-    async def _fill(stream: trio.SocketStream, buffer: bytearray) -> None:
-        data = await stream.receive_some(65536)
-        if not data:
-            raise _Closed
-        buffer += data
-
-    async def _respond(self, stream: trio.SocketStream, method: str, path: str, headers: dict[str, str], raw: bytes) -> bool:
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode(errors="replace")
-        request = Request(method, path, headers, body)
-        self.requests.append(request)
-        self._note()
-        route = path.split("?", 1)[0]
+    async def _respond(self, stream: trio.SocketStream, request: Request, raw: bytes) -> None:
+        method, body = request.method, request.body
+        route = request.path.split("?", 1)[0]
         if method == "POST" and route == "/v1/messages" and isinstance(body, dict):
             request.main = is_main_conversation(body)
             if request.main:
@@ -287,8 +167,6 @@ class FakeAnthropic:
             error = {"type": "error", "error": {"type": "not_found_error", "message": f"{method} {route} is not faked"}}
             await self._json(stream, 404, error)
             request.finished = True
-        self._note()
-        return not request.aborted
 
     @staticmethod
     def _side_reply(body: dict[str, JSON], *, stub: bool) -> Reply:
@@ -327,12 +205,6 @@ class FakeAnthropic:
             "usage": {"input_tokens": 10, "output_tokens": 5},
         }
 
-    async def _json(self, stream: trio.SocketStream, status: int, payload: JSON) -> None:
-        data = json.dumps(payload).encode()
-        reason = {200: "OK", 404: "Not Found"}[status]
-        head = f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n\r\n"
-        await stream.send_all(head.encode() + data)
-
     async def _stream(self, stream: trio.SocketStream, request: Request, chosen: Reply) -> None:
         body = request.body
         message = self._message(reply(), body) | {"content": [], "stop_reason": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
@@ -345,33 +217,23 @@ class FakeAnthropic:
         events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": chosen.stop_reason, "stop_sequence": None}, "usage": usage}))
         events.append(("message_stop", {"type": "message_stop"}))
 
-        head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n"
         deltas_sent = 0
         try:
-            await stream.send_all(head.encode())
+            await stream.send_all(self.SSE_HEAD)
             for name, data in events:
                 if chosen.delay:
                     await trio.sleep(chosen.delay)
                 if chosen.paced and name == "content_block_delta" and deltas_sent:
-                    with trio.move_on_after(STALL_LIMIT):
-                        await self._steps.receive()
-                frame = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                await stream.send_all(b"%x\r\n%s\r\n" % (len(frame), frame))
+                    await self._paced_step()
+                await self._chunk(stream, f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
                 if name == "content_block_delta":
                     deltas_sent += 1
                     if deltas_sent == chosen.stall_after:
                         await self._stall(stream)
-            await stream.send_all(b"0\r\n\r\n")
+            await self._chunk(stream, b"")
             request.finished = True
-        except (trio.BrokenResourceError, trio.ClosedResourceError, _Closed):
+        except (trio.BrokenResourceError, trio.ClosedResourceError, fake_http.Closed):
             request.aborted = True
-
-    async def _stall(self, stream: trio.SocketStream) -> None:
-        """Hold the stream until the client hangs up (bounded); raises _Closed when it does."""
-        with trio.move_on_after(STALL_LIMIT):
-            while await stream.receive_some(65536):
-                pass  # a client does not send on a streaming response; ignore anything it does
-            raise _Closed
 
 
 __all__ = ["FakeAnthropic", "Reply", "Request", "reply", "text", "thinking", "tool_use", "is_main_conversation"]

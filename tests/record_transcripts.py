@@ -1,8 +1,8 @@
 """Re-record the transcript corpus in tests/transcripts/ (`make transcripts`).
 
 Each scenario runs against a fresh `symposium vscodelm --trace-dir`, with real agents:
-the built-in Eliza, and Claude Code against the tests' fake Anthropic API when it is
-installed. tests/test_replay.py replays every file offline.
+the built-in Eliza, Claude Code against the tests' fake Anthropic API and Codex against
+their fake OpenAI Responses API, when those are installed. tests/test_replay.py replays every file offline.
 """
 
 from __future__ import annotations
@@ -139,6 +139,76 @@ async def claude_cancel(backend: BackendClient) -> None:
     await _with_claude(backend, play)
 
 
+# Codex, against the fake OpenAI Responses API ---------------------------------------------------------
+
+
+async def _with_codex(backend: BackendClient, play: Callable[[BackendClient, Any], Awaitable[None]], **options: Any) -> None:
+    from tests.codex import Codex
+    from tests.fake_openai import FakeOpenAI
+
+    api = FakeOpenAI()
+    with tempfile.TemporaryDirectory() as root:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(api.serve)
+            await play(backend, Codex(api, Path(root), **options))
+            nursery.cancel_scope.cancel()
+
+
+async def codex_plain(backend: BackendClient) -> None:
+    from tests.fake_openai import reply, text
+
+    async def play(backend: BackendClient, codex: Any) -> None:
+        codex.api.script(reply(text("Hello! ", "How can I help?")), reply(text("Glad to.")))
+        copilot = Copilot(backend, codex.agent)
+        await copilot.ask("Hello")
+        await copilot.ask("Thanks")
+
+    await _with_codex(backend, play)
+
+
+async def codex_permission(backend: BackendClient) -> None:
+    from tests.fake_openai import function_call, reply, text
+
+    async def play(backend: BackendClient, codex: Any) -> None:
+        target = codex.cwd / "out.txt"
+        codex.api.script(reply(text("I will write it."), function_call("exec_command", {"cmd": f"echo hi > {target}"})), reply(text("Done.")))
+        copilot = Copilot(backend, codex.agent)
+        copilot.tools = [AGENT_ACTION_TOOL_DEF]
+        await copilot.ask("Write hi to out.txt")
+        await copilot.allow()
+
+    await _with_codex(backend, play, approval_policy="untrusted")
+
+
+async def codex_permission_skipped(backend: BackendClient) -> None:
+    from tests.fake_openai import function_call, reply, text
+
+    async def play(backend: BackendClient, codex: Any) -> None:
+        target = codex.cwd / "out.txt"
+        codex.api.script(reply(text("I will write it."), function_call("exec_command", {"cmd": f"echo hi > {target}"})),
+                         reply(text("Hello instead."), answers="Never mind, say hello"))
+        copilot = Copilot(backend, codex.agent)
+        copilot.tools = [AGENT_ACTION_TOOL_DEF]
+        await copilot.ask("Write hi to out.txt")
+        await copilot.skip()
+        await copilot.ask("Never mind, say hello")
+
+    await _with_codex(backend, play, approval_policy="untrusted")
+
+
+async def codex_tools(backend: BackendClient) -> None:
+    from tests.fake_openai import function_call, reply, text
+
+    async def play(backend: BackendClient, codex: Any) -> None:
+        codex.api.script(reply(text("Let me check."), function_call("get_weather", {"city": "Paris"}, namespace="mcp__vscode_tools")),
+                         reply(text("It is sunny.")))
+        copilot = Copilot(backend, codex.agent, tools=[AGENT_ACTION_TOOL_DEF, WEATHER])
+        await copilot.ask("Weather in Paris?")
+        await copilot.answer_tools({"get_weather": "Sunny, 25 C"})
+
+    await _with_codex(backend, play)
+
+
 SCENARIOS: dict[str, Scenario] = {
     "eliza-plain": eliza_plain,
     "eliza-multi-turn": eliza_multi_turn,
@@ -151,6 +221,10 @@ SCENARIOS: dict[str, Scenario] = {
     "claude-permission": claude_permission,
     "claude-tools": claude_tools,
     "claude-cancel": claude_cancel,
+    "codex-plain": codex_plain,
+    "codex-permission": codex_permission,
+    "codex-permission-skipped": codex_permission_skipped,
+    "codex-tools": codex_tools,
 }
 
 

@@ -24,6 +24,7 @@ from protocol.lm import (
     Tool,
     ToolCallPart,
     ToolResultPart,
+    to_wire,
 )
 
 AGENT = ElizaAgent(deterministic=True)
@@ -35,7 +36,7 @@ def user(text: str) -> Message:
 
 def ask(history: HistoryActor, request_id: int, *messages: Message, tools: tuple[Tool, ...] = ()) -> trio.MemoryReceiveChannel[Reply]:
     send, receive = trio.open_memory_channel[Reply](math.inf)
-    history.mailbox.send_nowait(ChatRequest(request_id, ChatParams("m", messages, AGENT, Options(tools)), send))
+    history.mailbox.send_nowait(ChatRequest(request_id, ChatParams("m", tuple(to_wire(m) for m in messages), AGENT, Options(tools)), send))
     return receive
 
 

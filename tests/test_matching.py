@@ -36,9 +36,7 @@ class Model:
             start, canceled = 0, False
         else:
             conversation, start, canceled = match.conversation, match.start, match.canceled
-            conversation.committed = match.committed
-            conversation.inputs = list(messages[start:])
-            conversation.reply = []
+            conversation.begin_turn(match.committed, list(messages[start:]))
         for part in reply or []:
             conversation.reply.append(TextPart(part) if isinstance(part, str) else part)  # type: ignore[arg-type]
         self.index.update(conversation)

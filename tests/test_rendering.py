@@ -185,3 +185,54 @@ def test_permissions_for_our_bridged_tools_are_recognised_in_each_agents_naming(
     assert bridged_tool(title("mcp__vscode_tools__rm_rf"), tools) is None  # not a tool we bridge
     assert bridged_tool(title("mcp__other__read_file"), tools) is None
     assert bridged_tool(title("Run `rm -rf /`"), tools) is None
+
+
+def codex_mcp_approval(server: str, tool: str, kind: str = "mcp_tool_call") -> dict:
+    """Codex's permission request for an MCP tool call (codex-acp 0.16.0, verbatim but for ids)."""
+    question = f'Allow the {server} MCP server to run tool "{tool}"?'
+    return {
+        "sessionId": "s1",
+        "toolCall": {
+            "toolCallId": "call_fake0002",
+            "status": "pending",
+            "title": "Approve MCP tool call",
+            "content": [{"type": "content", "content": {"type": "text", "text": f"{question}\n\nServer: {server}\n\nThe weather in a city\n\nArguments:\n- city: Paris"}}],
+            "rawInput": {
+                "turn_id": "t1",
+                "server_name": server,
+                "id": "mcp_tool_call_approval_call_fake0002",
+                "request": {
+                    "mode": "form",
+                    "_meta": {"codex_approval_kind": kind, "persist": ["session", "always"], "tool_description": "The weather in a city",
+                              "tool_params": {"city": "Paris"}, "tool_params_display": [{"name": "city", "value": "Paris", "display_name": "city"}]},
+                    "message": question,
+                    "requested_schema": {"type": "object", "properties": {}},
+                },
+            },
+        },
+        "options": [
+            {"optionId": "approved", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "approved-for-session", "name": "Allow for this session", "kind": "allow_always"},
+            {"optionId": "approved-always", "name": "Allow and don't ask again", "kind": "allow_always"},
+            {"optionId": "cancel", "name": "Cancel", "kind": "reject_once"},
+        ],
+    }
+
+
+def test_codex_mcp_approvals_for_our_bridged_tools_are_recognised() -> None:
+    tools = {"get_weather", "search"}
+    assert bridged_tool(codex_mcp_approval("vscode_tools", "get_weather"), tools) == "get_weather"
+    # Our server's name is required, in the raw input and in the question, and so is a bridged tool.
+    assert bridged_tool(codex_mcp_approval("other", "get_weather"), tools) is None
+    assert bridged_tool(codex_mcp_approval("vscode_tools", "rm_rf"), tools) is None
+    assert bridged_tool(codex_mcp_approval("vscode_tools", "get_weather", kind="something_else"), tools) is None
+    wrong_server = codex_mcp_approval("vscode_tools", "get_weather")
+    wrong_server["toolCall"]["rawInput"]["server_name"] = "other"
+    assert bridged_tool(wrong_server, tools) is None
+    question_elsewhere = codex_mcp_approval("other", "get_weather")
+    question_elsewhere["toolCall"]["rawInput"]["request"]["message"] = 'Allow the vscode_tools MCP server to run tool "get_weather"?'
+    assert bridged_tool(question_elsewhere, tools) is None
+    # Codex's command approvals are never one of ours.
+    exec_approval = {"toolCall": {"toolCallId": "call_1", "kind": "execute", "title": "echo hi > out.txt",
+                                  "rawInput": {"call_id": "call_1", "command": ["/bin/bash", "-lc", "echo hi > out.txt"]}}}
+    assert bridged_tool(exec_approval, tools) is None

@@ -33,7 +33,8 @@ def test_the_corpus_replays(path: Path) -> None:
 def test_the_corpus_covers_the_flows() -> None:
     names = {p.stem for p in CORPUS}
     assert {"eliza-plain", "eliza-multi-turn", "eliza-permission-approved", "eliza-permission-rejected", "eliza-cancel",
-            "eliza-tool-single", "eliza-tool-parallel", "claude-plain", "claude-permission", "claude-tools", "claude-cancel"} <= names
+            "eliza-tool-single", "eliza-tool-parallel", "claude-plain", "claude-permission", "claude-tools", "claude-cancel",
+            "codex-plain", "codex-permission", "codex-permission-skipped", "codex-tools"} <= names
 
 
 def index_of(records: list[dict[str, Any]], predicate: Any) -> int:

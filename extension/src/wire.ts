@@ -8,6 +8,8 @@ export const METHOD_PART = 'lm/responsePart';
 export const METHOD_COMPLETE = 'lm/responseComplete';
 
 export const AGENT_ACTION_TOOL = 'symposium-agent-action';
+// The tool's whole answer on Allow; the backend takes nothing else (Skip, errors, other text) as a yes.
+export const AGENT_ACTION_APPROVED = 'symposium-agent-action:approved';
 export const MARKER_MIME = 'stateful_marker';
 
 export const CANCELLED = -32800;

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Backend, BackendCommand, BackendError, BackendHooks, RpcError } from '../../backend';
-import { AGENT_ACTION_TOOL, Agent, ChatParams, Message, METHOD_INFO, METHOD_TOKENS, ModelInfo, ResponsePart } from '../../wire';
+import { AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, Agent, ChatParams, Message, METHOD_INFO, METHOD_TOKENS, ModelInfo, ResponsePart } from '../../wire';
 import { MemoryLog } from './log';
 
 const SYMPOSIUM = process.env.SYMPOSIUM_BACKEND ?? path.resolve(__dirname, '../../../../.venv/bin/symposium');
@@ -77,7 +77,7 @@ describe('the JSON-RPC client, against the real backend', () => {
     assert.equal(call.toolName, AGENT_ACTION_TOOL);
     assert.deepEqual(call.parameters, { kind: 'execute', title: 'Run `ls`', raw_input: (call.parameters as any).raw_input });
     assert.equal((call.parameters as any).raw_input.command, 'ls');
-    const approved: Message = { role: 'user', content: [{ type: 'tool_result', toolCallId: call.toolCallId, content: [{ type: 'text', value: 'Approved' }] }] };
+    const approved: Message = { role: 'user', content: [{ type: 'tool_result', toolCallId: call.toolCallId, content: [{ type: 'text', value: AGENT_ACTION_APPROVED }] }] };
     const done = await chat(backend, chatParams([user('run ls'), assistant(asked.parts), approved]));
     assert.match(done.text, /I ran `ls`/);
   });
