@@ -167,7 +167,7 @@ class BridgeListener:
             inbox.send_nowait((stream, rest))
         except (ValueError, trio.TooSlowError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             # ClosedResourceError/BrokenResourceError also cover a bridge that closed meanwhile.
-            log.warning("vscode_tools: refused a connection: %s", exc or type(exc).__name__)
+            log.warning("vscode_tools: refused a connection: %s", str(exc) or type(exc).__name__)
             await trio.aclose_forcefully(stream)
 
 
