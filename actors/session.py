@@ -55,7 +55,7 @@ from actors.rendering import (
     permission_outcome,
     render_update,
 )
-from actors.tool_bridge import ToolBridge, ToolCalled
+from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from protocol import acp
 from protocol.jsonrpc import RpcError
 from protocol.transcript import Recorder
@@ -86,6 +86,8 @@ class SessionActor:
         mailbox: trio.MemoryReceiveChannel[Turn],
         outbox: trio.MemorySendChannel[SessionEvent],
         *,
+        after: trio.Event | None = None,
+        bridges: BridgeListener,
         settings: Settings,
         recorder: Recorder | None = None,
         store: SessionStore | None = None,
@@ -95,6 +97,8 @@ class SessionActor:
         self._pool = pool
         self._mailbox = PeekableMailbox(mailbox)
         self._outbox = outbox
+        self._bridges = bridges
+        self._after = after  # the previous Session of this conversation (released), still ending
         self._settings = settings
         self._recorder = recorder
         self._store = store
@@ -106,6 +110,8 @@ class SessionActor:
         self._owed: list[Callable[[], None]] = []  # answers the agent gets once session/cancel is out
 
     async def run(self) -> None:
+        if self._after is not None:
+            await self._after.wait()  # it closes its agent session first: ours may load that one
         try:
             first = await self._mailbox.peek()
         except trio.EndOfChannel:
@@ -115,7 +121,7 @@ class SessionActor:
         spare = await self._pool.spares.take(self.agent, first.cwd, first.tools) if self._pool.spares and not resume else None
         if spare is not None:
             self._events_send, self._events = spare.events_send, spare.events
-        bridge = spare.bridge if spare else ToolBridge(self._events_send, recorder=self._recorder)
+        bridge = spare.bridge if spare else ToolBridge(self._events_send, self._bridges, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
             try:
                 if spare is None:
