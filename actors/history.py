@@ -94,7 +94,7 @@ class _Live:
     streaming: _Streaming | None = None
     seq: int = 0  # turns this conversation has taken
     throwaway: bool = False  # a one-off session (a summary), never matched, retired when done
-    resumable: bool = False  # named by a marker of an earlier backend run
+    resumable: bool = False  # named by a marker of a conversation this process no longer held (until its first turn)
     read: Read | None = None  # its latest request, as read: the next one reuses it
 
 
@@ -196,6 +196,10 @@ class HistoryActor:
         if match.conversation is None:
             live = self._start_conversation(params, messages, nursery, conversation_id)
             live.resumable = conversation_id is not None
+            if live.resumable and found is not None:
+                # Its turns go on numbering from the marker's, so an older marker of its first
+                # life still reads as a fork, never as this life's head.
+                live.seq = found[1].turn
             context, new = split_context(messages)
             canceled = False
         else:
@@ -235,8 +239,9 @@ class HistoryActor:
             offers_agent_action=any(t.name == AGENT_ACTION_TOOL for t in tools),
             scope=trio.CancelScope(),
             cwd=params.cwd,
-            resumable=live.resumable and live.seq == 0,
+            resumable=live.resumable,
         )
+        live.resumable = False  # only its first turn may load the agent's own session
         live.seq += 1
         live.streaming = _Streaming(request, turn, live.seq)
         if not live.throwaway:
