@@ -194,6 +194,8 @@ class HistoryActor:
             scope=trio.CancelScope(),
             cwd=params.cwd,
             resumable=live.resumable and live.seq == 0,
+            model_id=params.model_id,
+            options=params.agent_options.items,
         )
         live.seq += 1
         live.streaming = _Streaming(request, turn, live.seq)
