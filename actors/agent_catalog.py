@@ -16,7 +16,6 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import sqlite3
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ import trio
 from actors import continuing
 from actors.agent_options import Choice, TurnUsage, add_sample, bytes_per_token, choices_from_json, choices_to_json
 from protocol.lm import Message
+from protocol.private import private_file, private_folder
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +72,10 @@ class AgentCatalog:
         if path is None:
             return
         try:
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-            os.chmod(path, 0o600)
+            private_folder(Path(path).parent, tighten=True)
+            private_file(path)
             self._db = sqlite3.connect(path, isolation_level=None)
+            self._db.execute("pragma secure_delete = on")  # what is replaced is overwritten
             self._db.execute(SCHEMA)
         except (sqlite3.Error, OSError) as exc:
             log.warning("not remembering what agents offer across restarts: %s", exc)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import collections
 import contextlib
 from collections.abc import Awaitable, Callable
-from functools import partial
 import logging
 import math
 import os
@@ -27,11 +26,12 @@ from typing import Any
 import attrs
 import trio
 
-from actors.messages import session_failure
 from actors.agent_catalog import AgentCatalog
+from actors.messages import AgentError, resource_failure, session_failure
 from actors.tool_bridge import import_mcp
 from protocol import acp
 from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
+from protocol.redact import Redactor
 from protocol.transcript import Recorder
 from protocol.streams import memory_stream_pair
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
 STOP_GRACE = 2.0  # after closing stdin, before SIGTERM; then again before SIGKILL
 STDERR_LINES = 20
+STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
+PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
 
 
 # Events delivered to a session ------------------------------------------------------------
@@ -84,14 +86,6 @@ AgentEvent = Update | PermissionAsked | PromptDone | PromptFailed | AgentExited
 
 # How replay (and anything else that is not a real agent) supplies the agent's end of the stream.
 Connector = Callable[[Agent, trio.Nursery], Awaitable[trio.abc.Stream]]
-
-
-class AgentError(Exception):
-    """The agent could not start or could not open a session; carries the -32000 reply."""
-
-    def __init__(self, error: RpcError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 # Commands from sessions -------------------------------------------------------------------
@@ -223,12 +217,19 @@ class AgentProcess:
         self._commands_send, self._commands = trio.open_memory_channel[_Command](math.inf)
         self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        # Agents print their configuration, keys included: stderr is redacted before it is
+        # kept (for errors' data.stderr), logged or recorded.
+        self._redactor = Redactor(var.value for var in agent.env) if isinstance(agent, ProcessAgent) else Redactor()
+        if recorder is not None and isinstance(agent, ProcessAgent):
+            for var in agent.env:
+                recorder.secret(var.value)
         self._process: trio.Process | None = None
         self._lifeline: int | None = None  # the guard stops the agent when this closes
         self._peer: Peer | None = None
         self.capabilities: dict[str, Any] = {}
         self.exited = trio.Event()
         self._stopping = False
+        self._broken: str | None = None  # what the agent sent that could not be read, if it did
         self.last_active = trio.current_time()
         self.prompts_in_flight = 0
 
@@ -286,7 +287,9 @@ class AgentProcess:
         else:
             stream = await self._spawn(self.agent, nursery)
         tracer = self._recorder.channel(self.channel) if self._recorder else None
-        peer = Peer(stream, name=f"agent {self.name}", tracer=tracer)
+        # An unreadable line may have been the reply a prompt waits for: give the agent up
+        # (its turns fail, saying why) rather than leave that prompt waiting forever.
+        peer = Peer(stream, name=f"agent {self.name}", tracer=tracer, unreadable_is_fatal=True)
         peer.on_notification("session/update", self._on_update)
         peer.on_request("session/request_permission", self._on_permission)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
@@ -302,11 +305,15 @@ class AgentProcess:
         """
         env = dict(os.environ)
         env.update({var.name: var.value for var in agent.env})
+        if not os.path.isdir(self.cwd):
+            message = f"Cannot start agent {self.name!r}: its working folder {self.cwd} does not exist"
+            raise AgentError(session_failure(message, kind="bad_cwd", command=agent.command, cwd=self.cwd))
         if shutil.which(agent.command, path=env.get("PATH")) is None:
             message = f"Cannot start agent {self.name!r}: {agent.command}: command not found"
             raise AgentError(session_failure(message, kind="spawn_failed", command=agent.command))
-        watch, self._lifeline = os.pipe()
+        watch: int | None = None
         try:
+            watch, self._lifeline = os.pipe()
             process = await trio.lowlevel.open_process(
                 [sys.executable, "-I", "-S", GUARD, str(watch), "--", agent.command, *agent.args],
                 stdin=subprocess.PIPE,
@@ -318,10 +325,15 @@ class AgentProcess:
                 pass_fds=(watch,),
             )
         except OSError as exc:
-            message = f"Cannot start agent {self.name!r}: {agent.command}: {exc.strerror or exc}"
-            raise AgentError(session_failure(message, kind="spawn_failed", command=agent.command)) from None
+            failure = resource_failure(f"start agent {self.name!r}", exc, command=agent.command)
+            if failure is None:
+                failure = session_failure(f"Cannot start agent {self.name!r}: {agent.command}: {exc.strerror or exc}", kind="spawn_failed", command=agent.command)
+            raise AgentError(failure) from None
+        except ValueError as exc:  # what the definition's checks on arrival should have refused
+            raise AgentError(session_failure(f"Cannot start agent {self.name!r}: {exc}", kind="spawn_failed", command=agent.command)) from None
         finally:
-            os.close(watch)
+            if watch is not None:
+                os.close(watch)
         self._process = process
         log.info("started agent %s (guard pid %d): %s", self.name, process.pid, agent.command)
         assert process.stdin and process.stdout and process.stderr
@@ -333,13 +345,20 @@ class AgentProcess:
         async for chunk in stream:
             pending += chunk
             *lines, pending = pending.split(b"\n")
+            if len(pending) > 64 * 1024:  # no newline in sight: take it as it is
+                lines.append(pending)
+                pending = b""
             for raw in lines:
-                line = raw.decode(errors="replace").rstrip()
-                if line:
-                    self._stderr.append(line)
-                    log.debug("agent %s stderr: %s", self.name, line)
-                    if self._recorder is not None:
-                        self._recorder.stderr(self.channel, line)
+                self._stderr_line(raw)
+        self._stderr_line(pending)  # a last line without a newline (often why it exited)
+
+    def _stderr_line(self, raw: bytes) -> None:
+        line = self._redactor.free_text(raw.decode(errors="replace").rstrip())
+        if line:
+            self._stderr.append(line if len(line) <= STDERR_LINE_MAX else line[:STDERR_LINE_MAX] + "...")
+            log.debug("agent %s stderr: %s", self.name, line)
+            if self._recorder is not None:
+                self._recorder.stderr(self.channel, line)
 
     async def _initialize(self, peer: Peer) -> None:
         try:
@@ -348,6 +367,8 @@ class AgentProcess:
         except trio.TooSlowError:
             raise AgentError(self._failure(f"Agent {self._named()} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", "initialize_timeout")) from None
         except ConnectionClosed:
+            if peer.failure is not None:
+                raise AgentError(self._failure(self._unreadable_note(peer.failure), PROTOCOL_ERROR)) from None
             await self._reap()
             raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", "exited")) from None
         except RpcError as exc:
@@ -356,14 +377,27 @@ class AgentProcess:
 
     async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
         await peer.eof.wait()
-        await self._reap()
-        if self._stopping:
-            log.info("agent %s exited%s", self.name, self._exit_note())
+        if peer.failure is not None:
+            # Still running, but it cannot be understood: fail its sessions now, then stop it.
+            self._broken = peer.failure
+            log.warning("agent %s: %s; stopping it", self.name, peer.failure)
         else:
-            log.warning("agent %s exited unexpectedly%s", self.name, self._exit_note())
+            await self._reap()
+            if self._stopping:
+                log.info("agent %s exited%s", self.name, self._exit_note())
+            else:
+                log.warning("agent %s exited unexpectedly%s", self.name, self._exit_note())
         self._broadcast_exit()
         self._commands_send.close()
         scope.cancel()
+
+    @property
+    def usable(self) -> bool:
+        """Running and understood: new sessions may be opened on it."""
+        return not (self.exited.is_set() or self._stopping or self._broken)
+
+    def _unreadable_note(self, problem: str) -> str:
+        return f"Agent {self.name!r} sent a line that is not valid JSON-RPC ({problem}); it was stopped"
 
     async def _reap(self) -> None:
         if self._process is not None:
@@ -420,7 +454,10 @@ class AgentProcess:
     def _broadcast_exit(self) -> None:
         if not self._sessions:
             return
-        error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")
+        if self._broken is not None:
+            error = self._failure(self._unreadable_note(self._broken), PROTOCOL_ERROR)
+        else:
+            error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")
         for send in self._sessions.values():
             try:
                 send.send_nowait(AgentExited(error))
@@ -588,6 +625,15 @@ class AgentProcess:
         return {"outcome": outcome}
 
 
+async def _warm_up_mcp() -> None:
+    """Import the MCP SDK in a thread, ahead of need. Only an optimisation: when it cannot
+    run (no thread to be had), the bridge imports the SDK when an agent connects."""
+    try:
+        await trio.to_thread.run_sync(import_mcp, abandon_on_cancel=True)
+    except Exception as exc:  # noqa: BLE001 - a failed warm-up costs time later, nothing else
+        log.warning("could not import the MCP SDK ahead of time: %s", exc)
+
+
 class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
@@ -623,11 +669,11 @@ class AgentPool:
         key = agent_key(agent)
         async with self._locks[key]:
             process = self._agents.get(key)
-            if process is None or process.exited.is_set():
+            if process is None or not process.usable:
                 if isinstance(agent, ProcessAgent) and not self._warmed:
                     # Real agents connect to the tool bridge at once; have the MCP SDK ready.
                     self._warmed = True
-                    self._nursery.start_soon(partial(trio.to_thread.run_sync, import_mcp, abandon_on_cancel=True))
+                    self._nursery.start_soon(_warm_up_mcp)
                 process = AgentProcess(agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector)
                 await self._nursery.start(process.run)  # raises AgentError if it cannot start
                 if not self._agents:

@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from protocol.private import private_folder
 
 _TOKEN = re.compile(r"^sym2\.([0-9a-f]{32})\.(\d{1,9})\.([0-9a-f]{16})\.([0-9a-f]{16})\.([A-Za-z0-9_-]{22})$")
 _DIGEST_MASK = (1 << 64) - 1
@@ -41,7 +42,7 @@ def load_secret(directory: Path) -> bytes:
         return bytes.fromhex(path.read_text().strip())
     except (FileNotFoundError, ValueError):
         pass
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_folder(directory, tighten=True)
     key = secrets.token_bytes(32)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as file:

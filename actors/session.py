@@ -130,13 +130,13 @@ class SessionActor:
             return
         bridge = ToolBridge(self._events_send, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
-            await nursery.start(bridge.run, first.tools)
             resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
             catalog = self._pool.catalog
             # A chat opened to continue one of the agent's own sessions names it in its opening.
             named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None and resume is None else None
             resume = named or resume
             try:
+                await nursery.start(bridge.run, first.tools)  # raises AgentError when it cannot listen
                 session = await self._pool.open_session(
                     self.agent, resume[1] if resume else first.cwd, [bridge.entry()], self._events_send, resume[0] if resume else None, named is not None
                 )

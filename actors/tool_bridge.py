@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from actors.messages import AgentError, resource_failure, session_failure
 from protocol.jsonrpc import Tracer
 from protocol.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
@@ -134,7 +135,11 @@ class ToolBridge:
         conversations never touch a VS Code tool, and the import costs most of a second.
         """
         self._tools = tools
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        try:
+            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        except OSError as exc:
+            failure = resource_failure("open the conversation's tool bridge", exc)
+            raise AgentError(failure or session_failure(f"Cannot open the conversation's tool bridge: {exc}", kind="bridge_failed")) from None
         self.port = listeners[0].socket.getsockname()[1]
         async with trio.open_nursery() as nursery:
             nursery.start_soon(trio.serve_listeners, self._serve_connection, listeners)
@@ -199,7 +204,12 @@ class ToolBridge:
             log.warning("vscode_tools: refused a connection: %s", exc)
             await stream.aclose()
             return
-        server = await self._server()
+        try:
+            server = await self._server()
+        except Exception:  # noqa: BLE001 - e.g. no thread for the import: this connection fails, not the bridge
+            log.exception("vscode_tools: cannot serve a connection")
+            await stream.aclose()
+            return
         connection = _Connection()
         _CONNECTION.set(connection)  # inherited by every task the server spawns for it
         self._connections.add(connection)

@@ -15,11 +15,15 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import math
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
 import trio
+
+from protocol.redact import excerpt as redacted_excerpt
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +38,8 @@ SERVER_ERROR = -32000
 REQUEST_CANCELLED = -32800
 
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
+MAX_DEPTH = 256  # JSON nesting; far beyond any real message, far below Python's recursion limit
+HEAD = 4096  # what is kept of a line that cannot be parsed, to find its request id
 
 
 class RpcError(Exception):
@@ -73,9 +79,11 @@ class ConnectionClosed(Exception):
 
 @attrs.frozen
 class Overlong:
-    """Stands in for a line that exceeded the bound; its bytes were discarded."""
+    """Stands in for a line that exceeded the bound; its bytes were discarded but the first
+    `HEAD`, where a request's id usually is, so the request can still be answered."""
 
     size: int
+    head: bytes = attrs.field(default=b"", eq=False)
 
 
 class LineSplitter:
@@ -88,6 +96,7 @@ class LineSplitter:
         self.max_line = max_line
         self._buf = bytearray()
         self._discarding = 0  # bytes of an overlong line dropped so far, 0 if none
+        self._head = b""  # the start of the line being discarded
 
     def feed(self, data: bytes) -> list[bytes | Overlong]:
         out: list[bytes | Overlong] = []
@@ -98,10 +107,11 @@ class LineSplitter:
                 break
             chunk = data[start:nl]
             if self._discarding:
-                out.append(Overlong(self._discarding + len(chunk)))
+                out.append(Overlong(self._discarding + len(chunk), self._head))
                 self._discarding = 0
+                self._head = b""
             elif len(self._buf) + len(chunk) > self.max_line:
-                out.append(Overlong(len(self._buf) + len(chunk)))
+                out.append(Overlong(len(self._buf) + len(chunk), bytes(self._buf[:HEAD]) + chunk[: max(0, HEAD - len(self._buf))]))
                 self._buf.clear()
             else:
                 self._buf += chunk
@@ -113,6 +123,7 @@ class LineSplitter:
             self._discarding += len(rest)
         elif len(self._buf) + len(rest) > self.max_line:
             self._discarding = len(self._buf) + len(rest)
+            self._head = bytes(self._buf[:HEAD]) + rest[: max(0, HEAD - len(self._buf))]
             self._buf.clear()
         else:
             self._buf += rest
@@ -121,7 +132,7 @@ class LineSplitter:
     def leftover(self) -> bytes | Overlong | None:
         """What remains at end of input: an unterminated last line, if any."""
         if self._discarding:
-            return Overlong(self._discarding)
+            return Overlong(self._discarding, self._head)
         if self._buf.strip():
             return bytes(self._buf)
         return None
@@ -149,10 +160,15 @@ class Response:
 
 @attrs.frozen
 class Invalid:
-    """A line that is not a usable message; `reply` is the error response to send, if any."""
+    """A line that is not a usable message; `reply` is the error response to send, if any.
+
+    `unreadable`: the line is not JSON within our limits at all (as opposed to JSON that is
+    not a usable message), so nothing in it can be trusted, not even which request it answers.
+    """
 
     reply: dict[str, JSON] | None
     reason: str
+    unreadable: bool = False
 
 
 Message = Request | Notification | Response | Invalid
@@ -167,13 +183,159 @@ def _valid_id(value: JSON) -> bool:
     return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
+# Parsing within limits. Whatever a peer sends, parsing neither recurses without bound nor
+# yields values that cannot be written back: nesting is bounded, non-finite numbers are
+# refused, and lone surrogates (which cannot be encoded as UTF-8) are replaced.
+
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
+_DEPTH_STEP = [0] * 256
+_DEPTH_STEP[ord("[")] = _DEPTH_STEP[ord("{")] = 1
+_DEPTH_STEP[ord("]")] = _DEPTH_STEP[ord("}")] = -1
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # after decoding, paired surrogates are one character
+REPLACEMENT = "\ufffd"
+
+
+def nesting_depth(line: bytes) -> int:
+    """How deeply a line of JSON nests its arrays and objects, without parsing it.
+
+    Brackets inside strings do not count. Every step runs in C, costing about what
+    `json.loads` does on the same line (less for plain text): escaped backslashes and
+    quotes are dropped (left to right, as JSON reads escapes), then everything but brackets
+    and quotes; `""` pairs go (an empty string, or one string's end next to the next one's
+    start); what is left inside quotes is brackets within strings, dropped by keeping every
+    other piece.
+    """
+    if b"\\" in line:
+        line = line.replace(b"\\\\", b"").replace(b'\\"', b"")
+    structure = line.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    if b'"' in structure:
+        structure = b"".join(structure.split(b'"')[::2])
+    return max(itertools.accumulate(map(_DEPTH_STEP.__getitem__, structure)), default=0)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number out of range: {text[:40]}")
+    return value
+
+
+# Refuses NaN and ±Infinity literals and numbers too large for a double (which would become
+# inf, and be written back as the invalid literal `Infinity`). Integers keep Python's own
+# bound on digits (a ValueError beyond 4,300).
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+_decode = _DECODER.decode
+
+_QUOTED = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+_MEMBER = re.compile(
+    rb"\s*(" + _QUOTED + rb")\s*:\s*(" + _QUOTED + rb"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)\s*([,}])"
+)
+
+
+def request_id_in(head: bytes) -> JSON:
+    """The id of a request line that cannot be parsed as a whole (too long, too deep, broken
+    further on), read from its first top-level members; None if it cannot be read.
+
+    Only members before the first nested value are read (`{"jsonrpc", "id", "method",
+    "params": ...}` is how clients write them), and only a line that names a method counts:
+    answering a broken *response* would start an error ping-pong.
+    """
+    start = head.find(b"{")
+    if start < 0 or head[:start].strip():
+        return None
+    members: dict[str, bytes] = {}
+    position = start + 1
+    while (member := _MEMBER.match(head, position)) is not None:
+        try:
+            members[_DECODER.decode(member[1].decode())] = member[2]
+        except (ValueError, UnicodeDecodeError):
+            return None
+        position = member.end()
+        if member[3] == b"}":
+            break
+    if "method" not in members or "id" not in members:
+        return None
+    try:
+        id = _DECODER.decode(members["id"].decode())
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not _valid_id(id) or (isinstance(id, str) and _LONE_SURROGATE.search(id)):
+        return None
+    return id
+
+
+def _unreadable(line: bytes, problem: str) -> Invalid:
+    reply = error_response(request_id_in(line[:HEAD]), RpcError(PARSE_ERROR, f"Parse error: {problem}"))
+    return Invalid(reply, problem, unreadable=True)
+
+
+def replace_lone_surrogates(value: JSON, path: str, found: list[str]) -> JSON:
+    """`value` with every lone surrogate replaced by U+FFFD; the wire paths changed go in `found`.
+
+    Clients written in JavaScript produce them by cutting a string inside a surrogate pair
+    (a truncated tool result, say); they encode no character, and refusing them would fail
+    every later request that carries the same history.
+    """
+    if isinstance(value, str):
+        if _LONE_SURROGATE.search(value) is None:
+            return value
+        found.append(path or "(the message)")
+        return _LONE_SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, (str, list, dict)):
+                value[index] = replace_lone_surrogates(item, f"{path}[{index}]", found)
+        return value
+    if isinstance(value, dict):
+        if any(_LONE_SURROGATE.search(key) for key in value):
+            value = {_LONE_SURROGATE.sub(REPLACEMENT, key): item for key, item in value.items()}
+            found.append(f"{path} (a member name)" if path else "(a member name)")
+        for key, item in value.items():
+            if isinstance(item, (str, list, dict)):
+                value[key] = replace_lone_surrogates(item, f"{path}.{key}" if path else key, found)
+        return value
+    return value
+
+
+def parse_line(line: bytes) -> JSON | Invalid:
+    """One line as JSON within our limits, or the `Invalid` (unreadable) it deserves.
+
+    Cheap on the hot path (short lines of streamed updates): the depth is only measured
+    when the line has more opening brackets than the limit, and strings are only searched
+    for lone surrogates when the line has a surrogate escape.
+    """
+    if len(line) > 2 * MAX_DEPTH and line.count(b"[") + line.count(b"{") > MAX_DEPTH and (depth := nesting_depth(line)) > MAX_DEPTH:
+        return _unreadable(line, f"nesting {depth} deep exceeds the limit of {MAX_DEPTH}")
+    try:
+        obj = _decode(line.decode())
+    except UnicodeDecodeError as exc:
+        return _unreadable(line, f"invalid UTF-8 at byte {exc.start}")
+    except RecursionError:
+        return _unreadable(line, "nesting too deep")
+    except ValueError as exc:
+        problem = str(exc)
+        if problem.startswith("Exceeds the limit"):
+            problem = "an integer of more than 4,300 digits"
+        return _unreadable(line, problem)
+    if b"\\u" in line and (b"\\ud" in line or b"\\uD" in line):
+        found: list[str] = []
+        obj = replace_lone_surrogates(obj, "", found)
+        if found:
+            if isinstance(obj, dict) and "id" in found:
+                reply = error_response(None, RpcError(INVALID_REQUEST, "Invalid request: id: contains a lone surrogate"))
+                return Invalid(reply, "a lone surrogate in the id")
+            log.warning("replaced lone surrogates (they encode no character) with U+FFFD at %s", ", ".join(found[:5]))
+    return obj
+
+
 def classify(line: bytes) -> Message:
     """Turn one line into a message, or into the error reply the line deserves."""
-    try:
-        obj = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return Invalid(error_response(None, RpcError(PARSE_ERROR, f"Parse error: {exc}")), "parse error")
-    return classify_object(obj)
+    obj = parse_line(line)
+    return obj if isinstance(obj, Invalid) else classify_object(obj)
 
 
 def classify_object(obj: JSON) -> Message:
@@ -201,15 +363,53 @@ def classify_object(obj: JSON) -> Message:
         if "error" in obj and obj["error"] is not None:
             return Response(obj["id"], error=RpcError.from_json(obj["error"]))
         return Response(obj["id"], result=obj.get("result"))
-    # Answering a malformed response would risk an error ping-pong; drop it.
     if "id" in obj:
-        return Invalid(None, "response without result or error")
+        # A reply with neither result nor error still ends the request it names (a request left
+        # waiting would never be answered); it is never answered back, which would start an
+        # error ping-pong.
+        return Response(obj["id"], error=RpcError(INTERNAL_ERROR, "malformed response: neither result nor error"))
     return Invalid(error_response(None, RpcError(INVALID_REQUEST, "Invalid request: no method")), "no method")
 
 
 def id_key(id: JSON) -> str:
     """A dict key that keeps the id's JSON type: 1 and "1" are different requests."""
     return json.dumps(id)
+
+
+def encode_lines(messages: tuple[dict[str, JSON], ...]) -> bytes:
+    """Messages as NDJSON bytes. Never fails: what could not be written as valid JSON in
+    UTF-8 (a lone surrogate, a non-finite number, nesting beyond the limit, from whatever
+    source) is written repaired, and the repair is logged."""
+    try:
+        return "".join(json.dumps(msg, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n" for msg in messages).encode()
+    except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+        pass
+    repaired: list[str] = []
+    lines = []
+    for msg in messages:
+        safe = _repair(msg, 0, repaired)
+        lines.append(json.dumps(safe, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
+    log.warning("repaired an outgoing message: %s", "; ".join(sorted(set(repaired))))
+    return "".join(lines).encode()
+
+
+def _repair(value: JSON, depth: int, repaired: list[str]) -> JSON:
+    if isinstance(value, str):
+        if _LONE_SURROGATE.search(value) is None:
+            return value
+        repaired.append("lone surrogates replaced by U+FFFD")
+        return _LONE_SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, float) and not math.isfinite(value):
+        repaired.append("a non-finite number written as null")
+        return None
+    if isinstance(value, (list, tuple, dict)) and depth >= MAX_DEPTH:
+        repaired.append(f"nesting beyond {MAX_DEPTH} written as null")
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_repair(item, depth + 1, repaired) for item in value]
+    if isinstance(value, dict):
+        return {_repair(str(key), depth, repaired): _repair(item, depth + 1, repaired) for key, item in value.items()}
+    return value
 
 
 # ---------------------------------------------------------------------------------------
@@ -236,8 +436,15 @@ class Peer:
         name: str,
         max_line: int = DEFAULT_MAX_LINE,
         tracer: Tracer | None = None,
+        unreadable_is_fatal: bool = False,
     ) -> None:
+        """`unreadable_is_fatal`: a line that is not JSON within our limits ends the connection
+        (`failure` says why) instead of being answered with an error. Right for a peer we
+        started ourselves (an agent): the line may have been the reply a request waits for,
+        so carrying on could leave that request waiting forever."""
         self.name = name
+        self.unreadable_is_fatal = unreadable_is_fatal
+        self.failure: str | None = None  # why the connection was given up, if it was
         self._stream = stream
         self._splitter = LineSplitter(max_line)
         self._tracer = tracer
@@ -284,7 +491,8 @@ class Peer:
             try:
                 response = await receive.receive()
             except trio.EndOfChannel:
-                raise ConnectionClosed(f"{self.name}: connection closed before {method} was answered") from None
+                why = f"gave up the connection: {self.failure}" if self.failure else "connection closed"
+                raise ConnectionClosed(f"{self.name}: {why} before {method} was answered") from None
         finally:
             self._pending.pop(key, None)
         if response.error is not None:
@@ -320,7 +528,7 @@ class Peer:
         return True
 
     async def _send(self, *messages: dict[str, JSON]) -> None:
-        data = "".join(json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n" for msg in messages).encode()
+        data = encode_lines(messages)
         async with self._send_lock:
             if self._tracer is not None:
                 for msg in messages:
@@ -351,9 +559,14 @@ class Peer:
                         break
                     for line in self._splitter.feed(data):
                         await self._dispatch(line, nursery)
-                tail = self._splitter.leftover()
-                if tail is not None:
-                    await self._dispatch(tail, nursery)
+                        if self.failure is not None:
+                            break
+                    if self.failure is not None:
+                        break
+                else:
+                    tail = self._splitter.leftover()
+                    if tail is not None:
+                        await self._dispatch(tail, nursery)
             finally:
                 self.eof.set()
                 for send in list(self._pending.values()):
@@ -361,29 +574,32 @@ class Peer:
 
     async def _dispatch(self, line: bytes | Overlong, nursery: trio.Nursery) -> None:
         if isinstance(line, Overlong):
-            log.warning("%s: discarded a line of %d bytes (limit %d)", self.name, line.size, self._splitter.max_line)
-            error = RpcError(PARSE_ERROR, f"Parse error: line of {line.size} bytes exceeds the limit of {self._splitter.max_line}")
-            await self._send_quietly(error_response(None, error))
+            problem = f"line of {line.size} bytes exceeds the limit of {self._splitter.max_line}"
+            msg: Message = _unreadable(line.head, problem)
+        elif not line.strip():
             return
-        if not line.strip():
-            return
-        try:
-            obj = json.loads(line.decode())
-        except (ValueError, UnicodeDecodeError):
-            msg = classify(line)
         else:
-            if self._tracer is not None and isinstance(obj, dict):
-                self._tracer("recv", obj, line)
-            if type(obj) is dict and "id" not in obj and type(obj.get("method")) is str:
-                # The hot path (an agent streaming updates): no classification objects.
-                params = obj.get("params")
-                if params is None or isinstance(params, (dict, list)):
-                    await self._handle_notification(obj["method"], params)
-                    return
-            msg = classify_object(obj)
+            obj = parse_line(line)
+            if type(obj) is Invalid:
+                msg = obj
+            else:
+                if self._tracer is not None and isinstance(obj, dict):
+                    self._tracer("recv", obj, line)
+                if type(obj) is dict and "id" not in obj and type(obj.get("method")) is str:
+                    # The hot path (an agent streaming updates): no classification objects.
+                    params = obj.get("params")
+                    if params is None or isinstance(params, (dict, list)):
+                        await self._handle_notification(obj["method"], params)
+                        return
+                msg = classify_object(obj)
         match msg:
-            case Invalid(reply=reply, reason=reason):
-                log.warning("%s: bad input (%s): %.200r", self.name, reason, line)
+            case Invalid(reply=reply, reason=reason, unreadable=unreadable):
+                excerpt = f"{line.size} bytes" if isinstance(line, Overlong) else repr(redacted_excerpt(line))
+                if unreadable and self.unreadable_is_fatal:
+                    log.warning("%s: unreadable input (%s), giving up the connection: %s", self.name, reason, excerpt)
+                    self.failure = reason
+                    return
+                log.warning("%s: bad input (%s): %s", self.name, reason, excerpt)
                 if reply is not None:
                     await self._send_quietly(reply)
             case Response():

@@ -186,7 +186,38 @@ def _structure_agent(value: Any, _: Any) -> Agent:
     if len(keys) != 1:
         raise WireError("", 'expected exactly one of "eliza" or "mcp_server"')
     key = keys[0]
-    return structure(obj[key] if obj[key] is not None else {}, _AGENT_VARIANTS[key], key)
+    agent = structure(obj[key] if obj[key] is not None else {}, _AGENT_VARIANTS[key], key)
+    if isinstance(agent, ProcessAgent):
+        _check_startable(agent)
+    return agent
+
+
+NUL = "must not contain a NUL character"
+
+
+def _check_startable(agent: ProcessAgent) -> None:
+    """Refuse, on arrival, what the operating system would refuse when the agent starts.
+
+    Process creation raises ValueError, not OSError, for these; found here they are an
+    error naming the field (never echoing an env value) instead of a failure much later.
+    """
+    if not agent.command:
+        raise WireError("mcp_server.command", "must not be empty")
+    if "\0" in agent.command:
+        raise WireError("mcp_server.command", NUL)
+    for index, arg in enumerate(agent.args):
+        if "\0" in arg:
+            raise WireError(f"mcp_server.args[{index}]", NUL)
+    for index, var in enumerate(agent.env):
+        if not var.name:
+            raise WireError(f"mcp_server.env[{index}].name", "must not be empty")
+        if "=" in var.name:
+            raise WireError(f"mcp_server.env[{index}].name", "must not contain '='")
+        if "\0" in var.name:
+            raise WireError(f"mcp_server.env[{index}].name", NUL)
+        if "\0" in var.value:
+            raise WireError(f"mcp_server.env[{index}].value", NUL)
+
 
 
 def _unstructure_agent(agent: Agent) -> dict[str, Any]:
@@ -302,7 +333,32 @@ def parse(value: Any, cl: type[Any]) -> Any:
         value = {}
     if not isinstance(value, dict):
         raise WireError("", f"params must be an object, got {describe(value)}")
-    return structure(value, cl)
+    params = structure(value, cl)
+    if isinstance(params, ChatParams) and params.cwd is not None and "\0" in params.cwd:
+        raise WireError("cwd", NUL)
+    return params
+
+
+def parse_info(value: Any) -> tuple[InfoParams, list[WireError]]:
+    """Model-list params, leaving out the agent entries that are invalid (each a WireError).
+
+    One mistyped agent in the user's settings must not hide every other model.
+    """
+    obj = {} if value is None else value
+    if not isinstance(obj, dict):
+        raise WireError("", f"params must be an object, got {describe(obj)}")
+    raw_agents = obj.get("agents", [])
+    if not isinstance(raw_agents, list):
+        raise WireError("agents", f"expected an array, got {describe(raw_agents)}")
+    entries: list[AgentEntry] = []
+    problems: list[WireError] = []
+    for index, raw in enumerate(raw_agents):
+        try:
+            entries.append(structure(raw, AgentEntry, f"agents[{index}]"))
+        except WireError as exc:
+            problems.append(exc)
+    info = structure({k: v for k, v in obj.items() if k != "agents"}, InfoParams)
+    return attrs.evolve(info, agents=tuple(entries)), problems
 
 
 def part_to_wire(part: Part) -> dict[str, Any]:

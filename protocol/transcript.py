@@ -5,9 +5,11 @@ A line is `{"t": seconds since start (monotonic), "ch": channel, "dir": "in" | "
 Channels: `vscode`; `agent <n> <name>` for the n-th agent connection; `mcp <n> <m>` for the
 m-th connection to the n-th conversation's tool bridge.
 
-Secrets never reach the file: environment values given to agents, bridge tokens and
-authorization headers are replaced by `<redacted>`, wherever they appear. Recording never
-stops the backend: a write that fails logs one warning and recording ends.
+Secrets never reach the file: environment values given to agents, bridge tokens,
+authorization headers and anything shaped like a credential are replaced by `<redacted>`,
+wherever they appear. The file is readable by its owner only (0600; a folder it creates is
+0700). Recording never stops the backend: a write that fails logs one warning and
+recording ends.
 """
 
 from __future__ import annotations
@@ -23,29 +25,27 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from protocol.jsonrpc import Tracer
+from protocol.private import open_private, private_folder
+from protocol.redact import KEY_HINT_BYTES, REDACTED, Redactor
 
 log = logging.getLogger(__name__)
 
-REDACTED = "<redacted>"
 _STREAMED = frozenset({"session/update", "lm/responsePart"})
 _SENSITIVE = re.compile(rb'"(env|headers|authorization|api_?key|token|password|secret)"', re.IGNORECASE)
-MIN_SECRET = 8
 _SECRET_KEYS = frozenset({"authorization", "api_key", "apikey", "token", "password", "secret"})
 
 
 class Recorder:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self._start = time.monotonic()
-        self._secrets: set[str] = set()
-        self._secret_pattern: re.Pattern[str] | None = None
+        self._redactor = Redactor()
         self._counters: dict[str, int] = {}
         self._file: TextIO | None = None
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
         try:
-            folder = Path(directory)
-            folder.mkdir(parents=True, exist_ok=True)
+            folder = private_folder(directory, tighten=False)
             self.path: Path | None = folder / f"symposium-{stamp}-{os.getpid()}.jsonl"
-            self._file = open(self.path, "a", buffering=65536, encoding="utf-8")  # noqa: SIM115 - lives as long as the backend
+            self._file = open_private(self.path, "a", buffering=65536, encoding="utf-8")
         except OSError as exc:
             self.path = None
             log.warning("not recording a transcript: cannot write to %s: %s", directory, exc)
@@ -61,9 +61,7 @@ class Recorder:
         Short values (`1`, `true`) are redacted where they are given, not hunted everywhere:
         they are settings, and replacing every `1` would garble the transcript.
         """
-        if len(value) >= MIN_SECRET and value not in self._secrets:
-            self._secrets.add(value)
-            self._secret_pattern = re.compile("|".join(re.escape(v) for v in sorted(self._secrets, key=len, reverse=True)))
+        self._redactor.add(value)
 
     def channel(self, name: str) -> Tracer:
         prefix = f',"ch":{json.dumps(name)},"dir":'
@@ -81,9 +79,9 @@ class Recorder:
 
     def _plainly_safe(self, raw: bytes) -> bool:
         """Nothing in the line could need redacting (and it is one line of JSON)."""
-        if _SENSITIVE.search(raw) or b"\n" in raw:
+        if _SENSITIVE.search(raw) or b"\n" in raw or KEY_HINT_BYTES.search(raw):
             return False
-        return self._secret_pattern is None or self._secret_pattern.search(raw.decode()) is None
+        return not self._redactor.known(raw.decode())
 
     def stderr(self, channel: str, line: str) -> None:
         self.write({"ch": channel, "stderr": line})
@@ -125,8 +123,8 @@ class Recorder:
             return {k: REDACTED if k.lower() in _SECRET_KEYS and isinstance(v, str) else self._redact(v, k) for k, v in value.items()}
         if isinstance(value, list):
             return [self._redact(item, key) for item in value]
-        if isinstance(value, str) and self._secret_pattern is not None:
-            return self._secret_pattern.sub(REDACTED, value)
+        if isinstance(value, str):
+            return self._redactor.values(value)
         return value
 
 

@@ -22,8 +22,8 @@ from actors.messages import Reply
 from actors.rendering import merge_parts
 from actors.session_store import SessionStore
 from actors.settings import Settings
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError
 from protocol import acp
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError, id_key
 from protocol.transcript import Recorder
 from protocol.lm import (
     METHOD_AGENT_OPTIONS,
@@ -44,6 +44,7 @@ from protocol.lm import (
     ModelInfo,
     TokenCountParams,
     parse,
+    parse_info,
     part_to_wire,
     to_wire,
 )
@@ -130,6 +131,7 @@ class Backend:
         self.history = history
         self.pool = pool
         self.catalog = catalog
+        self._submitted: set[str] = set()  # chat requests handed to History, by id key
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
         peer.on_request(METHOD_CHAT, self.provide_response)
@@ -138,7 +140,12 @@ class Backend:
         peer.on_notification(METHOD_CANCEL, self.cancel)
 
     async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
-        info = _params(params, InfoParams)
+        try:
+            info, problems = parse_info(params)
+        except WireError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        for problem in problems:
+            log.warning("agent left out of the model list: %s", problem)
         return {"models": [to_wire(m) for m in model_infos(info, self.catalog)]}
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
@@ -202,9 +209,22 @@ class Backend:
         return answer
 
     async def provide_response(self, params: Any, request_id: Any) -> dict[str, Any]:
+        # An lm/cancel read right after the request (in the same chunk, say) runs before this
+        # handler does; this checkpoint is where that cancel takes effect, before any turn starts.
+        await trio.lowlevel.checkpoint()
         chat = _params(params, ChatParams)
+        if chat.cwd is not None and not os.path.isdir(chat.cwd):
+            problem = "not a folder" if os.path.exists(chat.cwd) else "no such folder"
+            raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: {problem}: {chat.cwd}")
         send, replies = trio.open_memory_channel[Reply](math.inf)
         self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
+        self._submitted.add(id_key(request_id))
+        try:
+            return await self._stream(request_id, replies)
+        finally:
+            self._submitted.discard(id_key(request_id))
+
+    async def _stream(self, request_id: Any, replies: trio.MemoryReceiveChannel[Reply]) -> dict[str, Any]:
         async for reply in replies:
             batch = [reply, *_waiting(replies)]  # what queued up meanwhile goes out in one write
             parts = merge_parts(r.part for r in batch if r.part is not None)
@@ -225,7 +245,10 @@ class Backend:
         except WireError as exc:
             log.warning("ignored lm/cancel with bad params: %s", exc)
             return
-        self.history.mailbox.send_nowait(CancelRequest(request_id))
+        if id_key(request_id) in self._submitted:
+            self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
+        else:
+            self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
 
 async def _tell_model_changes(peer: Peer, catalog: AgentCatalog) -> None:
@@ -257,12 +280,12 @@ async def serve(
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None)
     async with trio.open_nursery() as nursery:
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
-        store = SessionStore(state_dir() / "sessions.sqlite3")
-        secret = load_secret(state_dir())
-        history = HistoryActor(pool, settings, markers or MarkerCodec(secret), recorder, store)
+        key = load_secret(state_dir())
+        store = SessionStore(state_dir() / "sessions.sqlite3", key)
+        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store)
         nursery.start_soon(history.run, name="history")
         if learn:
-            pool.catalog = AgentCatalog(state_dir() / "agents.sqlite3", secret)
+            pool.catalog = AgentCatalog(state_dir() / "agents.sqlite3", key)
             nursery.start_soon(_tell_model_changes, peer, pool.catalog, name="model changes")
         Backend(peer, history, pool=pool, catalog=pool.catalog)
         async with trio.open_nursery() as serving:

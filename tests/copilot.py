@@ -19,8 +19,10 @@ Following `shared/reference/copilot-as-consumer.md`, at the wire level (the exte
   is asked;
 - the confirmation card: Allow runs the tool (whose result is what the extension's `invoke()`
   returns), Skip / a disabled tool / invalid input give Copilot's own texts, and a card the
-  user abandons (a new message, or Stop) ends the request: the next one rebuilds that turn
-  from the chat's markdown, its user message re-rendered, with no marker and no tool call.
+  user abandons (a new message, or Stop) is answered "The user cancelled the tool call." in
+  the request that carries the new message (as seen in code-server's real chat view);
+- a turn rebuilt from the chat's markdown: its user message re-rendered, no marker, no tool
+  call (as Copilot's source does for turns it kept no rounds of).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ PACKAGE_JSON = Path(__file__).parent.parent / "extension" / "package.json"
 
 # Copilot's texts for a tool call that did not run (VS Code 1.139, Copilot Chat 0.67).
 SKIPPED = "The user chose to skip the tool call, they want to proceed without running it"
+CANCELLED = "The user cancelled the tool call."
 DISABLED = f"ERROR while calling tool: Tool {AGENT_ACTION_TOOL} is currently disabled by the user, and cannot be called."
 INVALID = "ERROR: Your input to the tool was invalid ({problem})"
 CHECK_INPUT = "Please check your input and try again."
@@ -46,6 +49,7 @@ GLOBAL_CONTEXT = (
     "<environment_info>\nThe user's current OS is: Linux\nThe user's default shell is: \"bash\".\n</environment_info>\n"
     "<workspace_info>\nI am working in a workspace with the following folders:\n- /workspace \n"
     "I am working in a workspace that has the following structure:\n```\nREADME.md\n```\n</workspace_info>\n"
+    "<userMemory>\nNo user preferences or notes saved yet.\n</userMemory>\n<sessionMemory>\n</sessionMemory>\n<repoMemory>\n</repoMemory>\n"
 )
 REMINDER = (
     "When using the replace_string_in_file tool, include 3-5 lines of unchanged code before and after the string you want to"
@@ -114,8 +118,8 @@ class Round:
             content.append({"type": "marker", "value": self.marker})
         if current and self.thinking:
             content.append({"type": "thinking", "value": self.thinking})
-        if self.text:
-            content.append({"type": "text", "value": self.text})
+        if self.text or (self.tool_calls and not self.cancelled):
+            content.append({"type": "text", "value": self.text})  # Copilot keeps an empty one before tool calls
         if not self.cancelled:
             content.extend(self.tool_calls)
         return {"role": "assistant", "content": content} if content else None
@@ -228,13 +232,26 @@ class Copilot:
         self.rounds.append(round)
         return await self._send(round)
 
-    def abandon_confirmation(self) -> None:
-        """The user sent a new message (or pressed Stop) while the card was shown.
+    async def abandon_confirmation(self, text: str) -> ChatResult:
+        """The user sends a new message while the card is shown (or presses Stop, then sends).
 
-        Copilot ends that request, and from then on renders the turn from the chat's markdown:
-        no marker, no tool call, the text the chat showed, and a re-rendered user message
-        (in the real chat, with the editor context of that moment).
+        As the real chat view does (VS Code 1.139, Copilot Chat 0.67): the tool call stays in
+        the history, answered "The user cancelled the tool call.", and the new turn follows in
+        the same request.
         """
+        cancelled = [
+            {"role": "user", "content": [{"type": "tool_result", "toolCallId": call["toolCallId"], "content": [{"type": "text", "value": CANCELLED}]}]}
+            for call in self.rounds[-1].tool_calls
+        ]
+        round = Round([*cancelled, self.user_turn(text)])
+        round.request = text
+        self.rounds.append(round)
+        return await self._send(round)
+
+    def rebuild_from_markdown(self) -> None:
+        """Copilot renders the current turn from the chat's markdown (as it does for a turn it
+        kept no rounds of): no marker, no tool call, the text the chat showed, and the user
+        message re-rendered (with the editor context of that moment)."""
         for round in reversed(self.rounds):
             round.cancelled = True
             if round.request is not None:

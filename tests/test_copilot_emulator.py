@@ -93,20 +93,32 @@ async def test_skip_and_a_disabled_tool_reject_and_the_agent_goes_on(backend: Ba
 
 async def test_an_abandoned_confirmation_then_a_new_message_goes_on_in_the_same_session(backend: BackendClient, tap: Tap) -> None:
     copilot = Copilot(backend, tap.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("Hello")
+        await copilot.ask("run rm -rf /")
+        after = await copilot.abandon_confirmation("I feel sad")
+        again = await copilot.ask("I remember my dog")
+    assert after.text() == "Do you often feel sad?"
+    assert again.completed
+    assert tap.prompts() == ["Hello", "run rm -rf /", "I feel sad", "I remember my dog"]
+    assert len(set(sessions(tap))) == 1
+    assert permission_answers(tap) == [{"outcome": "cancelled"}]  # answered after session/cancel
+    assert len(tap.requests("session/cancel")) == 1
+
+
+async def test_a_turn_rebuilt_from_markdown_with_another_editor_goes_on_in_the_same_session(backend: BackendClient, tap: Tap) -> None:
+    copilot = Copilot(backend, tap.agent)
     copilot.editor = "/workspace/app.py"
     with trio.fail_after(GUARD):
         await copilot.ask("Hello")
         await copilot.ask("run rm -rf /")
-        copilot.abandon_confirmation()
+        copilot.rebuild_from_markdown()
         copilot.editor = "/workspace/other.py"  # the user moved to another file meanwhile
         after = await copilot.ask("I feel sad")
-        again = await copilot.ask("I remember my dog")
     assert after.text() == "Do you often feel sad?"
-    assert again.completed
-    assert [p.split("</editorContext> ")[-1] for p in tap.prompts()] == ["Hello", "run rm -rf /", "I feel sad", "I remember my dog"]
+    assert [p.split("</editorContext> ")[-1] for p in tap.prompts()] == ["Hello", "run rm -rf /", "I feel sad"]
     assert len(set(sessions(tap))) == 1
-    assert permission_answers(tap) == [{"outcome": "cancelled"}]  # answered after session/cancel
-    assert len(tap.requests("session/cancel")) == 1
+    assert permission_answers(tap) == [{"outcome": "cancelled"}]
 
 
 async def test_a_cancelled_turn_rebuilt_as_markdown_is_not_resent(backend: BackendClient, tap: Tap) -> None:

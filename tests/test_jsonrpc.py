@@ -8,9 +8,12 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from protocol.jsonrpc import (
     INVALID_REQUEST,
+    MAX_DEPTH,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     REQUEST_CANCELLED,
@@ -24,6 +27,10 @@ from protocol.jsonrpc import (
     Response,
     RpcError,
     classify,
+    encode_lines,
+    nesting_depth,
+    parse_line,
+    request_id_in,
 )
 
 # Pure parts ---------------------------------------------------------------------------------
@@ -43,6 +50,16 @@ def test_splitter_bounds_memory_and_reports_overlong_lines_once() -> None:
     assert splitter.feed(b"y" * 8) == []  # over the limit: discarding, not buffering
     assert splitter.feed(b"z" * 100) == []
     assert splitter.feed(b"zz\nok\n") == [Overlong(118), b"ok"]
+
+
+def test_splitter_keeps_the_head_of_an_overlong_line() -> None:
+    splitter = LineSplitter(max_line=10)
+    [overlong] = splitter.feed(b'{"id":1,"method":"m"' + b"x" * 20 + b"\n")
+    assert isinstance(overlong, Overlong) and overlong.head.startswith(b'{"id":1,"method":"m"')
+    splitter.feed(b'{"id":2,')
+    splitter.feed(b'"method":"m"' + b"y" * 10000)
+    [overlong] = splitter.feed(b"\n")
+    assert isinstance(overlong, Overlong) and overlong.head.startswith(b'{"id":2,"method":"m"yy') and overlong.size == 10020
 
 
 def test_splitter_leftover_is_the_unterminated_last_line() -> None:
@@ -87,10 +104,82 @@ def test_classify_bad_lines_get_an_error_reply(line: bytes, code: int) -> None:
     assert msg.reply["error"]["code"] == code
 
 
-def test_malformed_response_is_dropped_not_answered() -> None:
-    # Answering it would start an error ping-pong between two peers.
+def _depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    return 0
+
+
+# Strings full of what could fool a scanner: brackets, quotes, backslashes, escapes.
+_tricky_text = st.text(alphabet='[]{}"\\/ab\n\u00e9\U0001f600', max_size=8)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | _tricky_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_tricky_text, inner, max_size=3),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, derandomize=True, database=None)
+@given(_json, st.booleans())
+def test_nesting_depth_counts_structure_not_brackets_in_strings(value: Any, ascii_only: bool) -> None:
+    line = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert nesting_depth(line) == _depth(value)
+
+
+def test_parse_line_refuses_what_cannot_be_handled_and_reads_the_id_if_it_can() -> None:
+    deep = b'{"jsonrpc":"2.0","id":1,"method":"m","params":' + b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1) + b"}"
+    ok = b'{"jsonrpc":"2.0","id":1,"method":"m","params":' + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1) + b"}"
+    assert isinstance(parse_line(deep), Invalid) and parse_line(deep).reply["id"] == 1  # type: ignore[union-attr]
+    assert not isinstance(parse_line(ok), Invalid)
+    for bad, problem in [
+        (b'{"jsonrpc":"2.0","id":"a","method":"m","params":[NaN]}', "NaN"),
+        (b'{"jsonrpc":"2.0","id":"a","method":"m","params":[-Infinity]}', "-Infinity"),
+        (b'{"jsonrpc":"2.0","id":"a","method":"m","params":[1e400]}', "out of range"),
+        (b'{"jsonrpc":"2.0","id":"a","method":"m","params":[' + b"9" * 5000 + b"]}", "4,300 digits"),
+        (b'{"jsonrpc":"2.0","id":"a","method":"m","params":["\xff"]}', "invalid UTF-8"),
+        (b'{"jsonrpc":"2.0","id":"a","method":"m","params":["trunc', "Unterminated"),
+    ]:
+        msg = parse_line(bad)
+        assert isinstance(msg, Invalid) and msg.unreadable and msg.reply is not None
+        assert msg.reply["id"] == "a" and msg.reply["error"]["code"] == PARSE_ERROR and problem in msg.reply["error"]["message"]
+
+
+def test_lone_surrogates_are_replaced_except_in_an_id() -> None:
+    assert parse_line(b'{"a":["x\\ud83d","\\ud83d\\ude00","\\\\ud83d"]}') == {"a": ["x\ufffd", "\U0001f600", "\\ud83d"]}
+    msg = parse_line(b'{"jsonrpc":"2.0","id":"\\udc00","method":"m"}')
+    assert isinstance(msg, Invalid) and msg.reply is not None and msg.reply["id"] is None
+
+
+@pytest.mark.parametrize(
+    ("head", "id"),
+    [
+        (b'{"jsonrpc":"2.0","id":12,"method":"m","params":{"x":', 12),
+        (b' { "id" : "s-1" , "method":"m", "params":[[[', "s-1"),
+        (b'{"method":"m","jsonrpc":"2.0","id":-3.5,"params":', -3.5),
+        (b'{"jsonrpc":"2.0","params":{},"id":12,"method":"m"}', None),  # after a nested value: not read
+        (b'{"jsonrpc":"2.0","id":12,"result":{"x"', None),  # a response: never answered
+        (b'{"jsonrpc":"2.0","id":true,"method":"m","params"', None),
+        (b'{"jsonrpc":"2.0","id":"\\ud800","method":"m","params"', None),
+        (b'[{"id":1,"method":"m"}', None),
+    ],
+)
+def test_request_id_in_the_head_of_a_broken_line(head: bytes, id: Any) -> None:
+    assert request_id_in(head) == id
+
+
+def test_encode_lines_repairs_what_json_cannot_carry() -> None:
+    data = encode_lines(({"a": "x\ud83d", "b": float("nan"), "c": [float("inf")], "d": "\U0001f600"},))
+    assert json.loads(data) == {"a": "x\ufffd", "b": None, "c": [None], "d": "\U0001f600"}
+    assert data.decode().endswith("\n")
+
+
+def test_malformed_response_fails_its_request_and_is_not_answered() -> None:
+    # Left alone, the request it names would wait forever; answering it back would start an
+    # error ping-pong between two peers.
     msg = classify(b'{"jsonrpc":"2.0","id":5}')
-    assert isinstance(msg, Invalid) and msg.reply is None
+    assert isinstance(msg, Response) and msg.id == 5 and msg.error is not None and "malformed" in msg.error.message
 
 
 # The peer over an in-memory stream ---------------------------------------------------------------
@@ -264,3 +353,22 @@ async def test_notifications_run_in_order(nursery: trio.Nursery) -> None:
     await wire.stream.aclose()
     await peer.eof.wait()
     assert seen == [[i] for i in range(50)]
+
+
+async def test_an_unreadable_line_ends_a_connection_that_treats_it_as_fatal(nursery: trio.Nursery) -> None:
+    # How the backend talks to agents: the unreadable line may have been the awaited reply,
+    # so the request fails at once instead of waiting forever.
+    ours, theirs = trio.testing.memory_stream_pair()
+    peer = Peer(ours, name="agent", unreadable_is_fatal=True)
+    nursery.start_soon(peer.serve)
+    wire = Wire(theirs)
+
+    async def answer_garbage() -> None:
+        await wire.receive()
+        await wire.send({"jsonrpc": "2.0", "id": 99, "result": "not ours"})  # odd but readable: dropped
+        await wire.send(b'{"jsonrpc":"2.0","id":0,"result":"\xff\xfe"}')
+
+    nursery.start_soon(answer_garbage)
+    with pytest.raises(ConnectionClosed, match="invalid UTF-8"):
+        await peer.request("session/prompt", {})
+    assert peer.eof.is_set() and peer.failure == "invalid UTF-8 at byte 34"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The extension's tests (run by `make test`): the unit tests (node's test runner; the JSON-RPC client
 # against the real backend), then the integration tests in a real VS Code (code-server + Chromium).
-# SCREENSHOT=FILE also keeps the model picker's screenshot there (docs/model-picker.png for the README).
+# SCREENSHOTS=DIR puts the Chat view tests' screenshots there (SCREENSHOTS=docs for the README's).
 set -euo pipefail
-[ -z "${SCREENSHOT:-}" ] || SCREENSHOT=$(realpath -m "$SCREENSHOT")
+[ -z "${SCREENSHOTS:-}" ] || SCREENSHOTS=$(realpath -m "$SCREENSHOTS")
 source "$(dirname "$0")/tools.sh"
 cd "$EXTENSION_DIR"
 
@@ -25,4 +25,4 @@ compile
 node --test --test-reporter=spec out/test/unit/*.test.js
 log "unit tests: $((SECONDS - started)) s"
 
-node out/test/runner.js ${SCREENSHOT:+--screenshot "$SCREENSHOT"}
+node out/test/runner.js ${SCREENSHOTS:+--screenshots "$SCREENSHOTS"}

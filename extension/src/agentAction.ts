@@ -4,6 +4,13 @@
 import * as vscode from 'vscode';
 import { AGENT_ACTION_APPROVED } from './wire';
 
+/**
+ * What the card says about its buttons. VS Code's "Allow in this Session" (the primary button in
+ * VS Code 1.139) approves the tool, so every later call of it, not only this action.
+ */
+export const SESSION_NOTE = '*Allow in this Session* allows every further action of this agent in this chat, without asking.';
+const SKIP_NOTE = '*Skip* tells the agent no; it carries on without doing it.';
+
 export interface AgentActionInput {
   kind?: string;
   title?: string;
@@ -16,7 +23,7 @@ export class AgentActionTool implements vscode.LanguageModelTool<AgentActionInpu
     const what = title || (kind ? `${kind} something` : 'take an action');
     return {
       invocationMessage: `Agent: ${what}`,
-      confirmationMessages: { title: `Allow the agent to ${what}?`, message: confirmationMessage(options.input ?? {}) },
+      confirmationMessages: { title: 'Allow this agent action?', message: confirmationMessage(options.input ?? {}) },
     };
   }
 
@@ -25,7 +32,10 @@ export class AgentActionTool implements vscode.LanguageModelTool<AgentActionInpu
   }
 }
 
-/** What the agent wants to do: its title and kind, then the command or description from `raw_input`. */
+/**
+ * What the agent wants to do: its title and kind, then the command or description from `raw_input`,
+ * then what allowing it for the session means.
+ */
 export function confirmationMessage(input: AgentActionInput): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
   if (input.title) {
@@ -53,5 +63,6 @@ export function confirmationMessage(input: AgentActionInput): vscode.MarkdownStr
   } else if (raw !== undefined && raw !== null) {
     md.appendMarkdown('\n\n').appendCodeblock(JSON.stringify(raw, null, 2).slice(0, 4000), 'json');
   }
+  md.appendMarkdown(`\n\n${SESSION_NOTE} ${SKIP_NOTE}`);
   return md;
 }

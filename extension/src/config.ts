@@ -26,6 +26,9 @@ export function readAgents(value: unknown): { agents: AgentSetting[]; problems: 
     const where = `symposium.agents[${index}]`;
     if (!entry || typeof entry.id !== 'string' || !entry.id || typeof entry.command !== 'string' || !entry.command) {
       problems.push(`${where} needs a non-empty "id" and "command"; ignored`);
+    } else if (entry.id.includes('\\')) {
+      // Copilot keeps a response's marker as `<model id>\<marker>` and splits it at the backslash.
+      problems.push(`${where}: the id "${entry.id}" contains a backslash, which Copilot Chat cannot handle in a model id; ignored`);
     } else if (entry.id === ELIZA_ID || agents.some((a) => a.id === entry.id)) {
       problems.push(`${where}: the id "${entry.id}" is already taken; ignored`);
     } else if (entry.args !== undefined && !(Array.isArray(entry.args) && entry.args.every((a) => typeof a === 'string'))) {

@@ -134,6 +134,42 @@ export function countedText(text: string | vscode.LanguageModelChatRequestMessag
   return text.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
 }
 
+/**
+ * Token counts, estimated as the backend does (about four bytes a token; agents do their own
+ * accounting), remembered per text. Copilot asks about every part of every prompt it builds, most of
+ * them again on the next request. Bounded: the least recently asked texts are forgotten first.
+ */
+export class TokenEstimate {
+  private readonly known = new Map<string, number>();
+  private chars = 0;
+
+  constructor(private readonly maxTexts = 10_000, private readonly maxChars = 8_000_000) {}
+
+  count(text: string): number {
+    let count = this.known.get(text);
+    if (count !== undefined) {
+      this.known.delete(text); // re-inserted below: the most recently asked
+    } else {
+      count = Math.max(1, Math.ceil(Buffer.byteLength(text, 'utf8') / 4));
+      this.chars += text.length;
+    }
+    this.known.set(text, count);
+    for (const oldest of this.known.keys()) {
+      if (this.known.size <= this.maxTexts && this.chars <= this.maxChars) {
+        break;
+      }
+      this.known.delete(oldest);
+      this.chars -= oldest.length;
+    }
+    return count;
+  }
+
+  /** The texts remembered, least recently asked first. */
+  texts(): string[] {
+    return [...this.known.keys()];
+  }
+}
+
 export type ThinkingMode = 'quote' | 'text' | 'hidden';
 
 /**
@@ -141,8 +177,6 @@ export type ThinkingMode = 'quote' | 'text' | 'hidden';
  * VS Code has them, else text per `symposium.thinking`.
  */
 export class ResponseStream {
-  /** A text, thinking or tool call part went out. */
-  visible = false;
   private inThought = false;
 
   constructor(
@@ -161,10 +195,10 @@ export class ResponseStream {
     this.endThought();
     switch (part.type) {
       case 'text':
-        this.emit(new vscode.LanguageModelTextPart(part.value));
+        this.report(new vscode.LanguageModelTextPart(part.value));
         break;
       case 'tool_call':
-        this.emit(new vscode.LanguageModelToolCallPart(part.toolCallId, part.toolName, (part.parameters ?? {}) as object));
+        this.report(new vscode.LanguageModelToolCallPart(part.toolCallId, part.toolName, (part.parameters ?? {}) as object));
         break;
       case 'marker':
         if (DataPart) {
@@ -178,13 +212,13 @@ export class ResponseStream {
 
   private thought(value: string): void {
     if (this.thinkingPart) {
-      this.emit(new this.thinkingPart(value));
+      this.report(new this.thinkingPart(value));
     } else if (this.thinking === 'text') {
-      this.emit(new vscode.LanguageModelTextPart(value));
+      this.report(new vscode.LanguageModelTextPart(value));
       this.inThought = true;
     } else if (this.thinking === 'quote') {
       const quoted = value.replace(/\n/g, '\n> ');
-      this.emit(new vscode.LanguageModelTextPart(this.inThought ? quoted : `> *Thinking:* ${quoted}`));
+      this.report(new vscode.LanguageModelTextPart(this.inThought ? quoted : `> *Thinking:* ${quoted}`));
       this.inThought = true;
     }
   }
@@ -192,13 +226,8 @@ export class ResponseStream {
   private endThought(): void {
     if (this.inThought) {
       this.inThought = false;
-      this.emit(new vscode.LanguageModelTextPart('\n\n'));
+      this.report(new vscode.LanguageModelTextPart('\n\n'));
     }
-  }
-
-  private emit(part: unknown): void {
-    this.visible = true;
-    this.report(part);
   }
 }
 

@@ -3,14 +3,16 @@
 import * as vscode from 'vscode';
 import { Backend } from './backend';
 import { agentForModel, AgentSetting, readAgents, wireAgentEntries } from './config';
-import { countedText, ResponseStream, ThinkingMode, toWireMessages, toWireOptions } from './convert';
-import { ChatParams, METHOD_INFO, METHOD_TOKENS, ModelInfo } from './wire';
+import { countedText, ResponseStream, ThinkingMode, TokenEstimate, toWireMessages, toWireOptions } from './convert';
+import { ChatParams, METHOD_INFO, ModelInfo } from './wire';
 
-const ERROR_TEXT_GRACE_MS = 250;
+/** `isUserSelectable` is not in the `@types/vscode` this extension builds against; VS Code reads it. */
+type ModelInformation = vscode.LanguageModelChatInformation & { isUserSelectable: boolean };
 
 export class SymposiumProvider implements vscode.LanguageModelChatProvider {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeLanguageModelChatInformation = this.changed.event;
+  private readonly tokens = new TokenEstimate();
 
   constructor(
     private readonly backend: Backend,
@@ -26,7 +28,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     this.changed.dispose();
   }
 
-  async provideLanguageModelChatInformation(options: { silent: boolean }): Promise<vscode.LanguageModelChatInformation[]> {
+  async provideLanguageModelChatInformation(options: { silent: boolean }): Promise<ModelInformation[]> {
     try {
       const { models } = await this.backend.request<{ models: ModelInfo[] }>(METHOD_INFO, {
         silent: options.silent,
@@ -42,6 +44,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
         capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
         detail: m.detail,
         tooltip: m.tooltip,
+        isUserSelectable: true, // some of VS Code's lists (e.g. MCP sampling models) offer only these
       }));
     } catch (error) {
       this.log.error(`could not list the models: ${messageOf(error)}`);
@@ -79,27 +82,17 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     } catch (error) {
       const message = messageOf(error);
       this.log.error(`chat request for ${model.id} failed: ${message}${detailOf(error)}`);
-      if (!stream.visible) {
-        // Rejecting with nothing streamed shows only "no response was returned"; say why as well.
-        // VS Code drops the parts it has not forwarded to the consumer yet when the provider rejects,
-        // and tells the provider nothing when it has: give it a moment to forward this one.
-        progress.report(new vscode.LanguageModelTextPart(`**Symposium:** ${message}`));
-        await new Promise((resolve) => setTimeout(resolve, ERROR_TEXT_GRACE_MS));
-      }
+      // The consumer shows this message (Copilot: "Sorry, your request failed… Reason: …"): once, so no
+      // text part repeats it.
       throw new vscode.LanguageModelError(message);
     } finally {
       cancellation.dispose();
     }
   }
 
-  async provideTokenCount(model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
-    const value = countedText(text);
-    try {
-      return (await this.backend.request<{ count: number }>(METHOD_TOKENS, { modelId: model.id, text: value })).count;
-    } catch (error) {
-      this.log.warn(`token count failed, estimating: ${messageOf(error)}`);
-      return Math.max(1, Math.ceil(Buffer.byteLength(value) / 4));
-    }
+  /** An estimate, in the extension: Copilot asks thousands of times per request. */
+  provideTokenCount(_model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
+    return Promise.resolve(this.tokens.count(countedText(text)));
   }
 
   private agents(): AgentSetting[] {

@@ -1,12 +1,14 @@
 // Runs the integration tests in a real VS Code: code-server (VS Code for the browser) driven by
-// Chromium through playwright-core, all offline and on 127.0.0.1. Then takes a screenshot of the chat
-// view's model picker.
+// Chromium through playwright-core, all offline and on 127.0.0.1. First the `vscode.lm` tests (mocha,
+// in the extension host), then, in the same code-server, the Chat view tests (chatView.ts), which
+// also take the README's screenshots.
 //
-//   node out/test/runner.js [--screenshot FILE]
+//   node out/test/runner.js [--screenshots DIR]
 //
 // Environment: CODE_SERVER (the code-server script; required), CHROMIUM (default /usr/bin/chromium),
 // SYMPOSIUM_BACKEND (the `symposium` script; default ../.venv/bin/symposium). code-server needs
-// Node 24 first on PATH. Logs and the screenshot go to out/integration/.
+// Node 24 first on PATH. Logs, screenshots and the Chat view's backend transcript (trace/) go to
+// out/integration/; --screenshots puts the screenshots in DIR instead.
 
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -15,6 +17,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
+import { runChatViewTests } from './chatView';
 
 const EXTENSION = path.resolve(__dirname, '../..');
 const OUT = path.join(EXTENSION, 'out', 'integration');
@@ -32,8 +35,8 @@ const TEST_TOOL = {
 };
 
 async function main(): Promise<number> {
-  const screenshotArg = process.argv.indexOf('--screenshot');
-  const screenshot = screenshotArg > 0 ? path.resolve(process.argv[screenshotArg + 1]) : undefined;
+  const screenshotsArg = process.argv.indexOf('--screenshots');
+  const screenshots = screenshotsArg > 0 ? path.resolve(process.argv[screenshotsArg + 1]) : OUT;
   if (!CODE_SERVER) {
     throw new Error('CODE_SERVER must name the code-server script');
   }
@@ -77,7 +80,7 @@ async function main(): Promise<number> {
     const url = (payload: [string, string][]) =>
       `${base}/?folder=${encodeURIComponent(dirs.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
 
-    const started = Date.now();
+    let started = Date.now();
     const code = await runTests(browser, url([
       ['extensionDevelopmentPath', remote(extension)],
       ['extensionTestsPath', remote(path.join(extension, 'out', 'test', 'index.js'))],
@@ -85,24 +88,21 @@ async function main(): Promise<number> {
     const report = readIfThere(path.join(extension, 'test-report.txt'));
     process.stdout.write(report || '(the tests wrote no report)\n');
     console.log(`integration tests: exit code ${code} after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const lm = /^(\d+) passed, (\d+) failed/m.exec(report);
 
-    writeSettings(settingsFile, SCREENSHOT_AGENTS);
-    const picture = screenshot ?? path.join(OUT, 'model-picker.png');
-    try {
-      await screenshotModelPicker(browser, url([['extensionDevelopmentPath', remote(extension)]]), picture);
-      console.log(`model picker screenshot: ${picture}`);
-    } catch (error) {
-      // The picture is for the README; driving the picker's UI is not what the tests test. Only an
-      // explicit --screenshot (refreshing docs/) must have it.
-      if (screenshot) {
-        throw error;
-      }
-      console.warn(`model picker screenshot skipped: ${error instanceof Error ? error.message.split('\n')[0] : error}`);
-    }
+    started = Date.now();
+    writeSettings(settingsFile, CHAT_VIEW_AGENTS, path.join(OUT, 'trace'));
+    const page = await newPage(browser, 'chat-view');
+    await page.goto(url([['extensionDevelopmentPath', remote(extension)]]));
+    const chat = await runChatViewTests(page, { screenshots, out: OUT, print: (line) => console.log(line) });
+    await page.close();
+    console.log(`Chat view tests: ${chat.passed} passed, ${chat.failed} failed after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
     // The tally last, where CI looks for it.
-    const tally = /^\d+ passed, \d+ failed.*$/m.exec(report)?.[0] ?? '0 passed, 1 failed (no report)';
-    console.log(`integration: ${tally}`);
-    return code;
+    const passed = (lm ? Number(lm[1]) : 0) + chat.passed;
+    const failed = (lm ? Number(lm[2]) : 1) + chat.failed;
+    console.log(`integration: ${passed} passed, ${failed} failed${lm ? '' : ' (the vscode.lm tests wrote no report)'}`);
+    return code || (chat.failed ? 1 : 0);
   } catch (error) {
     console.error(`the integration run failed: ${error instanceof Error ? error.stack : error}`);
     console.error(`logs: ${OUT}`);
@@ -136,16 +136,17 @@ const TEST_AGENTS = [
   { id: 'eliza-external', name: 'Eliza (external)', command: SYMPOSIUM, args: ['eliza', '--deterministic'], env: {} },
   { id: 'broken', name: 'Broken', command: '/nonexistent/agent', args: [], env: {} },
 ];
-/** What the screenshot shows: the README's example (listing a model does not start its agent). */
-const SCREENSHOT_AGENTS = [
+/** What the Chat view's model picker shows: the README's example (listing a model does not start its agent). */
+const CHAT_VIEW_AGENTS = [
   { id: 'claude', name: 'Claude Code', command: 'npx', args: ['-y', '@agentclientprotocol/claude-agent-acp'], env: {} },
   TEST_AGENTS[0],
 ];
 
-function writeSettings(file: string, agents: object[]): void {
+function writeSettings(file: string, agents: object[], traceDir = ''): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const settings = {
     'symposium.backend.command': SYMPOSIUM,
+    'symposium.traceDir': traceDir,
     'symposium.logLevel': 'info',
     'symposium.agents': agents,
     'workbench.startupEditor': 'none',
@@ -177,51 +178,6 @@ async function runTests(browser: Browser, url: string): Promise<number> {
     await page.screenshot({ path: path.join(OUT, 'tests-window.png') }).catch(() => undefined);
     await page.close();
   }
-}
-
-/**
- * The chat view's model picker, open, listing our models. Offline the picker resolves a vendor's
- * models only once its extension is active, so a Symposium command activates it first.
- */
-async function screenshotModelPicker(browser: Browser, url: string, file: string): Promise<void> {
-  const page = await newPage(browser, 'screenshot');
-  await page.goto(url);
-  const picker = page.locator('.model-picker-name').first();
-  await picker.waitFor();
-  await runCommand(page, 'Symposium: Restart Backend');
-  await page.locator('.model-picker-name', { hasText: '(' }).first().waitFor(); // a model of ours is picked
-  await picker.click();
-  const rows = page.locator('.action-widget .monaco-list-row');
-  const other = rows.filter({ hasText: 'Other Models' }).first();
-  await rows.first().waitFor();
-  if ((await other.count()) > 0 && !(await rows.filter({ hasText: 'Eliza (Symposium)' }).count())) {
-    await other.click();
-  }
-  await rows.filter({ hasText: 'Eliza (Symposium)' }).first().waitFor();
-  await rows.filter({ hasText: 'Claude Code' }).first().waitFor();
-  await page.mouse.move(600, 200); // off the list, so that no row's hover card covers the editor
-  await page.locator('.workbench-hover-container, .monaco-hover').first().waitFor({ state: 'hidden' });
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  await page.screenshot({ path: file });
-  await page.close();
-}
-
-/** Runs a command through the command palette, retrying (bounded) until the extension's commands are in. */
-async function runCommand(page: Page, title: string): Promise<void> {
-  for (let attempt = 0; attempt < 30; attempt++) {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor();
-    await input.fill(`>${title}`);
-    try {
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 1000 });
-      await page.keyboard.press('Enter');
-      return;
-    } catch {
-      await page.keyboard.press('Escape');
-    }
-  }
-  throw new Error(`the command "${title}" never showed in the command palette`);
 }
 
 async function newPage(browser: Browser, name: string): Promise<Page> {

@@ -20,10 +20,12 @@ describe('symposium.agents', () => {
       { id: 'bad-args', command: 'x', args: 'nope' },
       { id: 'bad-env', command: 'x', env: { A: 1 } },
       null,
+      { id: 'back\\slash', command: 'x' },
     ]);
     assert.deepEqual(agents, [claude, { id: 'bare', name: 'bare', command: 'agent', args: [], env: {} }]);
-    assert.equal(problems.length, 6);
+    assert.equal(problems.length, 7);
     assert.match(problems[0], /symposium\.agents\[2\].*already taken/);
+    assert.equal(problems[6], 'symposium.agents[8]: the id "back\\slash" contains a backslash, which Copilot Chat cannot handle in a model id; ignored');
     assert.deepEqual(readAgents(undefined), { agents: [], problems: [] });
   });
 
