@@ -3,9 +3,10 @@ import * as vscode from 'vscode';
 import { AgentActionTool } from './agentAction';
 import { Backend, BackendError } from './backend';
 import { backendCommand } from './config';
+import { continueSession } from './continue';
 import { manageAgents } from './manage';
 import { SymposiumProvider } from './provider';
-import { AGENT_ACTION_TOOL } from './wire';
+import { AGENT_ACTION_TOOL, METHOD_MODELS_CHANGED } from './wire';
 
 /** What `activate` returns: enough for the integration tests to watch and kill the backend. */
 export interface SymposiumApi {
@@ -55,6 +56,11 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
         failureShown = false;
         exchanged.fire({ direction, message });
       },
+      onNotification: (method) => {
+        if (method === METHOD_MODELS_CHANGED) {
+          provider.refresh(); // an agent's models, context window or bytes per token: VS Code asks again
+        }
+      },
     },
   );
   backend = current;
@@ -67,7 +73,8 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     provider,
     vscode.lm.registerLanguageModelChatProvider('symposium', provider),
     vscode.lm.registerTool(AGENT_ACTION_TOOL, new AgentActionTool()),
-    vscode.commands.registerCommand('symposium.manageAgents', manageAgents),
+    vscode.commands.registerCommand('symposium.manageAgents', () => manageAgents(current)),
+    vscode.commands.registerCommand('symposium.continueSession', () => continueSession(current, log)),
     vscode.commands.registerCommand('symposium.showLog', () => log.show()),
     vscode.commands.registerCommand('symposium.restartBackend', async () => {
       await current.stop('The Symposium backend was restarted');
