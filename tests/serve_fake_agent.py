@@ -1,11 +1,13 @@
 """Claude Code or Codex against its fake model API, for a test outside pytest (the VS Code tests).
 
-    python -m tests.serve_fake_agent claude|codex ROOT
+    python -m tests.serve_fake_agent claude|codex ROOT [--session-in FOLDER PROMPT]
 
 Serves the fake API on 127.0.0.1 and prints, as JSON lines on stdout: first the agent's entry for
 `symposium.agents` (`{"agent": {"command", "args", "env"}}`, or `{"error": ...}` when the agent
-cannot be installed), then `{"model": ...}` for each model request of an agent's own turn, as the
-API received it. Every turn is answered with a short text. Ends when its stdin closes.
+cannot be installed); with `--session-in`, then `{"session": ID}` once the agent, run as another
+client would run it, has had a session in FOLDER take PROMPT; then `{"model": ..., "userTexts":
+[...]}` for each model request of an agent's own turn, as the API received it. Every turn is
+answered with a short text. Ends when its stdin closes.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import trio
 
+from tests.acp_direct import run_outside
 from tests.claude import ClaudeCode, installed_claude
 from tests.codex import Codex, installed_codex
 from tests.fake_anthropic import FakeAnthropic
@@ -27,7 +30,7 @@ def say(line: dict) -> None:
     sys.stdout.flush()
 
 
-async def main(kind: str, root: Path) -> int:
+async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
     found = await trio.to_thread.run_sync(installed_claude if kind == "claude" else installed_codex)
     if isinstance(found, str):
         say({"error": found})
@@ -36,15 +39,18 @@ async def main(kind: str, root: Path) -> int:
         api: FakeAnthropic | FakeOpenAI = FakeAnthropic() if kind == "claude" else FakeOpenAI()
         await nursery.start(api.serve)
         root.mkdir(parents=True, exist_ok=True)
-        agent = (ClaudeCode(api, root) if kind == "claude" else Codex(api, root)).agent["mcp_server"]  # type: ignore[arg-type]
+        definition = (ClaudeCode(api, root) if kind == "claude" else Codex(api, root)).agent  # type: ignore[arg-type]
+        agent = definition["mcp_server"]
         say({"agent": {"command": agent["command"], "args": agent["args"], "env": {v["name"]: v["value"] for v in agent["env"]}}})
+        if outside is not None:
+            say({"session": await run_outside(definition, outside[0], [outside[1]])})
 
         async def report_models() -> None:
             seen = 0
             while True:
                 await api.wait_for(lambda _: len(api.main) > seen)
                 for request in api.main[seen:]:
-                    say({"model": (request.body or {}).get("model")})
+                    say({"model": (request.body or {}).get("model"), "userTexts": request.user_texts()})
                 seen = len(api.main)
 
         nursery.start_soon(report_models)
@@ -56,4 +62,6 @@ async def main(kind: str, root: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(trio.run(main, sys.argv[1], Path(sys.argv[2])))
+    args = sys.argv[1:]
+    session_in = (args[3], args[4]) if len(args) == 5 and args[2] == "--session-in" else None
+    sys.exit(trio.run(main, args[0], Path(args[1]), session_in))

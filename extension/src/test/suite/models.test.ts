@@ -3,72 +3,18 @@
 // one model for it; once it has answered, one per model it offers, and choosing one reaches its API.
 
 import * as assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import * as readline from 'node:readline';
 import * as vscode from 'vscode';
+import { FakeAgent, Repository, repositoryOf } from '../fakeAgent';
 
 const ID = 'claude-fake';
 const NAME = 'Claude (fake API)';
 
 /** The repository's Python, found from the backend the runner configured (`<repo>/.venv/bin/symposium`). */
-function repository(): { python: string; root: string } {
+function repository(): Repository {
   const backend = vscode.workspace.getConfiguration('symposium').get<string>('backend.command', '');
-  const bin = path.dirname(backend);
-  const root = path.resolve(bin, '..', '..');
-  assert.ok(fs.existsSync(path.join(root, 'tests', 'serve_fake_agent.py')), `the repository next to the backend ${backend}`);
-  return { python: path.join(bin, 'python'), root };
-}
-
-/** tests/serve_fake_agent.py: the agent's settings entry first, then the model of each model request. */
-class FakeAgent {
-  readonly models: string[] = [];
-  private readonly waiters: (() => void)[] = [];
-  private constructor(private readonly child: ChildProcess, readonly entry: Record<string, unknown>) {}
-
-  static async start(kind: 'claude' | 'codex'): Promise<FakeAgent> {
-    const { python, root } = repository();
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), `symposium-${kind}-`));
-    const child = spawn(python, ['-m', 'tests.serve_fake_agent', kind, home], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
-    const lines = readline.createInterface({ input: child.stdout! });
-    let fake: FakeAgent | undefined;
-    return new Promise((resolve, reject) => {
-      child.on('exit', (code) => fake ? undefined : reject(new Error(`tests/serve_fake_agent.py exited with ${code}`)));
-      lines.on('line', (line) => {
-        const message = JSON.parse(line);
-        if (!fake) {
-          if (message.error) {
-            reject(new Error(message.error));
-            return;
-          }
-          fake = new FakeAgent(child, message.agent);
-          resolve(fake);
-        } else if ('model' in message) {
-          fake.models.push(message.model);
-          fake.waiters.splice(0).forEach((wake) => wake());
-        }
-      });
-    });
-  }
-
-  /** Resolves once the fake API has received a model request for which `predicate` holds. */
-  async request(predicate: (model: string) => boolean): Promise<string> {
-    for (;;) {
-      const found = this.models.find(predicate);
-      if (found !== undefined) {
-        return found;
-      }
-      await new Promise<void>((wake) => this.waiters.push(wake));
-    }
-  }
-
-  async stop(): Promise<void> {
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.stdin!.end(); // it ends when its input does
-    await exited;
-  }
+  const found = repositoryOf(backend);
+  assert.ok(found, `the repository next to the backend ${backend}`);
+  return found;
 }
 
 async function symposiumModels(): Promise<vscode.LanguageModelChat[]> {
@@ -107,7 +53,7 @@ describe("An agent's own models in the model picker", function () {
   let previous: unknown;
 
   before(async () => {
-    fake = await FakeAgent.start('claude');
+    fake = await FakeAgent.start('claude', repository());
     const config = vscode.workspace.getConfiguration('symposium');
     previous = config.inspect('agents')?.globalValue;
     const agents = [...((previous as object[] | undefined) ?? []), { id: ID, name: NAME, ...fake.entry }];
@@ -126,7 +72,8 @@ describe("An agent's own models in the model picker", function () {
     const [plain] = before.filter((m) => m.id === ID);
     assert.equal(await answer(plain, 'Hello'), '(unscripted)');
 
-    const after = await modelsWhen((models) => models.some((m) => m.id === `${ID}/sonnet`));
+    // Two changes are announced: the models the agent offers, then (once the turn is over) its context window.
+    const after = await modelsWhen((models) => models.some((m) => m.id === `${ID}/sonnet`) && models.find((m) => m.id === ID)?.maxInputTokens === 1_000_000);
     const names = Object.fromEntries(after.filter((m) => m.id.startsWith(ID)).map((m) => [m.id, m.name]));
     assert.equal(names[`${ID}/sonnet`], `${NAME} · Sonnet 5.5`);
     assert.equal(names[`${ID}/haiku`], `${NAME} · Haiku 5.5`);
@@ -135,6 +82,6 @@ describe("An agent's own models in the model picker", function () {
 
     const haiku = after.find((m) => m.id === `${ID}/haiku`)!;
     assert.equal(await answer(haiku, 'Hello again'), '(unscripted)');
-    assert.match(await fake.request((model) => model.includes('haiku')), /haiku/, 'the model API was asked for Haiku');
+    assert.match((await fake.request((r) => r.model.includes('haiku'))).model, /haiku/, 'the model API was asked for Haiku');
   });
 });
