@@ -21,7 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -35,6 +35,9 @@ from protocol.redact import Redactor
 from protocol.transcript import Recorder
 from protocol.streams import memory_stream_pair
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
+
+if TYPE_CHECKING:
+    from actors.warm import Spares
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +230,7 @@ class AgentProcess:
         self._lifeline: int | None = None  # the guard stops the agent when this closes
         self._peer: Peer | None = None
         self.capabilities: dict[str, Any] = {}
+        self.initialized: dict[str, Any] = {}  # the agent's whole `initialize` result (authMethods, agentInfo)
         self.exited = trio.Event()
         self._stopping = False
         self._broken: str | None = None  # what the agent sent that could not be read, if it did
@@ -373,7 +377,8 @@ class AgentProcess:
             raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", "exited")) from None
         except RpcError as exc:
             raise AgentError(self._failure(f"Agent {self._named()} refused initialize: {exc.message}", "initialize_failed")) from None
-        self.capabilities = (result or {}).get("agentCapabilities") or {}
+        self.initialized = result if isinstance(result, dict) else {}
+        self.capabilities = self.initialized.get("agentCapabilities") or {}
 
     async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
         await peer.eof.wait()
@@ -649,6 +654,7 @@ class AgentPool:
         self._agents: dict[str, AgentProcess] = {}
         self._locks: collections.defaultdict[str, trio.Lock] = collections.defaultdict(trio.Lock)
         self._warmed = False
+        self.spares: Spares | None = None  # sessions made ahead for prepared agents (actors/warm.py)
         self.catalog: AgentCatalog | None = None  # what agents offer and cost, learned from their sessions
 
     async def open_session(

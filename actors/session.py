@@ -128,16 +128,21 @@ class SessionActor:
             first = await self._mailbox.peek()
         except trio.EndOfChannel:
             return
-        bridge = ToolBridge(self._events_send, recorder=self._recorder)
+        resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
+        catalog = self._pool.catalog
+        # A chat opened to continue one of the agent's own sessions names it in its opening.
+        named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None and resume is None else None
+        resume = named or resume
+        # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
+        spare = await self._pool.spares.take(self.agent, first.cwd, first.tools) if self._pool.spares and not resume else None
+        if spare is not None:
+            self._events_send, self._events = spare.events_send, spare.events
+        bridge = spare.bridge if spare else ToolBridge(self._events_send, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
-            resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
-            catalog = self._pool.catalog
-            # A chat opened to continue one of the agent's own sessions names it in its opening.
-            named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None and resume is None else None
-            resume = named or resume
             try:
-                await nursery.start(bridge.run, first.tools)  # raises AgentError when it cannot listen
-                session = await self._pool.open_session(
+                if spare is None:
+                    await nursery.start(bridge.run, first.tools)  # raises AgentError when it cannot listen
+                session = spare.session if spare else await self._pool.open_session(
                     self.agent, resume[1] if resume else first.cwd, [bridge.entry()], self._events_send, resume[0] if resume else None, named is not None
                 )
             except AgentError as exc:

@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from bench import cold_start, long_conversation, matching, recording, relay, second_conversation, streaming, tool_round_trip
+from bench import agent_start, cold_start, long_conversation, matching, recording, relay, second_conversation, streaming, tool_round_trip
 
 Row = tuple[str, str, str, bool | None]
 
@@ -77,6 +77,22 @@ def _second_conversation() -> list[Row]:
     )]
 
 
+def _agent_start() -> list[Row]:
+    a = agent_start.measure()
+    npx = f"{a['npx_ms']:.0f} ms" if a["npx_ms"] is not None else "no npx on PATH"
+    return [
+        (f"Claude Code {a['version']}, new process: `node` on its bin script (installed, pinned)", f"{a['pinned_ms']:.0f} ms", "info", None),
+        ("Claude Code, new process: through `npx -y` (cached)", npx, "info", None),
+        ("Claude Code, second conversation, process running, no spare session", f"{a['second_ms']:.0f} ms", "info", None),
+        (
+            "Claude Code, prepared: new conversation (spare session) / follow-up turn",
+            f"{a['new_warm_ms']:.0f} ms / {a['follow_up_ms']:.0f} ms = {a['ratio']:.2f}x",
+            "<= 1.5x",
+            a["ratio"] <= 1.5,
+        ),
+    ]
+
+
 def _relay() -> list[Row]:
     r = relay.measure()
     return [(
@@ -127,6 +143,7 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("streaming", _streaming),
     ("recording", _recording),
     ("second conversation", _second_conversation),
+    ("agent start-up", _agent_start),
     ("relay start-up", _relay),
     ("bridged tool round trip", _tool_round_trip),
 ]

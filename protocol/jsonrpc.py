@@ -195,8 +195,9 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # after decoding, paired surrog
 REPLACEMENT = "\ufffd"
 
 
-def nesting_depth(line: bytes) -> int:
-    """How deeply a line of JSON nests its arrays and objects, without parsing it.
+def nesting_depth(line: bytes, limit: int | None = None) -> int:
+    """How deeply a line of JSON nests its arrays and objects, without parsing it; with a
+    `limit`, a depth within it may be given as a bound (at most `limit`) found more cheaply.
 
     Brackets inside strings do not count. Every step runs in C, costing about what
     `json.loads` does on the same line (less for plain text): escaped backslashes and
@@ -210,6 +211,14 @@ def nesting_depth(line: bytes) -> int:
     structure = line.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
     if b'"' in structure:
         structure = b"".join(structure.split(b'"')[::2])
+    if limit is not None:
+        # Each pass drops the innermost empty pairs, lowering the depth by at most one; what
+        # is left opens at most so many more. Real messages collapse in a few passes.
+        collapsed, passes = structure, 0
+        while passes < 16 and (shorter := collapsed.replace(b"[]", b"").replace(b"{}", b"")) != collapsed:
+            collapsed, passes = shorter, passes + 2  # two replacements: the depth drops by two at most
+        if (bound := collapsed.count(b"[") + collapsed.count(b"{") + passes) <= limit:
+            return bound
     return max(itertools.accumulate(map(_DEPTH_STEP.__getitem__, structure)), default=0)
 
 
@@ -308,7 +317,7 @@ def parse_line(line: bytes) -> JSON | Invalid:
     when the line has more opening brackets than the limit, and strings are only searched
     for lone surrogates when the line has a surrogate escape.
     """
-    if len(line) > 2 * MAX_DEPTH and line.count(b"[") + line.count(b"{") > MAX_DEPTH and (depth := nesting_depth(line)) > MAX_DEPTH:
+    if len(line) > 2 * MAX_DEPTH and line.count(b"[") + line.count(b"{") > MAX_DEPTH and (depth := nesting_depth(line, MAX_DEPTH)) > MAX_DEPTH:
         return _unreadable(line, f"nesting {depth} deep exceeds the limit of {MAX_DEPTH}")
     try:
         obj = _decode(line.decode())

@@ -25,6 +25,7 @@ METHOD_TOKENS = "lm/provideTokenCount"
 METHOD_CANCEL = "lm/cancel"
 METHOD_PART = "lm/responsePart"
 METHOD_COMPLETE = "lm/responseComplete"
+METHOD_PREPARE = "lm/prepareModel"
 METHOD_MODELS_CHANGED = "lm/modelsChanged"  # backend → extension: ask for the models again
 METHOD_AGENT_OPTIONS = "lm/agentOptions"
 METHOD_LIST_SESSIONS = "lm/listSessions"
@@ -279,6 +280,15 @@ class AgentEntry:
 class InfoParams:
     silent: bool = False
     agents: tuple[AgentEntry, ...] = ()
+
+
+@attrs.frozen
+class PrepareParams:
+    """A model the user is about to use: start its agent and have a session ready."""
+
+    model_id: str
+    agent: Agent = ElizaAgent()
+    cwd: str | None = None
 
 
 @attrs.frozen

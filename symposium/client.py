@@ -28,6 +28,7 @@ from protocol.lm import (
     METHOD_LIST_SESSIONS,
     METHOD_MODELS_CHANGED,
     METHOD_PART,
+    METHOD_PREPARE,
     METHOD_TOKENS,
 )
 
@@ -169,6 +170,13 @@ class BackendClient:
         if agents:
             params["agents"] = list(agents)
         return (await self.peer.request(METHOD_INFO, params))["models"]
+
+    async def prepare(self, agent: dict[str, JSON], *, model_id: str = "symposium-eliza", cwd: str | None = None) -> dict[str, JSON]:
+        """`lm/prepareModel`: the agent started and a session ready for the next new conversation."""
+        params: dict[str, JSON] = {"modelId": model_id, "agent": agent}
+        if cwd is not None:
+            params["cwd"] = cwd
+        return await self.peer.request(METHOD_PREPARE, params)
 
     async def token_count(self, text: str, model_id: str = "symposium-eliza") -> int:
         return (await self.peer.request(METHOD_TOKENS, {"modelId": model_id, "text": text}))["count"]

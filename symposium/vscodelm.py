@@ -22,6 +22,7 @@ from actors.messages import Reply
 from actors.rendering import merge_parts
 from actors.session_store import SessionStore
 from actors.settings import Settings
+from actors.warm import Spares
 from protocol import acp
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError, id_key
 from protocol.transcript import Recorder
@@ -34,6 +35,7 @@ from protocol.lm import (
     METHOD_LIST_SESSIONS,
     METHOD_MODELS_CHANGED,
     METHOD_PART,
+    METHOD_PREPARE,
     METHOD_TOKENS,
     AgentParams,
     CancelParams,
@@ -42,6 +44,7 @@ from protocol.lm import (
     InfoParams,
     ListSessionsParams,
     ModelInfo,
+    PrepareParams,
     TokenCountParams,
     parse,
     parse_info,
@@ -126,13 +129,17 @@ def _waiting(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
 class Backend:
     """Wires a VS Code-side Peer to the History actor."""
 
-    def __init__(self, peer: Peer, history: HistoryActor, *, pool: AgentPool | None = None, catalog: AgentCatalog | None = None) -> None:
+    def __init__(
+        self, peer: Peer, history: HistoryActor, spares: Spares | None = None, *, pool: AgentPool | None = None, catalog: AgentCatalog | None = None
+    ) -> None:
         self.peer = peer
         self.history = history
+        self.spares = spares
         self.pool = pool
         self.catalog = catalog
         self._submitted: set[str] = set()  # chat requests handed to History, by id key
         peer.on_request(METHOD_INFO, self.provide_information)
+        peer.on_request(METHOD_PREPARE, self.prepare_model)
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
         peer.on_request(METHOD_CHAT, self.provide_response)
         peer.on_request(METHOD_AGENT_OPTIONS, self.agent_options)
@@ -147,6 +154,32 @@ class Backend:
         for problem in problems:
             log.warning("agent left out of the model list: %s", problem)
         return {"models": [to_wire(m) for m in model_infos(info, self.catalog)]}
+
+    async def prepare_model(self, params: Any, _id: Any) -> dict[str, Any]:
+        """Start the model's agent and keep a session ready for its next new conversation.
+
+        Answers once that session is ready: `ready` false (with the agent's `error`) when the
+        agent started but would not open one, e.g. until the user signs in. `authMethods` and
+        `agentInfo` are what the agent said in `initialize`. An agent that cannot start at all
+        is an error, as for a chat request.
+        """
+        prepare = _params(params, PrepareParams)
+        if prepare.cwd is not None and not os.path.isdir(prepare.cwd):
+            raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: no such folder: {prepare.cwd}")
+        if self.spares is None:
+            raise RpcError(INTERNAL_ERROR, "Internal error: this backend keeps no agents warm")
+        try:
+            process, failure = await self.spares.prepare(prepare.agent, prepare.cwd)
+        except AgentError as exc:
+            raise exc.error from None
+        result: dict[str, Any] = {
+            "ready": failure is None,
+            "authMethods": process.initialized.get("authMethods") or [],
+            "agentInfo": process.initialized.get("agentInfo"),
+        }
+        if failure is not None:
+            result["error"] = failure.error.message
+        return result
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
         count = _params(params, TokenCountParams)
@@ -216,6 +249,13 @@ class Backend:
         if chat.cwd is not None and not os.path.isdir(chat.cwd):
             problem = "not a folder" if os.path.exists(chat.cwd) else "no such folder"
             raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: {problem}: {chat.cwd}")
+        try:
+            return await self._respond(chat, request_id)
+        finally:
+            if self.spares is not None:
+                self.spares.settled(chat.agent, chat.cwd)
+
+    async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:
         send, replies = trio.open_memory_channel[Reply](math.inf)
         self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
         self._submitted.add(id_key(request_id))
@@ -282,12 +322,13 @@ async def serve(
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
+        spares = Spares(pool, nursery, cwd=cwd, recorder=recorder)
         history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store)
         nursery.start_soon(history.run, name="history")
         if learn:
             pool.catalog = AgentCatalog(state_dir() / "agents.sqlite3", key)
             nursery.start_soon(_tell_model_changes, peer, pool.catalog, name="model changes")
-        Backend(peer, history, pool=pool, catalog=pool.catalog)
+        Backend(peer, history, spares, pool=pool, catalog=pool.catalog)
         async with trio.open_nursery() as serving:
             serving.start_soon(peer.serve, name="vscode reader")
             await peer.eof.wait()

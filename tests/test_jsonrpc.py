@@ -125,7 +125,11 @@ _json = st.recursive(
 @given(_json, st.booleans())
 def test_nesting_depth_counts_structure_not_brackets_in_strings(value: Any, ascii_only: bool) -> None:
     line = json.dumps(value, ensure_ascii=ascii_only).encode()
-    assert nesting_depth(line) == _depth(value)
+    depth = _depth(value)
+    assert nesting_depth(line) == depth
+    for limit in (1, 3):  # with a limit: exact beyond it, a bound within it
+        bounded = nesting_depth(line, limit)
+        assert bounded == depth if depth > limit else depth <= bounded <= limit
 
 
 def test_parse_line_refuses_what_cannot_be_handled_and_reads_the_id_if_it_can() -> None:

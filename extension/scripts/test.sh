@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The extension's tests (run by `make test`): the unit tests (node's test runner; the JSON-RPC client
-# against the real backend), then the integration tests in a real VS Code (code-server + Chromium).
+# against the real backend, the catalogue, real installs of agents), the integration tests in a real
+# VS Code (code-server + Chromium), then the install phase: the built vsix in a clean profile.
 # SCREENSHOTS=DIR puts the Chat view tests' screenshots there (SCREENSHOTS=docs for the README's).
 set -euo pipefail
 [ -z "${SCREENSHOTS:-}" ] || SCREENSHOTS=$(realpath -m "$SCREENSHOTS")
@@ -21,8 +22,17 @@ ensure_npm_deps
 log "tools ready in $((SECONDS - started)) s"
 
 started=$SECONDS
+build_wheel
 compile
 node --test --test-reporter=spec out/test/unit/*.test.js
 log "unit tests: $((SECONDS - started)) s"
 
-node out/test/runner.js ${SCREENSHOTS:+--screenshots "$SCREENSHOTS"}
+status=0
+node out/test/runner.js ${SCREENSHOTS:+--screenshots "$SCREENSHOTS"} || status=1
+
+started=$SECONDS
+vsix="$EXTENSION_DIR/out/symposium-test.vsix"
+node node_modules/@vscode/vsce/vsce package --no-dependencies --allow-missing-repository --skip-license -o "$vsix" >/dev/null
+WHEELHOUSE_CACHE="$CACHE" node out/test/install.js --vsix "$vsix" || status=1
+log "install phase (vsix included): $((SECONDS - started)) s"
+exit $status

@@ -75,3 +75,13 @@ compile() {
   rm -rf "$EXTENSION_DIR/out"
   (cd "$EXTENSION_DIR" && node node_modules/typescript/bin/tsc -p .)
 }
+
+# The backend's wheel, into extension/backend/ (what the vsix carries), built from the repository.
+build_wheel() {
+  local python=${PYTHON:-python3} started=$SECONDS
+  [ -x "$EXTENSION_DIR/../.venv/bin/python" ] && python="$EXTENSION_DIR/../.venv/bin/python"
+  rm -rf "$EXTENSION_DIR/backend" "$EXTENSION_DIR/../build"
+  "$python" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$EXTENSION_DIR/backend" "$EXTENSION_DIR/.." >&2
+  rm -rf "$EXTENSION_DIR/../build"
+  log "backend wheel: $(ls "$EXTENSION_DIR/backend") ($((SECONDS - started)) s)"
+}

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `make vsix`: builds extension/symposium-<version>.vsix with @vscode/vsce.
+# `make vsix`: builds extension/symposium-<version>.vsix with @vscode/vsce, the backend's wheel inside
+# (extension/backend/), which the extension installs into a private venv on first activation.
+#   VSIX_OUT=FILE   where to write it (default: extension/symposium-<version>.vsix)
 set -euo pipefail
 source "$(dirname "$0")/tools.sh"
 cd "$EXTENSION_DIR"
+build_wheel
 ensure_node
 ensure_npm_deps
 compile
-node node_modules/@vscode/vsce/vsce package --no-dependencies --allow-missing-repository --skip-license
+node node_modules/@vscode/vsce/vsce package --no-dependencies --allow-missing-repository --skip-license ${VSIX_OUT:+-o "$VSIX_OUT"} >&2

@@ -39,6 +39,8 @@ export interface BackendHooks {
   onMessage?(direction: 'send' | 'recv', message: unknown): void;
   /** A notification about no request in particular (lm/modelsChanged). */
   onNotification?(method: string, params: unknown): void;
+  /** Awaited before the first request starts the backend (a one-time setup of its venv). */
+  whenReady?(): Promise<void>;
 }
 
 /** An error response from the backend. */
@@ -91,8 +93,15 @@ export class Backend {
     return this.proc?.child.pid;
   }
 
-  request<T>(method: string, params: object): Promise<T> {
+  async request<T>(method: string, params: object): Promise<T> {
+    await this.ready();
     return this.call<T>(method, params).result;
+  }
+
+  private async ready(): Promise<void> {
+    if (!this.proc && this.hooks.whenReady) {
+      await this.hooks.whenReady();
+    }
   }
 
   /**
@@ -100,6 +109,10 @@ export class Backend {
    * when `signal` aborted it (lm/cancel is sent) or the backend answered -32800; rejects on an error.
    */
   async chat(params: ChatParams, onPart: (part: ResponsePart) => void, signal?: AbortSignal): Promise<'complete' | 'cancelled'> {
+    if (signal?.aborted) {
+      return 'cancelled';
+    }
+    await this.ready();
     if (signal?.aborted) {
       return 'cancelled';
     }

@@ -1,17 +1,21 @@
-// Symposium: Manage Agents (the provider's managementCommand): add, edit and remove the entries of
-// `symposium.agents` through quick picks and input boxes, and set an agent's own options (mode,
-// effort, ...) from those its sessions offered.
+// Symposium: Manage Agents (the provider's managementCommand): add (from the catalogue, or by hand),
+// edit and remove the entries of `symposium.agents` through quick picks and input boxes, and set an
+// agent's own options (mode, effort, ...) from those its sessions offered. Agents installed from the
+// catalogue show their pinned version and whether they need a sign-in.
 
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import { authNote } from './addAgent';
 import { Backend } from './backend';
 import {
   agentId, AgentSetting, formatEnv, joinCommandLine, optionValueItems, parseEnv, readAgents, settingKey, splitCommandLine, wireAgent, withOption,
 } from './config';
+import { readRecords, recordOf } from './install';
 import { AgentOption, METHOD_AGENT_OPTIONS } from './wire';
 
 type Item = vscode.QuickPickItem & { run?: () => Promise<void> };
 
-export async function manageAgents(backend: Backend): Promise<void> {
+function settingsTarget() {
   const config = vscode.workspace.getConfiguration('symposium');
   const { agents } = readAgents(config.get('agents'));
   // Save where the effective value comes from, so the change shows.
@@ -20,38 +24,58 @@ export async function manageAgents(backend: Backend): Promise<void> {
     ? vscode.ConfigurationTarget.WorkspaceFolder
     : inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
   const save = (list: AgentSetting[]) => config.update('agents', list, target);
+  return { agents, save };
+}
+
+/** Adds an agent from a name, a command line and an environment the user types. */
+export async function addByHand(): Promise<void> {
+  const { agents, save } = settingsTarget();
+  const agent = await editAgent(undefined, agents.map((a) => a.id));
+  if (agent) {
+    await save([...agents, agent]);
+  }
+}
+
+export async function manageAgents(agentsRoot: string, backend: Backend): Promise<void> {
+  const { agents, save } = settingsTarget();
+  const records = readRecords(agentsRoot);
 
   const items: Item[] = [
-    { label: '$(add) Add an agent…', run: async () => {
-      const agent = await editAgent(undefined, agents.map((a) => a.id));
-      if (agent) {
-        await save([...agents, agent]);
-      }
+    { label: '$(add) Add an agent…', detail: 'From the ACP registry\'s catalogue, or a command line', run: async () => {
+      await vscode.commands.executeCommand('symposium.addAgent');
     } },
     { label: 'Agents', kind: vscode.QuickPickItemKind.Separator },
     { label: 'Eliza', description: 'built in', detail: 'Always available; try "run ls" or "count slowly to 5"' },
-    ...agents.map((agent, index): Item => ({
-      label: agent.name,
-      description: agent.id,
-      detail: joinCommandLine([agent.command, ...(agent.args ?? [])]),
-      run: async () => {
-        const actions = ['$(edit) Edit', '$(settings) Options (mode, effort, …)', '$(trash) Remove'];
-        const action = await vscode.window.showQuickPick(actions, { title: agent.name });
-        if (action?.endsWith('Edit')) {
-          const edited = await editAgent(agent, []);
-          if (edited) {
-            await save(agents.map((a, i) => (i === index ? edited : a)));
+    ...agents.map((agent, index): Item => {
+      const record = recordOf(agent, records);
+      const auth = record ? authNote(record) : '';
+      return {
+        label: agent.name,
+        description: record ? `${agent.id} · ${record.version}, pinned` : agent.id,
+        detail: auth ? `$(key) ${auth}` : joinCommandLine([agent.command, ...(agent.args ?? [])]),
+        run: async () => {
+          const actions = ['$(edit) Edit', '$(settings) Options (mode, effort, …)', '$(trash) Remove'];
+          const action = await vscode.window.showQuickPick(actions, { title: agent.name });
+          if (action?.endsWith('Edit')) {
+            const edited = await editAgent(agent, []);
+            if (edited) {
+              await save(agents.map((a, i) => (i === index ? edited : a)));
+            }
+          } else if (action === actions[1]) {
+            const edited = await editOptions(backend, agent);
+            if (edited) {
+              await save(agents.map((a, i) => (i === index ? edited : a)));
+            }
+          } else if (action?.endsWith('Remove')) {
+            const rest = agents.filter((_, i) => i !== index);
+            await save(rest);
+            if (record && !rest.some((a) => recordOf(a, records) === record)) {
+              fs.rmSync(record.folder, { recursive: true, force: true }); // what Add Agent installed for it
+            }
           }
-        } else if (action === actions[1]) {
-          const edited = await editOptions(backend, agent);
-          if (edited) {
-            await save(agents.map((a, i) => (i === index ? edited : a)));
-          }
-        } else if (action?.endsWith('Remove')) {
-          await save(agents.filter((_, i) => i !== index));
-        }
-      },
-    })),
+        },
+      };
+    }),
     { label: '', kind: vscode.QuickPickItemKind.Separator },
     { label: '$(settings-gear) Open the settings', run: async () => {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'symposium');

@@ -6,6 +6,7 @@ export const METHOD_TOKENS = 'lm/provideTokenCount';
 export const METHOD_CANCEL = 'lm/cancel';
 export const METHOD_PART = 'lm/responsePart';
 export const METHOD_COMPLETE = 'lm/responseComplete';
+export const METHOD_PREPARE = 'lm/prepareModel';
 /** Backend → extension: an agent's models, context window or bytes per token changed; ask again. */
 export const METHOD_MODELS_CHANGED = 'lm/modelsChanged';
 export const METHOD_AGENT_OPTIONS = 'lm/agentOptions';
@@ -57,6 +58,11 @@ export interface ChatParams {
   cwd?: string;
   agentOptions?: AgentOptions;
 }
+
+/** `lm/prepareModel`: the agent started, and whether a session could be made ahead for it. */
+export interface PrepareParams { modelId: string; agent: Agent; cwd?: string }
+export interface AuthMethod { id?: string; name?: string; description?: string; type?: string; args?: string[]; env?: Record<string, string> }
+export interface PrepareResult { ready: boolean; authMethods: AuthMethod[]; agentInfo?: { name?: string; title?: string; version?: string } | null; error?: string }
 
 export interface ModelInfo {
   id: string;

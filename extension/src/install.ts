@@ -1,0 +1,285 @@
+// Installs a catalogue agent, pinned, under the extension's global storage (`<root>/<id>@<version>`):
+// an npm package with `npm install --prefix` (run with `node` on its bin script, never through npx),
+// a PyPI package into a venv of its own (uv when present), or this platform's binary archive
+// (its sha256 recorded, and checked when the catalogue gives one). What was installed is recorded
+// beside it in `symposium-install.json`. No `vscode` import, so the unit tests run it in plain node.
+
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Log } from './backend';
+import { BinaryTarget, CatalogueAgent, installMethod, Method, platformKey } from './catalogue';
+import { AgentSetting, findOnPath } from './config';
+import { createVenv, pipInstall, Python, run, SetupError, venvPython } from './setup';
+import { AuthMethod } from './wire';
+
+export const RECORD = 'symposium-install.json';
+
+/** What was installed, kept beside it. */
+export interface InstallRecord {
+  id: string;
+  name: string;
+  version: string;
+  method: Method;
+  source: string; // the npm / PyPI package spec, or the archive's URL
+  sha256?: string; // of the archive (binary installs)
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  folder: string;
+  installedAt: string;
+  /** What the agent said when it was first started after install. */
+  auth?: { ready: boolean; methods: AuthMethod[]; error?: string };
+}
+
+export interface InstallOptions {
+  root: string; // <global storage>/agents
+  /** The Python to build venvs and unpack archives with (found on demand). */
+  python: () => Promise<Python>;
+  env?: NodeJS.ProcessEnv;
+  log: Log;
+  platform?: string;
+}
+
+/** Installs `agent` and returns its record; the `symposium.agents` entry is `settingFor(record)`. */
+export async function installAgent(agent: CatalogueAgent, options: InstallOptions): Promise<InstallRecord> {
+  const method = installMethod(agent, options.platform ?? platformKey());
+  if (!method) {
+    const platforms = Object.keys(agent.distribution.binary ?? {}).join(', ');
+    throw new SetupError(`${agent.name} has no build for ${options.platform ?? platformKey()} (only ${platforms})`, 'Pick another agent.');
+  }
+  fs.mkdirSync(options.root, { recursive: true, mode: 0o700 });
+  const folder = path.join(options.root, `${agent.id}@${agent.version}`);
+  const building = fs.mkdtempSync(path.join(options.root, `.${agent.id}@${agent.version}.building-`));
+  try {
+    const installed =
+      method === 'npx' ? await installNpm(agent, building, folder, options)
+      : method === 'uvx' ? await installPypi(agent, building, folder, options)
+      : await installBinary(agent, agent.distribution.binary![options.platform ?? platformKey()], building, folder, options);
+    const record: InstallRecord = {
+      id: agent.id,
+      name: agent.name,
+      version: agent.version,
+      method,
+      folder,
+      installedAt: new Date().toISOString(),
+      ...installed,
+    };
+    // npm prefixes and unpacked archives do not mind being moved; a venv is built in place.
+    fs.writeFileSync(path.join(method === 'uvx' ? folder : building, RECORD), JSON.stringify(record, null, 2), { mode: 0o600 });
+    if (method !== 'uvx') {
+      fs.rmSync(folder, { recursive: true, force: true });
+      fs.renameSync(building, folder);
+    }
+    options.log.info(`installed ${agent.name} ${agent.version} (${method}) in ${folder}: ${[record.command, ...record.args].join(' ')}`);
+    return record;
+  } finally {
+    fs.rmSync(building, { recursive: true, force: true });
+  }
+}
+
+/** The `symposium.agents` entry that runs the installed agent. */
+export function settingFor(record: InstallRecord, id = record.id): AgentSetting {
+  return { id, name: record.name, command: record.command, args: record.args, env: record.env };
+}
+
+/** The records of everything installed under `root`, by folder. */
+export function readRecords(root: string): InstallRecord[] {
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(root);
+  } catch {
+    return [];
+  }
+  const records: InstallRecord[] = [];
+  for (const name of names) {
+    try {
+      records.push(JSON.parse(fs.readFileSync(path.join(root, name, RECORD), 'utf8')) as InstallRecord);
+    } catch {
+      // not an install of ours, or an unfinished one
+    }
+  }
+  return records;
+}
+
+/** The record of the install a `symposium.agents` entry runs, if it runs one of ours. */
+export function recordOf(setting: AgentSetting, records: InstallRecord[]): InstallRecord | undefined {
+  return records.find((r) => r.command === setting.command && (r.args[0] ?? '') === (setting.args?.[0] ?? ''));
+}
+
+export function saveRecord(record: InstallRecord): void {
+  const file = path.join(record.folder, RECORD);
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify(record, null, 2), { mode: 0o600 });
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+// npm --------------------------------------------------------------------------------------------
+
+type Installed = Pick<InstallRecord, 'source' | 'sha256' | 'command' | 'args' | 'env'>;
+
+async function installNpm(agent: CatalogueAgent, building: string, folder: string, options: InstallOptions): Promise<Installed> {
+  const dist = agent.distribution.npx!;
+  const env = options.env ?? process.env;
+  const npm = findOnPath('npm', env.PATH ?? '');
+  const node = findOnPath('node', env.PATH ?? '');
+  if (!npm || !node) {
+    throw new SetupError(`${agent.name} is an npm package: installing and running it needs Node.js, and there is no ${npm ? 'node' : 'npm'} on PATH`, 'Install Node.js 20 or later, then add the agent again.');
+  }
+  const args = ['install', '--prefix', building, '--no-audit', '--no-fund', '--loglevel=error', '--omit=dev', dist.package];
+  options.log.info(`installing ${agent.name}: ${npm} ${args.join(' ')}`);
+  const done = await run(npm, args, { env, timeoutMs: 10 * 60_000 });
+  if (done.code !== 0) {
+    const output = `${done.stderr}\n${done.stdout}`;
+    const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|network/i.test(output);
+    throw new SetupError(
+      `npm could not install ${dist.package}${offline ? ': the npm registry could not be reached (offline?)' : ''}`,
+      offline ? 'Connect to the network (or configure an npm mirror) and add the agent again.' : 'See the Symposium log for npm\'s output.',
+      output.trim().split(/\r?\n/).slice(-12).join('\n'),
+    );
+  }
+  // The package's name from what npm recorded (the spec may be a tarball or a URL).
+  const manifest = JSON.parse(fs.readFileSync(path.join(building, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  const names = Object.keys(manifest.dependencies ?? {});
+  if (names.length !== 1) {
+    throw new SetupError(`npm installed ${names.length} packages for ${dist.package}; expected one`, 'Report this to the catalogue\'s maintainers.');
+  }
+  const bin = binScript(path.join(building, 'node_modules', names[0]), names[0]);
+  return { source: dist.package, command: node, args: [path.join(folder, 'node_modules', names[0], bin), ...(dist.args ?? [])], env: dist.env ?? {} };
+}
+
+/** The package's executable as npx would pick it: its only bin, or the one named as the package. */
+export function binScript(packageDir: string, name: string): string {
+  const pkg = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
+  if (typeof pkg.bin === 'string') {
+    return pkg.bin;
+  }
+  const bins = Object.entries(pkg.bin ?? {});
+  const unscoped = name.replace(/^@[^/]+\//, '');
+  const chosen = bins.length === 1 ? bins[0] : bins.find(([key]) => key === unscoped);
+  if (!chosen) {
+    throw new SetupError(`${name} has ${bins.length ? `several executables (${bins.map(([k]) => k).join(', ')}) and none named ${unscoped}` : 'no executable'}`, 'Add it by hand with Manage Agents.');
+  }
+  return chosen[1];
+}
+
+// PyPI -------------------------------------------------------------------------------------------
+
+/** A uvx package spec as a pip requirement: `name@1.2.3` → `name==1.2.3`; paths and URLs as they are. */
+export function pipRequirement(spec: string): { requirement: string; name: string } {
+  if (/^(https?:|file:|\/|\.)/.test(spec) || /\.(whl|tar\.gz|zip)$/.test(spec)) {
+    const file = path.basename(spec.split(/[?#]/)[0]);
+    const name = file.endsWith('.whl') ? file.split('-')[0] : file.replace(/-[^-]*$/, '');
+    return { requirement: spec, name };
+  }
+  const at = /^([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)@([^@\s]+)$/.exec(spec);
+  if (at) {
+    return { requirement: `${at[1]}==${at[2]}`, name: at[1].replace(/\[.*\]$/, '') };
+  }
+  return { requirement: spec, name: /^[A-Za-z0-9][A-Za-z0-9._-]*/.exec(spec)?.[0] ?? spec };
+}
+
+const normalise = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-');
+
+const SCRIPTS = `
+import importlib.metadata as m, json, re, sys
+want = re.sub(r"[-_.]+", "-", sys.argv[1]).lower()
+for d in m.distributions():
+    if re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() == want:
+        print(json.dumps([e.name for e in d.entry_points if e.group == "console_scripts"]))
+        break
+else:
+    print("null")
+`;
+
+async function installPypi(agent: CatalogueAgent, _building: string, folder: string, options: InstallOptions): Promise<Installed> {
+  const dist = agent.distribution.uvx!;
+  const env = options.env ?? process.env;
+  const { requirement, name } = pipRequirement(dist.package);
+  const python = await options.python();
+  fs.rmSync(folder, { recursive: true, force: true });
+  fs.mkdirSync(folder, { mode: 0o700 });
+  const venv = path.join(folder, 'venv');
+  try {
+    await createVenv(venv, python, env, options.log);
+    await pipInstall(venv, [requirement], agent.name, env, options.log);
+    const listed = await run(venvPython(venv), ['-c', SCRIPTS, name], { env });
+    const scripts = JSON.parse(listed.stdout.trim() || 'null') as string[] | null;
+    if (!scripts) {
+      throw new SetupError(`pip installed ${requirement}, but no distribution named ${name} is in its venv`, 'Report this to the catalogue\'s maintainers.', listed.stderr);
+    }
+    // uvx runs the executable named as the package; else the package's only one.
+    const script = scripts.find((s) => normalise(s) === normalise(name)) ?? (scripts.length === 1 ? scripts[0] : undefined);
+    if (!script) {
+      throw new SetupError(`${name} has ${scripts.length ? `several executables (${scripts.join(', ')}) and none named ${name}` : 'no executable'}`, 'Add it by hand with Manage Agents.');
+    }
+    const bin = process.platform === 'win32' ? path.join(venv, 'Scripts', `${script}.exe`) : path.join(venv, 'bin', script);
+    return { source: dist.package, command: bin, args: dist.args ?? [], env: dist.env ?? {} };
+  } catch (error) {
+    fs.rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+// Binary archives --------------------------------------------------------------------------------
+
+const ARCHIVE = /\.(zip|tar|tar\.gz|tgz|tar\.bz2|tbz2|tar\.xz|txz)$/i;
+
+const UNPACK = `
+import shutil, sys
+try:
+    shutil.unpack_archive(sys.argv[1], sys.argv[2], filter="data")
+except TypeError:  # a Python without extraction filters
+    shutil.unpack_archive(sys.argv[1], sys.argv[2])
+`;
+
+async function installBinary(agent: CatalogueAgent, target: BinaryTarget, building: string, folder: string, options: InstallOptions): Promise<Installed> {
+  const file = path.basename(new URL(target.archive).pathname) || 'download';
+  const download = path.join(building, `.download-${file}`);
+  options.log.info(`downloading ${target.archive}`);
+  let response: Response;
+  try {
+    response = await fetch(target.archive, { signal: AbortSignal.timeout(10 * 60_000) });
+  } catch (error) {
+    const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+    throw new SetupError(`Could not download ${agent.name} from ${target.archive}: ${reason}`, 'Connect to the network and add the agent again.');
+  }
+  if (!response.ok || !response.body) {
+    throw new SetupError(`Could not download ${agent.name}: ${target.archive} answered ${response.status}`, 'Try again later, or report it to the catalogue\'s maintainers.');
+  }
+  const hash = crypto.createHash('sha256');
+  const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
+  body.on('data', (chunk: Buffer) => hash.update(chunk));
+  await pipeline(body, fs.createWriteStream(download, { mode: 0o600 }));
+  const sha256 = hash.digest('hex');
+  if (target.sha256 && target.sha256.toLowerCase() !== sha256) {
+    throw new SetupError(`The download of ${agent.name} does not match the catalogue: sha256 ${sha256}, expected ${target.sha256.toLowerCase()}`, 'Do not use it; try again later, or report it to the catalogue\'s maintainers.');
+  }
+  const cmd = path.join(building, target.cmd);
+  if (!path.resolve(cmd).startsWith(path.resolve(building) + path.sep)) {
+    throw new SetupError(`${agent.name}'s command ${target.cmd} is outside its folder`, 'Report this to the catalogue\'s maintainers.');
+  }
+  if (ARCHIVE.test(file)) {
+    const python = await options.python();
+    const done = await run(python.path, ['-c', UNPACK, download, building], { env: options.env });
+    if (done.code !== 0) {
+      throw new SetupError(`Could not unpack ${file}`, 'Try again; the download may be damaged.', done.stderr.trim());
+    }
+    fs.rmSync(download);
+  } else {
+    fs.mkdirSync(path.dirname(cmd), { recursive: true, mode: 0o700 });
+    fs.renameSync(download, cmd); // the archive is the executable itself
+  }
+  if (!fs.existsSync(cmd)) {
+    throw new SetupError(`${file} has no ${target.cmd}`, 'Report this to the catalogue\'s maintainers.');
+  }
+  fs.chmodSync(cmd, 0o755);
+  return {
+    source: target.archive,
+    sha256,
+    command: path.join(folder, path.relative(building, cmd)),
+    args: target.args ?? [],
+    env: target.env ?? {},
+  };
+}

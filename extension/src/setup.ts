@@ -1,0 +1,251 @@
+// The backend's private venv: the wheel the vsix carries, installed once (and again after an upgrade)
+// into the extension's global storage, with a Python >= 3.11 found on this machine. No `vscode`
+// import, so the unit tests run it in plain node.
+
+import { execFile } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Log } from './backend';
+import { findOnPath } from './config';
+
+export const MIN_PYTHON: [number, number] = [3, 11];
+/** Tried in this order when `symposium.python` is empty (the newest first). */
+const CANDIDATES = ['python3.14', 'python3.13', 'python3.12', 'python3.11', 'python3', 'python'];
+const STAMP = 'symposium-stamp.json';
+const INSTALL_TIMEOUT_MS = 10 * 60_000;
+
+/** Setup failed; `fix` says what the user can do about it. */
+export class SetupError extends Error {
+  constructor(message: string, readonly fix: string, readonly detail = '') {
+    super(message);
+    this.name = 'SetupError';
+  }
+}
+
+export interface Python {
+  path: string; // absolute
+  version: string; // "3.12.4"
+}
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a program to its end; never throws for a non-zero exit (ENOENT and the like become code 127). */
+export function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      { env: options.env ?? process.env, cwd: options.cwd, timeout: options.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024, windowsHide: true },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 127) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) || (error && code === 127 ? error.message : '') });
+      },
+    );
+  });
+}
+
+const VERSION_PROBE = 'import sys; print(sys.executable); print("%d.%d.%d" % sys.version_info[:3])';
+
+/** What `python` is, if it runs at all: its real path and version. */
+export async function probePython(python: string, env: NodeJS.ProcessEnv = process.env): Promise<Python | undefined> {
+  const { code, stdout } = await run(python, ['-c', VERSION_PROBE], { env, timeoutMs: 20_000 });
+  const [exe, version] = stdout.trim().split(/\r?\n/);
+  return code === 0 && exe && /^\d+\.\d+\.\d+$/.test(version ?? '') ? { path: exe, version } : undefined;
+}
+
+export function recentEnough(version: string): boolean {
+  const [major, minor] = version.split('.').map(Number);
+  return major > MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor >= MIN_PYTHON[1]);
+}
+
+/**
+ * The Python to build venvs with: the `symposium.python` setting when set (it must be >= 3.11), else
+ * the first of python3.14 … python3.11, python3, python on PATH that is >= 3.11.
+ */
+export async function findPython(setting: string, env: NodeJS.ProcessEnv = process.env): Promise<Python> {
+  const want = `${MIN_PYTHON.join('.')} or later`;
+  if (setting.trim()) {
+    const found = await probePython(setting.trim(), env);
+    if (!found) {
+      throw new SetupError(`The symposium.python setting names "${setting}", which does not run`, `Set symposium.python to a Python ${want}, or clear it to let Symposium look on PATH.`);
+    }
+    if (!recentEnough(found.version)) {
+      throw new SetupError(`The symposium.python setting names Python ${found.version}; Symposium needs ${want}`, `Set symposium.python to a Python ${want}.`);
+    }
+    return found;
+  }
+  const seen: string[] = [];
+  for (const name of CANDIDATES) {
+    const onPath = findOnPath(name, env.PATH ?? '');
+    if (!onPath) {
+      continue;
+    }
+    const found = await probePython(onPath, env);
+    if (found && recentEnough(found.version)) {
+      return found;
+    }
+    seen.push(found ? `${onPath} is ${found.version}` : `${onPath} does not run`);
+  }
+  throw new SetupError(
+    `Symposium runs its backend with Python ${want}, and found none on PATH${seen.length ? ` (${seen.join('; ')})` : ''}`,
+    `Install Python ${want} (python.org, or your system's packages), or set symposium.python to one you have.`,
+  );
+}
+
+/** The venv's own python: what the backend and the agents installed from PyPI run with. */
+export function venvPython(venv: string): string {
+  return process.platform === 'win32' ? path.join(venv, 'Scripts', 'python.exe') : path.join(venv, 'bin', 'python');
+}
+
+/** Creates a venv at `dir` with `python` (through uv when it is on PATH); returns what ran, for errors. */
+export async function createVenv(dir: string, python: Python, env: NodeJS.ProcessEnv, log: Log): Promise<void> {
+  const uv = findOnPath(process.platform === 'win32' ? 'uv.exe' : 'uv', env.PATH ?? '');
+  const [command, args] = uv ? [uv, ['venv', '--quiet', '--python', python.path, dir]] : [python.path, ['-m', 'venv', dir]];
+  log.info(`creating a venv: ${command} ${args.join(' ')}`);
+  const done = await run(command, args, { env, timeoutMs: 120_000 });
+  if (done.code !== 0) {
+    throw new SetupError(
+      `Could not create a Python venv with ${python.path} (${python.version})`,
+      process.platform === 'linux' && !uv
+        ? `Install the venv module for that Python (on Debian and Ubuntu: apt install python3-venv), or set symposium.python to another Python.`
+        : 'Set symposium.python to another Python.',
+      tail(done),
+    );
+  }
+}
+
+/** `pip install` (or `uv pip install`) into the venv; `what` names the thing for error messages. */
+export async function pipInstall(venv: string, requirements: string[], what: string, env: NodeJS.ProcessEnv, log: Log): Promise<void> {
+  const uv = findOnPath(process.platform === 'win32' ? 'uv.exe' : 'uv', env.PATH ?? '');
+  const python = venvPython(venv);
+  const [command, args] = uv
+    ? [uv, ['pip', 'install', '--quiet', '--python', python, ...requirements]]
+    : [python, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...requirements]];
+  log.info(`installing ${what}: ${command} ${args.join(' ')}`);
+  const done = await run(command, args, { env, timeoutMs: INSTALL_TIMEOUT_MS });
+  if (done.code === 0) {
+    return;
+  }
+  const output = `${done.stderr}\n${done.stdout}`;
+  const offline = /Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeout|Connection refused|error sending request|dns error/i.test(output);
+  const missing = /Could not find a version|No matching distribution|No solution found|not find a version/i.test(output);
+  const noPip = /No module named pip/.test(output);
+  const [message, fix] = offline
+    ? [`Could not install ${what}: its Python packages come from PyPI, which could not be reached (offline?)`,
+      'Connect to the network (or set PIP_INDEX_URL / PIP_FIND_LINKS to a mirror or a folder of wheels) and try again.']
+    : missing
+      ? [`Could not install ${what}: the package index has no release of it (or of what it needs) for this Python, or could not be reached`,
+        'If it needs a newer Python, set symposium.python to one; if you are offline, connect and try again.']
+      : noPip
+        ? [`Could not install ${what}: this Python's venvs have no pip`,
+          'Install pip for that Python (on Debian and Ubuntu: apt install python3-venv python3-pip), install uv, or set symposium.python to another Python.']
+        : [`Could not install ${what}`, 'See the Symposium log for pip\'s output.'];
+  throw new SetupError(message, fix, tail(done));
+}
+
+export interface BackendVenvOptions {
+  storage: string; // the extension's global storage folder
+  wheel: string; // the backend wheel the vsix carries
+  extensionVersion: string;
+  pythonSetting: string;
+  env?: NodeJS.ProcessEnv;
+  log: Log;
+  /** Called when the one-time setup starts (not when the venv is already there). */
+  onSetup?: () => void;
+}
+
+interface Stamp {
+  extensionVersion: string;
+  wheel: string;
+  sha256: string;
+  python: string;
+}
+
+/** The stamp the venv must carry: the extension's version and the exact wheel it was built from. */
+export function stampFor(wheel: string, extensionVersion: string): Omit<Stamp, 'python'> {
+  const sha256 = crypto.createHash('sha256').update(fs.readFileSync(wheel)).digest('hex');
+  return { extensionVersion, wheel: path.basename(wheel), sha256 };
+}
+
+function readStamp(venv: string): Stamp | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(venv, STAMP), 'utf8')) as Stamp;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The backend's command line (without `vscodelm`) from the private venv `<storage>/venv`, built first
+ * when it is missing or was built by another version of the extension. The venv is built beside it
+ * and renamed into place when complete (so a half-done one is never used), and run as
+ * `<venv>/bin/python -m symposium`, which does not depend on where it was built.
+ */
+export async function ensureBackendVenv(options: BackendVenvOptions): Promise<string[]> {
+  const { storage, wheel, log } = options;
+  const env = options.env ?? process.env;
+  const venv = path.join(storage, 'venv');
+  const wanted = stampFor(wheel, options.extensionVersion);
+  const current = readStamp(venv);
+  // A Python named in the setting that is not the venv's own: the user wants the venv rebuilt with it.
+  const chosen = options.pythonSetting.trim() ? await probePython(options.pythonSetting.trim(), env) : undefined;
+  const samePython = !chosen || chosen.path === current?.python;
+  if (current && current.sha256 === wanted.sha256 && current.extensionVersion === wanted.extensionVersion && samePython && fs.existsSync(venvPython(venv))) {
+    return [venvPython(venv), '-m', 'symposium'];
+  }
+  options.onSetup?.();
+  log.info(
+    !current ? `creating the backend venv in ${venv}`
+    : !samePython ? `the backend venv was built with ${current.python}; rebuilding it with ${chosen?.path} (symposium.python)`
+    : `the backend venv is from ${current.extensionVersion} (${current.wheel}); rebuilding it`,
+  );
+  const python = await findPython(options.pythonSetting, env);
+  log.info(`using Python ${python.version} at ${python.path}`);
+  fs.mkdirSync(storage, { recursive: true, mode: 0o700 });
+  const building = fs.mkdtempSync(path.join(storage, 'venv.building-'));
+  try {
+    await createVenv(building, python, env, log);
+    // The wheel itself is local; its dependencies (trio, attrs, cattrs, mcp) come from the index.
+    await pipInstall(building, [wheel], 'the Symposium backend', env, log);
+    const check = await run(venvPython(building), ['-m', 'symposium', '--help'], { env, timeoutMs: 60_000 });
+    if (check.code !== 0) {
+      throw new SetupError('The Symposium backend was installed but does not run', 'See the Symposium log; setting symposium.python to another Python may help.', tail(check));
+    }
+    fs.writeFileSync(path.join(building, STAMP), JSON.stringify({ ...wanted, python: python.path }, null, 2), { mode: 0o600 });
+    const old = `${venv}.old-${process.pid}-${Date.now()}`;
+    if (fs.existsSync(venv)) {
+      fs.renameSync(venv, old);
+    }
+    fs.renameSync(building, venv);
+    fs.rmSync(old, { recursive: true, force: true });
+  } catch (error) {
+    fs.rmSync(building, { recursive: true, force: true });
+    const won = readStamp(venv); // another window may have built it meanwhile
+    if (won?.sha256 === wanted.sha256 && won.extensionVersion === wanted.extensionVersion) {
+      return [venvPython(venv), '-m', 'symposium'];
+    }
+    throw error;
+  }
+  log.info(`the backend venv is ready: ${venv}`);
+  return [venvPython(venv), '-m', 'symposium'];
+}
+
+/** The wheel the vsix carries (`backend/symposium-*.whl`), if this build carries one. */
+export function bundledWheel(extensionPath: string): string | undefined {
+  const folder = path.join(extensionPath, 'backend');
+  try {
+    const wheels = fs.readdirSync(folder).filter((f) => /^symposium-.*\.whl$/.test(f)).sort();
+    return wheels.length ? path.join(folder, wheels[wheels.length - 1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function tail(done: Run, lines = 12): string {
+  return `${done.stderr}\n${done.stdout}`.trim().split(/\r?\n/).slice(-lines).join('\n');
+}

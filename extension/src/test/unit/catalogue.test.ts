@@ -1,0 +1,106 @@
+// The agent catalogue: the shipped copy, the registry's format, and refreshing from a registry on
+// 127.0.0.1 that answers, fails, or does not answer.
+
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { installMethod, loadCatalogue, parseRegistry, platformKey } from '../../catalogue';
+import { FileServer } from '../fixtures';
+
+const SHIPPED = path.resolve(__dirname, '../../../catalogue/registry.json');
+const agent = (id: string, distribution: object, extra: object = {}) => ({ id, name: id.toUpperCase(), version: '1.0.0', description: `the ${id} agent`, distribution, ...extra });
+const TEST_REGISTRY = { version: '1.0.0', agents: [agent('only-here', { npx: { package: 'only-here@1.0.0' } })], extensions: [] };
+
+describe('the catalogue shipped with the extension', () => {
+  it('is a registry.json with the well-known agents, each installable here', () => {
+    const { agents, problems } = parseRegistry(JSON.parse(fs.readFileSync(SHIPPED, 'utf8')));
+    assert.deepEqual(problems, []);
+    const ids = agents.map((a) => a.id);
+    for (const id of ['claude-acp', 'codex-acp', 'gemini', 'fast-agent', 'opencode', 'goose']) {
+      assert.ok(ids.includes(id), `${id} is missing`);
+    }
+    const byId = Object.fromEntries(agents.map((a) => [a.id, a]));
+    assert.equal(byId['claude-acp'].distribution.npx?.package, '@agentclientprotocol/claude-agent-acp@0.100.0');
+    assert.equal(installMethod(byId['claude-acp'], 'linux-x86_64'), 'npx');
+    assert.equal(installMethod(byId['codex-acp'], 'linux-x86_64'), 'binary');
+    assert.equal(installMethod(byId['fast-agent'], 'linux-x86_64'), 'uvx');
+    assert.equal(installMethod(byId['kimi'], 'darwin-x86_64'), undefined); // no build for it
+  });
+
+  it('names this platform as the registry does', () => {
+    assert.equal(platformKey('linux', 'x64'), 'linux-x86_64');
+    assert.equal(platformKey('darwin', 'arm64'), 'darwin-aarch64');
+    assert.equal(platformKey('win32', 'x64'), 'windows-x86_64');
+  });
+});
+
+describe('the registry format', () => {
+  it('keeps what it can install, says why it drops the rest, ignores fields it does not know', () => {
+    const { agents, problems } = parseRegistry({
+      agents: [
+        agent('ok', { uvx: { package: 'ok==1.0.0', args: ['acp'] } }, { some_future_field: { nested: true } }),
+        agent('../escape', { npx: { package: 'x@1.0.0' } }),
+        { id: 'no-version', name: 'x', distribution: { npx: { package: 'x' } } },
+        agent('nothing', { docker: { image: 'x' } }),
+        agent('bad-binary', { binary: { 'linux-x86_64': { archive: 'https://x/y.tar.gz' } } }),
+      ],
+    });
+    assert.deepEqual(agents.map((a) => a.id), ['ok']);
+    assert.deepEqual(agents[0].distribution.uvx, { package: 'ok==1.0.0', args: ['acp'], env: {} });
+    assert.equal(problems.length, 4);
+    assert.deepEqual(parseRegistry({ nope: 1 }).agents, []);
+  });
+});
+
+describe('refreshing from the registry', () => {
+  const server = new FileServer();
+  let dir: string;
+  let saved: string;
+  before(async () => {
+    await server.start();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'symposium-catalogue-'));
+    saved = path.join(dir, 'storage', 'catalogue.json');
+  });
+  after(async () => {
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const load = (url: string, timeoutMs?: number) => loadCatalogue({ url, shipped: SHIPPED, saved, timeoutMs });
+
+  it('uses the registry when it answers, and keeps its answer (0600)', async () => {
+    server.routes.set('/registry.json', { body: JSON.stringify(TEST_REGISTRY), type: 'application/json' });
+    const catalogue = await load(server.url('/registry.json'));
+    assert.equal(catalogue.source, 'registry');
+    assert.deepEqual(catalogue.agents.map((a) => a.id), ['only-here']);
+    assert.equal(fs.statSync(saved).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(path.dirname(saved)).mode & 0o777, 0o700);
+  });
+
+  it('falls back to the saved answer when the registry fails, saying why', async () => {
+    server.routes.set('/registry.json', { status: 503, body: 'down' });
+    const catalogue = await load(server.url('/registry.json'));
+    assert.equal(catalogue.source, 'saved');
+    assert.deepEqual(catalogue.agents.map((a) => a.id), ['only-here']);
+    assert.match(catalogue.note ?? '', /503/);
+  });
+
+  it('falls back to the shipped copy when nothing was saved: unreachable, no answer in time, not a registry', async () => {
+    fs.rmSync(saved);
+    const closed = new FileServer();
+    await closed.start();
+    const nobody = closed.url('/registry.json');
+    await closed.close();
+    server.routes.set('/hang.json', 'hang');
+    server.routes.set('/other.json', { body: JSON.stringify({ hello: 'world' }) });
+    for (const [url, why] of [[nobody, /ECONNREFUSED|refused|fetch failed/], [server.url('/hang.json'), /no answer in 0\.3 s/], [server.url('/other.json'), /no agent/]] as const) {
+      const catalogue = await load(url, 300);
+      assert.equal(catalogue.source, 'shipped', url);
+      assert.match(catalogue.note ?? '', why);
+      assert.ok(catalogue.agents.some((a) => a.id === 'claude-acp'));
+    }
+    assert.equal((await load('')).source, 'shipped');
+    assert.ok(!fs.existsSync(saved));
+  });
+});
