@@ -218,6 +218,22 @@ def next_change(choices: Sequence[Choice], wanted: Mapping[str, OptionValue], do
     return None
 
 
+def pending_options(
+    wanted: Mapping[str, OptionValue], applied: Mapping[str, OptionValue], before: Mapping[str, OptionValue | None]
+) -> dict[str, OptionValue]:
+    """What a turn has to see to: each wanted option whose wanted value is not the one last applied,
+    and each option set earlier and wanted no more, back to its value from before (`before`).
+
+    What the agent changes by itself (leaving plan mode once the user approved the plan, say)
+    stands until what is wanted changes: a session is not forced back every turn.
+    """
+    pending = {key: value for key, value in wanted.items() if applied.get(key) != value}
+    for key in applied:
+        if key not in wanted and (previous := before.get(key)) is not None:
+            pending[key] = previous
+    return pending
+
+
 def set_request(session_id: str, change: Change) -> tuple[str, dict[str, Any]]:
     """The ACP request that makes the change: the method the agent has for that choice."""
     choice, value = change.choice, change.value

@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
 STOP_GRACE = 2.0  # after closing stdin, before SIGTERM; then again before SIGKILL
 STDERR_LINES = 20
+CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
 STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
 PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
 
@@ -236,6 +237,7 @@ class AgentProcess:
         self._broken: str | None = None  # what the agent sent that could not be read, if it did
         self.last_active = trio.current_time()
         self.prompts_in_flight = 0
+        self._closing: dict[str, trio.Event] = {}  # session id → set once its session/close is answered
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -263,8 +265,11 @@ class AgentProcess:
                 await self._stop()
                 nursery.cancel_scope.cancel()
         finally:
+            self._commands_send.close()
             with trio.CancelScope(shield=True):
                 await self._stop()
+                await self._close_pipes()
+            self._refuse_queued()
             self._broadcast_exit()
             self.exited.set()
             if failure is not None:
@@ -273,6 +278,21 @@ class AgentProcess:
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """A request to the agent outside any session (`session/list`); raises RpcError or AgentError."""
         return await _call(self._commands_send, self.name, method, params)
+
+    def _refuse_queued(self) -> None:
+        """Commands sent just before the agent went away were never handled: a session waiting
+        to open is told so (its reply channel closes: the agent exited), or it would wait forever."""
+        while True:
+            try:
+                command = self._commands.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+            if isinstance(command, _NewSession):
+                command.reply.close()
+                command.events.close()
+            elif isinstance(command, _Call):
+                command.reply.close()  # its caller learns the agent exited
+        self._commands.close()
 
     def stop(self) -> None:
         """Ask the actor to end: close stdin, then signals, bounded (DESIGN §7)."""
@@ -437,6 +457,15 @@ class AgentProcess:
         self._close_lifeline()
         log.info("agent %s stopped%s", self.name, self._exit_note())
 
+    async def _close_pipes(self) -> None:
+        """The agent's stdin, stdout and stderr, closed now rather than whenever the garbage
+        collector gets to them: an agent restarted after every crash must not pile up pipes."""
+        if self._process is None:
+            return
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            if stream is not None:
+                await trio.aclose_forcefully(stream)
+
     def _close_lifeline(self) -> None:
         if self._lifeline is not None:
             os.close(self._lifeline)
@@ -502,6 +531,11 @@ class AgentProcess:
                 send = self._sessions.pop(sid, None)
                 if send is not None:
                     send.close()
+                    # Not while stopping: the agent is about to go, and a close would only race its
+                    # stop (and make recordings of the same run differ from one run to the next).
+                    if self._closes_sessions() and not self._stopping:
+                        self._closing[sid] = trio.Event()
+                        nursery.start_soon(self._close_session, peer, sid, self._closing[sid])
             case _Call():
                 nursery.start_soon(self._call, peer, command)
 
@@ -512,8 +546,26 @@ class AgentProcess:
             return "session/resume"
         return "session/load" if self.capabilities.get("loadSession") else None
 
+    def _closes_sessions(self) -> bool:
+        """Whether the agent frees a session on `session/close` (so forgotten ones cost it nothing)."""
+        capabilities = self.capabilities.get("sessionCapabilities")
+        return isinstance(capabilities, dict) and isinstance(capabilities.get("close"), dict)
+
+    async def _close_session(self, peer: Peer, session_id: str, done: trio.Event) -> None:
+        try:
+            with trio.move_on_after(CLOSE_TIMEOUT):
+                await peer.request("session/close", {"sessionId": session_id})
+        except (RpcError, ConnectionClosed) as exc:
+            log.debug("agent %s: session/close of %s: %s", self.name, session_id, exc)
+        finally:
+            done.set()
+            if self._closing.get(session_id) is done:
+                del self._closing[session_id]
+
     async def _open_session(self, command: _NewSession, peer: Peer) -> None:
-        with command.reply:
+        with command.reply:  # closed however this ends: the Session waiting on it learns the agent is gone
+            if command.resume and (closing := self._closing.get(command.resume)) is not None:
+                await closing.wait()  # a session closed a moment ago is taken back only once the agent has closed it
             method = self._resume_method() if command.resume else None
             if command.resume and method is not None:
                 # Routed before asking, so the history a loading agent replays reaches the

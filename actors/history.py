@@ -34,14 +34,16 @@ from actors.matching import (
     trailing_digest,
 )
 from actors.reading import Read, opening, read_messages
+from actors.release import ReleasePolicy, Use
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
 from actors.rendering import split_context
 from actors.session import SessionActor
 from actors.session_store import SessionStore
 from actors.settings import Settings
+from actors.tool_bridge import BridgeListener
 from protocol.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, RpcError, id_key
 from protocol.transcript import Recorder
-from protocol.lm import AGENT_ACTION_TOOL, ChatParams, MarkerPart, Message, ThinkingPart
+from protocol.lm import AGENT_ACTION_TOOL, ChatParams, MarkerPart, Message, ThinkingPart, ToolCallPart
 from protocol.wire import WireError
 
 log = logging.getLogger(__name__)
@@ -88,18 +90,27 @@ class _Live:
 
     state: Conversation
     mailbox: trio.MemorySendChannel[Turn]
+    outbox: trio.MemorySendChannel[SessionEvent]  # the Session's way back; closed when it is retired
     streaming: _Streaming | None = None
     seq: int = 0  # turns this conversation has taken
     throwaway: bool = False  # a one-off session (a summary), never matched, retired when done
-    resumable: bool = False  # named by a marker of an earlier backend run
+    resumable: bool = False  # named by a marker of a conversation this process no longer held (until its first turn)
     read: Read | None = None  # its latest request, as read: the next one reuses it
 
 
 class HistoryActor:
     def __init__(
-        self, pool: AgentPool, settings: Settings, markers: MarkerCodec, recorder: Recorder | None = None, store: SessionStore | None = None
+        self,
+        pool: AgentPool,
+        settings: Settings,
+        markers: MarkerCodec,
+        recorder: Recorder | None = None,
+        store: SessionStore | None = None,
+        *,
+        bridges: BridgeListener | None = None,
     ) -> None:
         self._pool = pool
+        self._bridges = bridges  # None: History opens its own in run()
         self._store = store
         self._recorder = recorder
         self._settings = settings
@@ -111,15 +122,29 @@ class HistoryActor:
         self._turns = itertools.count(1)
         self._dirty: set[str] = set()  # conversations whose reply grew since they were indexed
         self._by_opening: dict[str, list[str]] = {}  # opening(messages) → conversations that began so
+        self._releases = ReleasePolicy(settings.max_conversations, settings.conversation_idle)
+        self._ending: dict[str, trio.Event] = {}  # conversation id → set when its Session actor has ended
 
     @property
     def mailbox(self) -> trio.MemorySendChannel[HistoryMessage]:
         return self._send
 
+    @property
+    def conversations(self) -> int:
+        """Conversations held now (each with its Session actor)."""
+        return len(self._live)
+
+    @property
+    def max_conversations(self) -> int:
+        return self._releases.limit
+
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            async for message in self._receive:
+            if self._bridges is None:
+                self._bridges = BridgeListener(nursery)
+            while True:
+                message = await self._next_message()
                 match message:
                     case ChatRequest():
                         self._on_chat(message, nursery)
@@ -132,6 +157,23 @@ class HistoryActor:
                         done.set()
                         nursery.cancel_scope.cancel()
                         return
+                if not (isinstance(message, SessionEvent) and isinstance(message.event, PartEvent)):
+                    self._release_due()  # parts (by the thousand) change no conversation's use
+
+    async def _next_message(self) -> HistoryMessage | None:
+        """The next message; None if a conversation's idle time runs out first.
+
+        A message already queued is taken without arming a timer: while an agent streams,
+        that is every part, and a cancel scope per part would cost a fifth of the throughput.
+        """
+        try:
+            message = self._receive.receive_nowait()
+        except trio.WouldBlock:
+            with trio.move_on_at(self._releases.deadline()):
+                return await self._receive.receive()
+            return None
+        await trio.lowlevel.cancel_shielded_checkpoint()  # others run between messages, as receive() lets them
+        return message
 
     # Chat requests ---------------------------------------------------------------------------
 
@@ -154,6 +196,10 @@ class HistoryActor:
         if match.conversation is None:
             live = self._start_conversation(params, messages, nursery, conversation_id)
             live.resumable = conversation_id is not None
+            if live.resumable and found is not None:
+                # Its turns go on numbering from the marker's, so an older marker of its first
+                # life still reads as a fork, never as this life's head.
+                live.seq = found[1].turn
             context, new = split_context(messages)
             canceled = False
         else:
@@ -193,12 +239,15 @@ class HistoryActor:
             offers_agent_action=any(t.name == AGENT_ACTION_TOOL for t in tools),
             scope=trio.CancelScope(),
             cwd=params.cwd,
-            resumable=live.resumable and live.seq == 0,
+            resumable=live.resumable,
             model_id=params.model_id,
             options=params.agent_options.items,
         )
+        live.resumable = False  # only its first turn may load the agent's own session
         live.seq += 1
         live.streaming = _Streaming(request, turn, live.seq)
+        if not live.throwaway:
+            self._releases.used(live.state.id, trio.current_time(), Use.STREAMING)
         self._by_request[id_key(request.request_id)] = live.state.id
         if not live.throwaway:
             self._index.update(live.state)
@@ -253,14 +302,34 @@ class HistoryActor:
             conversation_id = uuid.uuid4().hex
         state = Conversation(conversation_id, params.agent, committed=root(params.agent), inputs=list(messages))
         mailbox_send, mailbox = trio.open_memory_channel[Turn](math.inf)
-        live = _Live(state, mailbox_send, throwaway=throwaway)
+        live = _Live(state, mailbox_send, self._send.clone(), throwaway=throwaway)
         self._live[conversation_id] = live
+        # A conversation released (or retired) a moment ago may still be winding down its
+        # Session; the new one waits for it, so the agent never sees the two interleaved.
+        previous, self._ending[conversation_id] = self._ending.get(conversation_id), trio.Event()
         actor = SessionActor(
-            conversation_id, params.agent, self._pool, mailbox, self._send, settings=self._settings, recorder=self._recorder, store=self._store
+            conversation_id,
+            params.agent,
+            self._pool,
+            mailbox,
+            live.outbox,
+            after=previous,
+            bridges=self._bridges,
+            settings=self._settings,
+            recorder=self._recorder,
+            store=self._store,
         )
-        nursery.start_soon(actor.run, name=f"session {conversation_id[:8]}")
+        nursery.start_soon(self._run_session, actor, self._ending[conversation_id], name=f"session {conversation_id[:8]}")
         log.info("new conversation %s with %d message(s)", conversation_id, len(messages))
         return live
+
+    async def _run_session(self, actor: SessionActor, ended: trio.Event) -> None:
+        try:
+            await actor.run()
+        finally:
+            ended.set()
+            if self._ending.get(actor.conversation) is ended:
+                del self._ending[actor.conversation]
 
     # Cancellation ----------------------------------------------------------------------------
 
@@ -286,6 +355,9 @@ class HistoryActor:
         assert streaming is not None
         live.streaming = None
         self._by_request.pop(id_key(streaming.request_id), None)
+        if not live.throwaway and live.state.id in self._live:
+            waiting = reply.complete and any(isinstance(p, ToolCallPart) for p in live.state.reply)
+            self._releases.used(live.state.id, trio.current_time(), Use.WAITING if waiting else Use.IDLE)
         try:
             streaming.reply.send_nowait(reply)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -345,6 +417,8 @@ class HistoryActor:
         log.info("conversation %s retired", live.state.id)
         self._index.remove(live.state)
         self._live.pop(live.state.id, None)
+        self._dirty.discard(live.state.id)
+        self._releases.forget(live.state.id)
         if live.read is not None:
             key = opening(live.read.raw)
             remaining = [c for c in self._by_opening.get(key, ()) if c != live.state.id]
@@ -353,6 +427,26 @@ class HistoryActor:
             else:
                 self._by_opening.pop(key, None)
         live.mailbox.close()
+        live.outbox.close()  # whatever its Session still says is about a conversation that is gone
+
+    # Releasing idle conversations ----------------------------------------------------------
+
+    def _release_due(self) -> None:
+        for conversation_id in self._releases.due(trio.current_time()):
+            if (live := self._live.get(conversation_id)) is not None:
+                self._release(live)
+
+    def _release(self, live: _Live) -> None:
+        """End a conversation the user has left; its next request brings it back.
+
+        Never one that is streaming (the policy keeps those). Its Session sees its mailbox
+        close: between turns it closes its agent session and its bridge; waiting on VS Code, it
+        first answers what the agent waits for, as for a cancel. The conversation's marker then
+        names a conversation this process does not hold, which is the restart path.
+        """
+        assert live.streaming is None
+        log.info("conversation %s released (%d live)", live.state.id, len(self._live) - 1)
+        self._retire(live)
 
     # Shutdown --------------------------------------------------------------------------------
 

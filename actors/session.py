@@ -46,6 +46,7 @@ from actors.agent_options import (
     find,
     is_model_key,
     next_change,
+    pending_options,
     read_choices,
     set_request,
     updated,
@@ -69,7 +70,7 @@ from actors.rendering import (
     permission_outcome,
     render_update,
 )
-from actors.tool_bridge import ToolBridge, ToolCalled
+from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from protocol import acp
 from protocol.jsonrpc import RpcError
 from protocol.transcript import Recorder
@@ -100,6 +101,8 @@ class SessionActor:
         mailbox: trio.MemoryReceiveChannel[Turn],
         outbox: trio.MemorySendChannel[SessionEvent],
         *,
+        after: trio.Event | None = None,
+        bridges: BridgeListener,
         settings: Settings,
         recorder: Recorder | None = None,
         store: SessionStore | None = None,
@@ -109,6 +112,8 @@ class SessionActor:
         self._pool = pool
         self._mailbox = PeekableMailbox(mailbox)
         self._outbox = outbox
+        self._bridges = bridges
+        self._after = after  # the previous Session of this conversation (released), still ending
         self._settings = settings
         self._recorder = recorder
         self._store = store
@@ -119,11 +124,14 @@ class SessionActor:
         self._system_sent: str | None = None  # the system message last forwarded (if forwarding)
         self._owed: list[Callable[[], None]] = []  # answers the agent gets once session/cancel is out
         self._choices: tuple[Choice, ...] = ()  # what the agent offers for this session, as it stands
-        self._changed: dict[str, str | bool | None] = {}  # options we set: their values before we did
+        self._applied: dict[str, str | bool] = {}  # the options' values as last wanted and seen to
+        self._before: dict[str, str | bool | None] = {}  # options we set: their values before we did
         self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
         self._meter = UsageMeter()
 
     async def run(self) -> None:
+        if self._after is not None:
+            await self._after.wait()  # it closes its agent session first: ours may load that one
         try:
             first = await self._mailbox.peek()
         except trio.EndOfChannel:
@@ -137,7 +145,7 @@ class SessionActor:
         spare = await self._pool.spares.take(self.agent, first.cwd, first.tools) if self._pool.spares and not resume else None
         if spare is not None:
             self._events_send, self._events = spare.events_send, spare.events
-        bridge = spare.bridge if spare else ToolBridge(self._events_send, recorder=self._recorder)
+        bridge = spare.bridge if spare else ToolBridge(self._events_send, self._bridges, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
             try:
                 if spare is None:
@@ -180,16 +188,15 @@ class SessionActor:
             log.warning("agent %s starts its sessions in mode %r: it acts without asking permission", session.agent_name, mode.label(mode.current))
 
     async def _apply_options(self, turn: Turn, session: AgentSession) -> bool:
-        """Set what the turn wants of the agent's options before prompting (the model first).
+        """Set what the turn wants of the agent's options, where it changed, before prompting
+        (the model first); options an earlier turn set and this one no longer names go back to
+        what they were (`agent_options.pending_options`).
 
-        Options an earlier turn set and this one no longer names go back to what they were.
         A model the agent does not offer fails the turn (the user picked it); another option
         it does not offer is logged and left as it is.
         """
-        wanted: dict[str, str | bool] = dict(turn.options)
-        for key, before in self._changed.items():
-            if key not in wanted and before is not None:
-                wanted[key] = before
+        asked = dict(turn.options)
+        wanted = pending_options(asked, self._applied, self._before)
         done: list[str] = []
         while (step := next_change(self._choices, wanted, done)) is not None:
             key, change = step
@@ -208,9 +215,14 @@ class SessionActor:
             except AgentError as exc:
                 self._fail(turn, exc.error, retire=True)
                 raise _Retired from None
-            self._changed.setdefault(key, change.choice.current)
+            self._before.setdefault(key, change.choice.current)
             self._choices = after_set(self._choices, change.choice, change.value, answer)
             log.info("agent %s, conversation %s: %s set to %s", session.agent_name, self.conversation[:8], change.choice.name, change.choice.label(change.value))
+        for key in wanted:
+            if key in asked:
+                self._applied[key] = asked[key]
+            else:
+                self._applied.pop(key, None)  # set back
         return True
 
     def _option_problem(self, turn: Turn, session: AgentSession, key: str, value: str | bool, problem: str) -> bool:

@@ -1,17 +1,22 @@
-"""The ToolBridge actor: VS Code's tools as the synthetic MCP server `vscode_tools` (DESIGN §6).
+"""The ToolBridge actor: VS Code's tools as the synthetic MCP server `vscode_tools`.
 
 One per conversation. The agent reaches it through a stdio `mcpServers` entry whose command
-is `symposium.mcp_relay`; the relay connects back here on 127.0.0.1 and presents the
-conversation's random token before any MCP traffic. The MCP side is the SDK's low-level
-`Server` with its handlers registered explicitly. A `tools/call` becomes a `ToolCalled`
-event on the Session's channel; the Session answers it with VS Code's tool result (or an
-error) once VS Code has run the tool.
+is `symposium.mcp_relay`; the relay connects back to the backend on 127.0.0.1 and presents
+the conversation's random token before any MCP traffic. One `BridgeListener` per backend
+accepts those connections for every conversation: a listening socket per conversation
+would cost a file descriptor each, and thousands of conversations would exhaust the
+process's limit. The listener reads the token line and hands the connection to the bridge
+the token belongs to, which serves it in its own nursery, so a conversation's connections
+end with it. The MCP side is the SDK's low-level `Server` with its handlers registered
+explicitly. A `tools/call` becomes a `ToolCalled` event on the Session's channel; the
+Session answers it with VS Code's tool result (or an error) once VS Code has run the tool.
 """
 
 from __future__ import annotations
 
 import contextvars
-import hmac
+import errno
+import hashlib
 import json
 import logging
 import math
@@ -38,6 +43,11 @@ SERVER_NAME = "vscode_tools"
 TOKEN_TIMEOUT = 10.0
 MAX_LINE = 64 * 1024 * 1024
 NOTIFY_TIMEOUT = 5.0  # a client that stopped reading must not wedge the bridge
+ACCEPT_RETRY = 0.1  # out of file descriptors: accept again after this (connections wait in the backlog)
+ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+
+# A connection that presented a bridge's token: the stream, and what arrived after the token line.
+Handoff = tuple[trio.SocketStream, bytes]
 
 
 def import_mcp() -> None:
@@ -87,9 +97,96 @@ def _tool_key(tools: tuple[Tool, ...]) -> tuple[Any, ...]:
     return tuple((t.name, t.description, repr(t.input_schema)) for t in tools)
 
 
+def _token_key(token: str | bytes) -> bytes:
+    """Tokens are looked up by digest: a dict lookup never compares secret bytes directly."""
+    return hashlib.sha256(token.encode() if isinstance(token, str) else token).digest()
+
+
+class BridgeListener:
+    """The one loopback listener every conversation's ToolBridge is reached through.
+
+    Opened on first use, in the nursery it is given (the backend's), and closed with it.
+    Each connection is read up to its token line here, in a task bounded by TOKEN_TIMEOUT;
+    then it belongs to the bridge that registered the token, or is closed.
+    """
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self._nursery = nursery
+        self._bridges: dict[bytes, trio.MemorySendChannel[Handoff]] = {}
+        self._port: int | None = None
+        self._opening = trio.Lock()
+
+    def __len__(self) -> int:
+        """Bridges registered now (one per live conversation)."""
+        return len(self._bridges)
+
+    async def port(self) -> int:
+        """The listening port, opening the listener if it is not open yet.
+
+        Raises AgentError when it cannot be opened (out of descriptors, say): that
+        conversation's request fails saying so, and the next one tries again.
+        """
+        async with self._opening:
+            if self._port is None:
+                try:
+                    [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+                except OSError as exc:
+                    failure = resource_failure("open the tool bridge's listener", exc)
+                    raise AgentError(failure or session_failure(f"Cannot open the tool bridge's listener: {exc}", kind="bridge_failed")) from None
+                self._port = listener.socket.getsockname()[1]
+                self._nursery.start_soon(self._accept, listener, name="vscode_tools listener")
+        return self._port
+
+    def register(self, token: str, inbox: trio.MemorySendChannel[Handoff]) -> None:
+        self._bridges[_token_key(token)] = inbox
+
+    def unregister(self, token: str) -> None:
+        self._bridges.pop(_token_key(token), None)
+
+    async def _accept(self, listener: trio.SocketListener) -> None:
+        async with listener:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:
+                    if exc.errno not in ACCEPT_CAPACITY_ERRNOS:
+                        raise
+                    # The connection waits in the kernel's backlog; conversations ending free descriptors.
+                    log.warning("vscode_tools: cannot accept a connection now: %s", exc.strerror or exc)
+                    await trio.sleep(ACCEPT_RETRY)
+                    continue
+                self._nursery.start_soon(self._route, stream, name="vscode_tools token")
+
+    async def _route(self, stream: trio.SocketStream) -> None:
+        """Read the token line and hand the connection to its bridge; close it otherwise."""
+        try:
+            token, rest = await _read_token(stream)
+            inbox = self._bridges.get(_token_key(token))
+            if inbox is None:
+                raise ValueError("wrong token")
+            inbox.send_nowait((stream, rest))
+        except (ValueError, trio.TooSlowError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            # ClosedResourceError/BrokenResourceError also cover a bridge that closed meanwhile.
+            log.warning("vscode_tools: refused a connection: %s", str(exc) or type(exc).__name__)
+            await trio.aclose_forcefully(stream)
+
+
+async def _read_token(stream: trio.SocketStream) -> tuple[bytes, bytes]:
+    data = b""
+    with trio.fail_after(TOKEN_TIMEOUT):
+        while b"\n" not in data:
+            chunk = await stream.receive_some(1024)
+            if not chunk or len(data) > 1024:
+                raise ValueError("no token line")
+            data += chunk
+    token, _, rest = data.partition(b"\n")
+    return token.strip(), rest
+
+
 class ToolBridge:
-    def __init__(self, events: trio.MemorySendChannel[Any], *, recorder: Recorder | None = None) -> None:
+    def __init__(self, events: trio.MemorySendChannel[Any], listener: BridgeListener, *, recorder: Recorder | None = None) -> None:
         self._events = events
+        self._listener = listener
         self._recorder = recorder
         self.token = secrets.token_urlsafe(32)
         self._index = recorder.next_index("mcp") if recorder else 0
@@ -129,27 +226,37 @@ class ToolBridge:
     # The actor -----------------------------------------------------------------------------
 
     async def run(self, tools: tuple[Tool, ...], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Listen on loopback, serve connections, and follow tool updates until closed.
+        """Take this conversation's connections from the shared listener, serve them, and follow
+        tool updates until closed; then every connection of this bridge ends.
 
         The SDK is imported (in a thread) only when an agent first connects: many
         conversations never touch a VS Code tool, and the import costs most of a second.
         """
         self._tools = tools
+        self.port = await self._listener.port()
+        inbox_send, inbox = trio.open_memory_channel[Handoff](math.inf)
+        self._listener.register(self.token, inbox_send)
         try:
-            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        except OSError as exc:
-            failure = resource_failure("open the conversation's tool bridge", exc)
-            raise AgentError(failure or session_failure(f"Cannot open the conversation's tool bridge: {exc}", kind="bridge_failed")) from None
-        self.port = listeners[0].socket.getsockname()[1]
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(trio.serve_listeners, self._serve_connection, listeners)
-            task_status.started()
-            async for tools in self._updates:
-                if _tool_key(tools) != _tool_key(self._tools):
-                    self._tools = tools
-                    for connection in list(self._connections):
-                        nursery.start_soon(connection.notify_tools_changed)
-            nursery.cancel_scope.cancel()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._take_connections, inbox, nursery)
+                task_status.started()
+                async for tools in self._updates:
+                    if _tool_key(tools) != _tool_key(self._tools):
+                        self._tools = tools
+                        for connection in list(self._connections):
+                            nursery.start_soon(connection.notify_tools_changed)
+                nursery.cancel_scope.cancel()
+        finally:
+            self._listener.unregister(self.token)
+            inbox_send.close()
+            # Connections handed over but not yet taken are this bridge's to close.
+            for stream, _ in _drain(inbox):
+                stream.socket.close()
+            inbox.close()
+
+    async def _take_connections(self, inbox: trio.MemoryReceiveChannel[Handoff], nursery: trio.Nursery) -> None:
+        async for stream, rest in inbox:
+            nursery.start_soon(self._serve_connection, stream, rest)
 
     def _build_server(self) -> Server[Any]:
         import mcp.types as types
@@ -197,43 +304,36 @@ class ToolBridge:
                 self._mcp_server = self._build_server()
         return self._mcp_server
 
-    async def _serve_connection(self, stream: trio.SocketStream) -> None:
+    async def _serve_connection(self, stream: trio.SocketStream, rest: bytes) -> None:
         try:
-            rest = await self._check_token(stream)
-        except (ValueError, trio.TooSlowError, trio.BrokenResourceError) as exc:
-            log.warning("vscode_tools: refused a connection: %s", exc)
-            await stream.aclose()
-            return
-        try:
-            server = await self._server()
-        except Exception:  # noqa: BLE001 - e.g. no thread for the import: this connection fails, not the bridge
-            log.exception("vscode_tools: cannot serve a connection")
-            await stream.aclose()
-            return
-        connection = _Connection()
-        _CONNECTION.set(connection)  # inherited by every task the server spawns for it
-        self._connections.add(connection)
-        self._accepted += 1
-        tracer = self._recorder.channel(f"mcp {self._index} {self._accepted}") if self._recorder else None
-        try:
-            await _serve_mcp(server, stream, rest, tracer)
-        except Exception:
-            log.exception("vscode_tools: connection failed")
+            try:
+                server = await self._server()
+            except Exception:  # noqa: BLE001 - e.g. no thread for the import: this connection fails, not the bridge
+                log.exception("vscode_tools: cannot serve a connection")
+                return
+            connection = _Connection()
+            _CONNECTION.set(connection)  # inherited by every task the server spawns for it
+            self._connections.add(connection)
+            self._accepted += 1
+            tracer = self._recorder.channel(f"mcp {self._index} {self._accepted}") if self._recorder else None
+            try:
+                await _serve_mcp(server, stream, rest, tracer)
+            except Exception:
+                log.exception("vscode_tools: connection failed")
+            finally:
+                self._connections.discard(connection)
         finally:
-            self._connections.discard(connection)
+            await trio.aclose_forcefully(stream)
 
-    async def _check_token(self, stream: trio.SocketStream) -> bytes:
-        data = b""
-        with trio.fail_after(TOKEN_TIMEOUT):
-            while b"\n" not in data:
-                chunk = await stream.receive_some(1024)
-                if not chunk or len(data) > 1024:
-                    raise ValueError("no token line")
-                data += chunk
-        token, _, rest = data.partition(b"\n")
-        if not hmac.compare_digest(token.strip(), self.token.encode()):
-            raise ValueError("wrong token")
-        return rest
+
+def _drain(channel: trio.MemoryReceiveChannel[Handoff]) -> list[Handoff]:
+    """What is queued on `channel`, taken without waiting."""
+    out: list[Handoff] = []
+    while True:
+        try:
+            out.append(channel.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return out
 
 
 class _ConnectionBus:

@@ -22,7 +22,7 @@ import trio
 
 from actors.agent_options import read_choices
 from actors.agent_process import AgentError, AgentPool, AgentProcess, AgentSession, agent_key, agent_label
-from actors.tool_bridge import ToolBridge
+from actors.tool_bridge import BridgeListener, ToolBridge
 from protocol.lm import Agent, Tool
 from protocol.transcript import Recorder
 
@@ -50,9 +50,10 @@ class Spare:
 class Spares:
     """One spare session per prepared (agent, folder); the bridges run in the pool's nursery."""
 
-    def __init__(self, pool: AgentPool, nursery: trio.Nursery, *, cwd: str, recorder: Recorder | None = None) -> None:
+    def __init__(self, pool: AgentPool, nursery: trio.Nursery, bridges: BridgeListener, *, cwd: str, recorder: Recorder | None = None) -> None:
         self._pool = pool
         self._nursery = nursery
+        self._bridges = bridges
         self._cwd = cwd
         self._recorder = recorder
         self._kept: dict[_Key, Agent] = {}
@@ -120,7 +121,7 @@ class Spares:
     async def _make(self, key: _Key) -> None:
         agent, cwd = self._kept[key], key[1]
         events_send, events = trio.open_memory_channel[Any](math.inf)
-        bridge = ToolBridge(events_send, recorder=self._recorder)
+        bridge = ToolBridge(events_send, self._bridges, recorder=self._recorder)
         try:
             await self._nursery.start(bridge.run, self._tools.get(key[0], ()))
             process = await self._pool.start(agent, cwd)

@@ -10,7 +10,19 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from bench import agent_start, cold_start, long_conversation, matching, recording, relay, second_conversation, streaming, tool_round_trip
+from bench import (
+    agent_start,
+    cold_start,
+    conversations,
+    long_conversation,
+    matching,
+    recording,
+    relay,
+    second_conversation,
+    soak,
+    streaming,
+    tool_round_trip,
+)
 
 Row = tuple[str, str, str, bool | None]
 
@@ -136,6 +148,62 @@ def _recording() -> list[Row]:
     ]
 
 
+def _conversations() -> list[Row]:
+    c = conversations.measure()
+    one, held, after = c["one"], c["held"], c["after"]
+    return [
+        (
+            f"{conversations.CONVERSATIONS:,} conversations under ulimit -n {conversations.NOFILE}: answered; the first continues",
+            f"{c['answered']:,}/{conversations.CONVERSATIONS:,}; {'yes' if c['first_continues'] else 'NO'} ({c['limit']} held at once)",
+            "all; yes",
+            c["answered"] == conversations.CONVERSATIONS and c["first_continues"],
+        ),
+        (
+            "conversations: descriptors after 1 / holding the limit / after all",
+            f"{one['fds']} / {held['fds']} / {after['fds']} fds",
+            "< 128",
+            after["fds"] < 128,
+        ),
+        (
+            "conversations: RSS after 1 / holding the limit / after all",
+            f"{one['rss_mb']:.1f} / {held['rss_mb']:.1f} / {after['rss_mb']:.1f} MB",
+            "< 120 MB",
+            after["rss_mb"] < 120,
+        ),
+        (
+            "conversations: RSS per conversation held / per conversation released",
+            f"{c['rss_per_held_kb']:.0f} KB / {c['rss_per_released_kb']:.2f} KB",
+            "released < 2 KB",
+            c["rss_per_released_kb"] < 2,
+        ),
+    ]
+
+
+def _soak() -> list[Row]:
+    s = soak.measure()
+    before, after, outcomes = s["before"], s["after"], s["outcomes"]
+    unexpected = sum(n for kind, n in outcomes.items() if kind not in ("answered", "cancelled", "agent killed"))
+    # A conversation a worker left waiting on a tool result is legitimately held (about 6 tasks
+    # and its MCP connection), at either point; growth with the work done is what counts.
+    flat = after["fds"] <= before["fds"] + 2 and after["tasks"] <= before["tasks"] + 8 and after["rss_mb"] <= before["rss_mb"] * 1.15
+    return [
+        (
+            f"soak: {soak.WORKERS} conversations x {s['seconds']:.0f} s, cancels, agent killed every {soak.KILL_EVERY:.0f} s",
+            f"{outcomes.get('answered', 0):,} answered, {outcomes.get('cancelled', 0):,} cancelled, "
+            f"{outcomes.get('agent killed', 0)} failed by {s['kills']} kills, {unexpected} other",
+            "0 other",
+            unexpected == 0,
+        ),
+        (
+            "soak: descriptors / RSS / trio tasks, before -> after",
+            f"{before['fds']} -> {after['fds']} fds; {before['rss_mb']:.1f} -> {after['rss_mb']:.1f} MB; "
+            f"{before['tasks']} -> {after['tasks']} tasks",
+            "flat",
+            flat,
+        ),
+    ]
+
+
 MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("cold start", _cold_start),
     ("matching", _matching),
@@ -146,6 +214,8 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("agent start-up", _agent_start),
     ("relay start-up", _relay),
     ("bridged tool round trip", _tool_round_trip),
+    ("conversations", _conversations),
+    ("soak", _soak),
 ]
 
 

@@ -41,12 +41,18 @@ async def _until_signalled(main: Callable[[], Awaitable[None]]) -> None:
 
 
 def _vscodelm(args: argparse.Namespace) -> int:
-    from actors.settings import Settings
+    from actors.settings import Settings, default_max_conversations
     from symposium.vscodelm import serve
 
     from protocol.transcript import Recorder
 
-    settings = Settings(agent_idle=args.agent_idle, cancel_timeout=args.cancel_timeout, forward_system=args.forward_system)
+    settings = Settings(
+        agent_idle=args.agent_idle,
+        cancel_timeout=args.cancel_timeout,
+        forward_system=args.forward_system,
+        max_conversations=args.max_conversations or default_max_conversations(),
+        conversation_idle=args.conversation_idle,
+    )
     recorder = Recorder(args.trace_dir) if args.trace_dir else None
     try:
         trio.run(_until_signalled, lambda: serve(stdio_stream(), cwd=os.getcwd(), settings=settings, recorder=recorder))
@@ -75,6 +81,19 @@ def _replay(args: argparse.Namespace) -> int:
     return main(args.file)
 
 
+def _at_least(low: float, kind: Callable[[str], float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value >= low:  # also refuses NaN
+            raise argparse.ArgumentTypeError(f"must be at least {low:g}: {text!r}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="symposium", description="ACP agents as VS Code language models.")
     parser.add_argument("--log-level", default=os.environ.get("SYMPOSIUM_LOG", "warning"), help="stderr log level (default: warning)")
@@ -87,6 +106,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--cancel-timeout", type=float, default=10.0, metavar="SECONDS", help="wait this long for a cancelled prompt to stop (default 10)"
     )
     vscodelm.add_argument("--forward-system", action="store_true", help="send VS Code's system messages to the agent")
+    vscodelm.add_argument(
+        "--max-conversations",
+        type=_at_least(1, int),
+        metavar="N",
+        help="release the least recently used conversations beyond N (default 256, or a quarter of the open-file limit if lower)",
+    )
+    vscodelm.add_argument(
+        "--conversation-idle",
+        type=_at_least(0, float),
+        default=1800.0,
+        metavar="SECONDS",
+        help="release conversations unused this long (default 1800); a released one comes back on its next request",
+    )
     vscodelm.set_defaults(run=_vscodelm)
 
     eliza = commands.add_parser("eliza", help="serve the built-in Eliza as an ACP agent on stdio")

@@ -76,6 +76,10 @@ class ChatResult:
 
 PartCallback = Callable[[dict[str, JSON]], None]
 
+# Sets the open-file limit, then becomes the command: the process keeps its pid, and no
+# preexec_fn runs in a process that may have threads.
+_WITH_NOFILE = "import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_NOFILE, (n, n)); os.execv(sys.argv[2], sys.argv[2:])"
+
 
 class BackendClient:
     def __init__(self, peer: Peer, process: trio.Process | None, nursery: trio.Nursery) -> None:
@@ -99,9 +103,15 @@ class BackendClient:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         stderr: int | None = None,
+        nofile: int | None = None,
     ) -> AsyncIterator[BackendClient]:
-        """Run `python -m symposium <args>` (the backend) and connect to it; stops it on exit."""
+        """Run `python -m symposium <args>` (the backend) and connect to it; stops it on exit.
+
+        `nofile` runs it with that open-file limit (soft and hard), as `ulimit -n` would.
+        """
         argv = [sys.executable, "-m", "symposium", *args]
+        if nofile is not None:
+            argv = [sys.executable, "-c", _WITH_NOFILE, str(nofile), *argv]
         process = await trio.lowlevel.open_process(
             argv,
             stdin=subprocess.PIPE,
@@ -177,6 +187,10 @@ class BackendClient:
         if cwd is not None:
             params["cwd"] = cwd
         return await self.peer.request(METHOD_PREPARE, params)
+
+    async def stats(self) -> dict[str, int]:
+        """The backend's own counts (`symposium/stats`): conversations (and the most it holds), bridges, trio tasks."""
+        return await self.peer.request("symposium/stats", {})
 
     async def token_count(self, text: str, model_id: str = "symposium-eliza") -> int:
         return (await self.peer.request(METHOD_TOKENS, {"modelId": model_id, "text": text}))["count"]

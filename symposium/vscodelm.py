@@ -23,6 +23,7 @@ from actors.rendering import merge_parts
 from actors.session_store import SessionStore
 from actors.settings import Settings
 from actors.warm import Spares
+from actors.tool_bridge import BridgeListener
 from protocol import acp
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError, id_key
 from protocol.transcript import Recorder
@@ -55,6 +56,7 @@ from protocol.wire import WireError
 
 log = logging.getLogger(__name__)
 
+METHOD_STATS = "symposium/stats"  # diagnostics for benchmarks and tests; the extension never calls it
 ELIZA_MODEL_ID = "symposium-eliza"
 FAMILY = "symposium"
 VERSION = "0.1.0"
@@ -126,18 +128,38 @@ def _waiting(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
             return batch
 
 
+def task_count() -> int:
+    """Every trio task of this run: a leak of actors or connections shows here first."""
+    count, stack = 0, [trio.lowlevel.current_root_task()]
+    while stack:
+        task = stack.pop()
+        count += 1
+        for nursery in task.child_nurseries:
+            stack.extend(nursery.child_tasks)
+    return count
+
+
 class Backend:
     """Wires a VS Code-side Peer to the History actor."""
 
     def __init__(
-        self, peer: Peer, history: HistoryActor, spares: Spares | None = None, *, pool: AgentPool | None = None, catalog: AgentCatalog | None = None
+        self,
+        peer: Peer,
+        history: HistoryActor,
+        bridges: BridgeListener,
+        spares: Spares | None = None,
+        *,
+        pool: AgentPool | None = None,
+        catalog: AgentCatalog | None = None,
     ) -> None:
         self.peer = peer
         self.history = history
+        self.bridges = bridges
         self.spares = spares
         self.pool = pool
         self.catalog = catalog
         self._submitted: set[str] = set()  # chat requests handed to History, by id key
+        peer.on_request(METHOD_STATS, self.stats)
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_PREPARE, self.prepare_model)
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
@@ -180,6 +202,15 @@ class Backend:
         if failure is not None:
             result["error"] = failure.error.message
         return result
+
+    async def stats(self, _params: Any, _id: Any) -> dict[str, int]:
+        """What the backend holds: a soak reads it before and after to see that nothing grew."""
+        return {
+            "conversations": self.history.conversations,
+            "maxConversations": self.history.max_conversations,
+            "bridges": len(self.bridges),
+            "tasks": task_count(),
+        }
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
         count = _params(params, TokenCountParams)
@@ -322,13 +353,14 @@ async def serve(
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
-        spares = Spares(pool, nursery, cwd=cwd, recorder=recorder)
-        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store)
+        bridges = BridgeListener(nursery)  # every conversation's vscode_tools, on one loopback port
+        spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder)
+        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store, bridges=bridges)
         nursery.start_soon(history.run, name="history")
         if learn:
             pool.catalog = AgentCatalog(state_dir() / "agents.sqlite3", key)
             nursery.start_soon(_tell_model_changes, peer, pool.catalog, name="model changes")
-        Backend(peer, history, spares, pool=pool, catalog=pool.catalog)
+        Backend(peer, history, bridges, spares, pool=pool, catalog=pool.catalog)
         async with trio.open_nursery() as serving:
             serving.start_soon(peer.serve, name="vscode reader")
             await peer.eof.wait()

@@ -43,6 +43,7 @@ METHODS: dict[str, tuple[str, Any, Any]] = {
     "session/prompt": (C2A, S.PromptRequest, S.PromptResponse),
     "session/set_mode": (C2A, S.SetSessionModeRequest, S.SetSessionModeResponse),
     "session/cancel": (C2A, S.CancelNotification, None),
+    "session/close": (C2A, S.CloseSessionRequest, S.CloseSessionResponse),
     # agent -> client
     "session/update": (A2C, S.SessionNotification, None),
     "session/request_permission": (A2C, S.RequestPermissionRequest, S.RequestPermissionResponse),

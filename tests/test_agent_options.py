@@ -19,6 +19,7 @@ from actors.agent_options import (
     find,
     model_values,
     next_change,
+    pending_options,
     read_choices,
     set_request,
     token_count,
@@ -95,6 +96,16 @@ def test_the_model_is_set_first_and_what_is_not_offered_is_a_problem() -> None:
     assert next_change(choices, wanted) is None, "nothing left once the session has it all"
     assert next_change(choices, {"model": "gone"}) == ("model", "offers no 'gone' for 'Model' (it offers: default, sonnet, haiku)")
     assert next_change(choices, {"colour": "red"})[1].startswith("offers no option 'colour'")  # type: ignore[index]
+
+
+def test_what_is_wanted_is_seen_to_when_it_changes_and_set_back_when_no_longer_wanted() -> None:
+    assert pending_options({"mode": "plan", "model": "sonnet"}, {}, {}) == {"mode": "plan", "model": "sonnet"}
+    applied = {"mode": "plan", "model": "sonnet"}
+    before = {"mode": "default", "model": "default"}
+    assert pending_options({"mode": "plan", "model": "sonnet"}, applied, before) == {}, "the agent may have left plan mode itself: it stands"
+    assert pending_options({"mode": "plan", "model": "haiku"}, applied, before) == {"model": "haiku"}
+    assert pending_options({"mode": "plan"}, applied, before) == {"model": "default"}, "the plain entry: the agent's model again"
+    assert pending_options({}, {"web": True}, {"web": None}) == {}, "nothing to go back to"
 
 
 def test_an_agents_own_updates_change_its_choices() -> None:

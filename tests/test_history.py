@@ -12,7 +12,20 @@ from actors.history import ChatRequest, HistoryActor
 from actors.messages import PartEvent, Reply, SessionEvent
 from actors.markers import MarkerCodec
 from actors.settings import Settings
-from protocol.lm import ChatParams, ElizaAgent, Message, TextPart, to_wire
+from protocol.lm import (
+    AGENT_ACTION_APPROVED,
+    AGENT_ACTION_TOOL,
+    ChatParams,
+    ElizaAgent,
+    MarkerPart,
+    Message,
+    Options,
+    TextPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+    to_wire,
+)
 
 AGENT = ElizaAgent(deterministic=True)
 
@@ -21,9 +34,9 @@ def user(text: str) -> Message:
     return Message("user", (TextPart(text),))
 
 
-def ask(history: HistoryActor, request_id: int, *messages: Message) -> trio.MemoryReceiveChannel[Reply]:
+def ask(history: HistoryActor, request_id: int, *messages: Message, tools: tuple[Tool, ...] = ()) -> trio.MemoryReceiveChannel[Reply]:
     send, receive = trio.open_memory_channel[Reply](math.inf)
-    history.mailbox.send_nowait(ChatRequest(request_id, ChatParams("m", tuple(to_wire(m) for m in messages), AGENT), send))
+    history.mailbox.send_nowait(ChatRequest(request_id, ChatParams("m", tuple(to_wire(m) for m in messages), AGENT, Options(tools)), send))
     return receive
 
 
@@ -82,3 +95,86 @@ async def test_an_agent_stopped_while_idle_is_restarted_transparently(nursery: t
     assert again[-1].complete
     assert "".join(r.part.value for r in again if isinstance(r.part, TextPart)) == "Do you often feel sad?"
     assert pool.started == 2  # a new agent, primed with the conversation so far
+
+
+# Releasing conversations (on trio's virtual clock) --------------------------------------------------
+
+AGENT_ACTION = Tool(AGENT_ACTION_TOOL, "Request permission", {"type": "object"})
+
+
+def text_of(replies: list[Reply]) -> str:
+    return "".join(r.part.value for r in replies if isinstance(r.part, TextPart))
+
+
+def as_assistant(replies: list[Reply]) -> Message:
+    """Our reply as a consumer sends it back: the marker first, then the text and tool calls."""
+    parts = [r.part for r in replies if isinstance(r.part, MarkerPart)]
+    if text := text_of(replies):
+        parts.append(TextPart(text))
+    parts += [r.part for r in replies if isinstance(r.part, ToolCallPart)]
+    return Message("assistant", tuple(parts))
+
+
+def holds_nothing_of(history: HistoryActor, conversation: str) -> bool:
+    return (
+        conversation not in history._live
+        and conversation not in history._releases
+        and conversation not in history._ending
+        and conversation not in history._by_request.values()
+        and len(history._index) == len([c for c in history._live.values() if not c.throwaway])
+    )
+
+
+async def start_releasing(nursery: trio.Nursery, **settings: float) -> HistoryActor:
+    history = HistoryActor(AgentPool(nursery, cwd=os.getcwd(), idle=10**6), Settings(**settings), MarkerCodec(b"k" * 32))  # type: ignore[arg-type]
+    nursery.start_soon(history.run)
+    return history
+
+
+async def test_an_idle_conversation_is_released_and_its_marker_brings_it_back(nursery: trio.Nursery, autojump_clock: trio.abc.Clock) -> None:
+    history = await start_releasing(nursery, conversation_idle=60)
+    first = await collect(ask(history, 1, user("Hello")))
+    [conversation] = list(history._live)
+    await trio.sleep(59)
+    assert conversation in history._live
+    await trio.sleep(2)  # virtual time: idle for a minute, so released
+    assert holds_nothing_of(history, conversation) and not history._live
+    again = await collect(ask(history, 2, user("Hello"), as_assistant(first), user("I feel sad")))
+    assert again[-1].complete and text_of(again) == "Do you often feel sad?"
+    assert list(history._live) == [conversation]  # the same conversation, back through the restart path
+
+
+async def test_a_streaming_conversation_is_not_released_however_long_it_streams(nursery: trio.Nursery, autojump_clock: trio.abc.Clock) -> None:
+    history = await start_releasing(nursery, conversation_idle=10, max_conversations=1)
+    counting = ask(history, 1, user("count slowly to 200"))  # 50 s of virtual time
+    await counting.receive()
+    others = [await collect(ask(history, n, user(f"Hello {n}"))) for n in range(2, 5)]  # over the limit meanwhile
+    replies = await collect(counting)
+    assert replies[-1].complete and text_of(replies).split()[-1] == "200"
+    assert all(o[-1].complete for o in others)
+
+
+async def test_a_conversation_waiting_on_vscode_outlasts_idle_time_and_goes_only_under_pressure(
+    nursery: trio.Nursery, autojump_clock: trio.abc.Clock
+) -> None:
+    history = await start_releasing(nursery, conversation_idle=60, max_conversations=1)
+    asked = await collect(ask(history, 1, user("run ls"), tools=(AGENT_ACTION,)))
+    [call] = [r.part for r in asked if isinstance(r.part, ToolCallPart)]
+    [waiting] = list(history._live)
+    await trio.sleep(600)
+    assert waiting in history._live  # the permission card may still be on screen
+    approved = Message("user", (ToolResultPart(call.tool_call_id, (TextPart(AGENT_ACTION_APPROVED),)),))
+    done = await collect(ask(history, 2, user("run ls"), as_assistant(asked), approved, tools=(AGENT_ACTION,)))
+    assert done[-1].complete and "ls" in text_of(done)
+
+    asked = await collect(ask(history, 3, user("run pwd"), tools=(AGENT_ACTION,)))
+    [call] = [r.part for r in asked if isinstance(r.part, ToolCallPart)]
+    [waiting] = list(history._live)  # the finished conversation went: two live, limit one
+    streaming = ask(history, 4, user("count slowly to 20"))  # over the limit, nothing idle: the waiting one goes
+    await streaming.receive()
+    assert holds_nothing_of(history, waiting)
+    assert (await collect(streaming))[-1].complete
+    # The user answers the card after all: the conversation comes back and the request is answered.
+    approved = Message("user", (ToolResultPart(call.tool_call_id, (TextPart(AGENT_ACTION_APPROVED),)),))
+    late = await collect(ask(history, 5, user("run pwd"), as_assistant(asked), approved, tools=(AGENT_ACTION,)))
+    assert len([r for r in late if r.complete or r.error]) == 1 and late[-1].complete

@@ -72,3 +72,22 @@ async def test_a_follow_up_supersedes_the_reply_still_streaming_after_a_marker(b
     assert follow_up.text() == "Do you often feel sad?"
     assert len(set(sessions(tap))) == 1
     assert tap.prompts() == ["Hello", "count slowly to 500", "I feel sad"]
+
+
+async def test_an_older_marker_of_a_released_conversation_still_forks(tap: Tap) -> None:
+    async with BackendClient.spawn(["--log-level", "info", "vscodelm", "--max-conversations", "1"]) as backend:
+        with trio.fail_after(GUARD):
+            history = [user("Hello")]
+            history.append(with_marker(await backend.chat(history, agent=tap.agent)))
+            history.append(user("I feel sad"))
+            history.append(with_marker(await backend.chat(history, agent=tap.agent)))
+            await backend.chat([user("My mother hates me")], agent=tap.agent)  # the first conversation is released
+            history.append(user("I remember my dog"))
+            back = await backend.chat(history, agent=tap.agent)  # it comes back, primed
+            # An edit of the second message: the first reply's marker, then another message.
+            fork = await backend.chat([*history[:2], user("I feel happy")], agent=tap.agent)
+    assert back.completed and fork.completed
+    prompts = tap.requests("session/prompt")
+    assert len({p["params"]["sessionId"] for p in prompts}) == 4  # first life, the other one, back, the fork
+    assert prompts[-1]["params"]["prompt"][0]["text"].startswith("Earlier in this conversation:\n\nUser: Hello")
+    assert prompts[-1]["params"]["prompt"][-1]["text"] == "I feel happy"

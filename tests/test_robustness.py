@@ -257,9 +257,10 @@ async def test_running_out_of_file_descriptors_fails_one_request_saying_so() -> 
             if msg.get("method") == "lm/responsePart":
                 reply["content"].append(msg["params"]["part"])
         assert msg.get("result") == {}
-        # One conversation after another, each holding descriptors, until one cannot start.
+        # One conversation after another, each with an agent process of its own (whose pipes are
+        # descriptors; a conversation itself holds none), until one cannot start.
         for id in range(1, limit + 10):
-            await raw.send(chat_request(id, f"Hello number {id}"))
+            await raw.send(chat_request(id, f"Hello number {id}", agent=_agent(env=[{"name": "RUN", "value": str(id)}])))
             while (msg := await raw.receive()).get("id") != id:
                 pass
             if "error" in msg:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors.tool_bridge import ToolBridge, ToolCalled
+from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 from symposium.mcp_relay import TOKEN_ENV
@@ -115,7 +115,7 @@ async def test_a_turn_with_results_and_more_input_is_not_consumed_as_results(bac
 
 async def _bridge(nursery: trio.Nursery, tools: tuple[Tool, ...]) -> tuple[ToolBridge, trio.MemoryReceiveChannel[Any]]:
     events_send, events = trio.open_memory_channel[Any](100)
-    bridge = ToolBridge(events_send)
+    bridge = ToolBridge(events_send, BridgeListener(nursery))
     await nursery.start(bridge.run, tools)
     return bridge, events
 
@@ -172,3 +172,35 @@ def test_relay_needs_its_arguments() -> None:
 
     done = subprocess.run([sys.executable, "-m", "symposium.mcp_relay"], capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "usage" in done.stderr
+
+
+async def test_one_listener_serves_every_bridge_and_a_closed_bridge_takes_its_connections_along(
+    nursery: trio.Nursery, caplog: pytest.LogCaptureFixture
+) -> None:
+    listener = BridgeListener(nursery)
+    bridges = [ToolBridge(trio.open_memory_channel[Any](100)[0], listener) for _ in range(2)]
+    first_ended = trio.Event()
+
+    async def run_first(task_status: trio.TaskStatus[None]) -> None:
+        try:
+            await bridges[0].run((Tool("a", "tool a", {"type": "object"}),), task_status=task_status)
+        finally:
+            first_ended.set()
+
+    await nursery.start(run_first)
+    await nursery.start(bridges[1].run, (Tool("b", "tool b", {"type": "object"}),))
+    assert bridges[0].port == bridges[1].port and len(listener) == 2
+    with trio.fail_after(GUARD):
+        async with _client(bridges[1], bridges[1].token) as second:
+            with pytest.raises(BaseException):  # noqa: B017 - the SDK wraps the closed connection in groups
+                async with _client(bridges[0], bridges[0].token) as first:
+                    assert [t.name for t in (await first.list_tools()).tools] == ["a"]
+                    bridges[0].close()  # its conversation ended: its connection ends with it
+                    await first_ended.wait()
+                    await first.list_tools()
+            assert len(listener) == 1
+            with caplog.at_level(logging.WARNING), pytest.raises(BaseException):  # noqa: B017
+                async with _client(bridges[0], bridges[0].token) as late:
+                    await late.list_tools()
+            assert "refused a connection: wrong token" in caplog.text
+            assert [t.name for t in (await second.list_tools()).tools] == ["b"]

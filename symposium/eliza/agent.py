@@ -66,6 +66,7 @@ class ElizaServer:
         peer.on_request("session/new", self.new_session)
         peer.on_request("session/prompt", self.prompt)
         peer.on_notification("session/cancel", self.cancel)
+        peer.on_request("session/close", self.close_session)
 
     async def initialize(self, params: Any, _id: Any) -> dict[str, Any]:
         return {
@@ -74,6 +75,7 @@ class ElizaServer:
                 "loadSession": False,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
                 "mcpCapabilities": {"http": False, "sse": False},
+                "sessionCapabilities": {"close": {}},
             },
             "authMethods": [],
             "agentInfo": {"name": "eliza", "title": "Eliza", "version": "0.1.0"},
@@ -91,6 +93,15 @@ class ElizaServer:
         session = self.sessions.get(params.get("sessionId")) if isinstance(params, dict) else None
         if session is not None and session.prompt_scope is not None:
             session.prompt_scope.cancel()
+
+    async def close_session(self, params: Any, _id: Any) -> dict[str, Any]:
+        """Forget a session: the client is done with it (a released conversation)."""
+        session = self.sessions.pop(params.get("sessionId"), None) if isinstance(params, dict) else None
+        if session is None:
+            raise RpcError(INVALID_PARAMS, "Invalid params: unknown session")
+        if session.prompt_scope is not None:
+            session.prompt_scope.cancel()
+        return {}
 
     async def prompt(self, params: Any, _id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
