@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from actors.agent_catalog import AgentCatalog
 from actors.messages import AgentError, resource_failure, session_failure
 from actors.tool_bridge import import_mcp
 from protocol import acp
@@ -71,6 +72,7 @@ class PermissionAsked:
 @attrs.frozen
 class PromptDone:
     stop_reason: str
+    usage: dict[str, Any] | None = None  # the prompt response's `usage`, where the agent sends one
 
 
 @attrs.frozen
@@ -99,7 +101,8 @@ class _NewSession:
     mcp_servers: list[dict[str, Any]]
     events: trio.MemorySendChannel[Any] = attrs.field(eq=False)
     reply: trio.MemorySendChannel[AgentSession | AgentError] = attrs.field(eq=False)
-    resume: str | None = None  # an earlier session of this agent to `session/load`, if it can
+    resume: str | None = None  # an earlier session of this agent to resume or load, if it can
+    must_resume: bool = False  # fail rather than start a new session when it cannot
 
 
 @attrs.frozen
@@ -119,7 +122,16 @@ class _Close:
     session_id: str
 
 
-_Command = _NewSession | _Prompt | _Cancel | _Close
+@attrs.frozen
+class _Call:
+    """Any other request to the agent (set an option, list sessions); answered on `reply`."""
+
+    method: str
+    params: dict[str, Any]
+    reply: trio.MemorySendChannel[Any] = attrs.field(eq=False)  # the result, or the RpcError
+
+
+_Command = _NewSession | _Prompt | _Cancel | _Close | _Call
 
 
 @attrs.define(eq=False)
@@ -130,7 +142,8 @@ class AgentSession:
     agent_name: str
     capabilities: dict[str, Any]
     _commands: trio.MemorySendChannel[_Command]
-    loaded: bool = False  # resumed with session/load: the agent already holds the conversation
+    loaded: bool = False  # resumed or loaded: the agent already holds the conversation
+    answer: dict[str, Any] = attrs.Factory(dict)  # the agent's answer to session/new (load, resume): its choices
 
     def _send(self, command: _Command) -> None:
         try:
@@ -153,6 +166,10 @@ class AgentSession:
     def close(self) -> None:
         self._send(_Close(self.id))
 
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        """A request to the agent about this session; raises RpcError, or AgentError if it exited."""
+        return await _call(self._commands, self.agent_name, method, params)
+
     @property
     def accepts_images(self) -> bool:
         return bool(self.capabilities.get("promptCapabilities", {}).get("image"))
@@ -160,6 +177,18 @@ class AgentSession:
     @property
     def accepts_resources(self) -> bool:
         return bool(self.capabilities.get("promptCapabilities", {}).get("embeddedContext"))
+
+
+async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: str, params: dict[str, Any]) -> Any:
+    reply_send, reply = trio.open_memory_channel[Any](1)
+    try:
+        commands.send_nowait(_Call(method, params, reply_send))
+        outcome = await reply.receive()
+    except (trio.BrokenResourceError, trio.ClosedResourceError, trio.EndOfChannel):
+        raise AgentError(session_failure(f"Agent {name!r} exited", kind="agent_exited")) from None
+    if isinstance(outcome, RpcError):
+        raise outcome
+    return outcome
 
 
 # The actor ---------------------------------------------------------------------------------
@@ -246,6 +275,10 @@ class AgentProcess:
             if failure is not None:
                 raise failure
 
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        """A request to the agent outside any session (`session/list`); raises RpcError or AgentError."""
+        return await _call(self._commands_send, self.name, method, params)
+
     def _refuse_queued(self) -> None:
         """Commands sent just before the agent went away were never handled: a session waiting
         to open is told so (its reply channel closes: the agent exited), or it would wait forever."""
@@ -257,6 +290,8 @@ class AgentProcess:
             if isinstance(command, _NewSession):
                 command.reply.close()
                 command.events.close()
+            elif isinstance(command, _Call):
+                command.reply.close()  # its caller learns the agent exited
         self._commands.close()
 
     def stop(self) -> None:
@@ -468,11 +503,11 @@ class AgentProcess:
     # Commands ----------------------------------------------------------------------------
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any], resume: str | None = None
+        self, cwd: str, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any], resume: str | None = None, must_resume: bool = False
     ) -> AgentSession:
         reply_send, reply = trio.open_memory_channel[AgentSession | AgentError](1)
         try:
-            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume))
+            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AgentError(self._failure(f"Agent {self.name!r} is not running", "agent_exited")) from None
         try:
@@ -501,6 +536,15 @@ class AgentProcess:
                     if self._closes_sessions() and not self._stopping:
                         self._closing[sid] = trio.Event()
                         nursery.start_soon(self._close_session, peer, sid, self._closing[sid])
+            case _Call():
+                nursery.start_soon(self._call, peer, command)
+
+    def _resume_method(self) -> str | None:
+        """How this agent takes back an earlier session: `session/resume` (no replay) or `session/load`."""
+        session_capabilities = self.capabilities.get("sessionCapabilities")
+        if isinstance(session_capabilities, dict) and session_capabilities.get("resume") is not None:
+            return "session/resume"
+        return "session/load" if self.capabilities.get("loadSession") else None
 
     def _closes_sessions(self) -> bool:
         """Whether the agent frees a session on `session/close` (so forgotten ones cost it nothing)."""
@@ -521,21 +565,33 @@ class AgentProcess:
     async def _open_session(self, command: _NewSession, peer: Peer) -> None:
         with command.reply:  # closed however this ends: the Session waiting on it learns the agent is gone
             if command.resume and (closing := self._closing.get(command.resume)) is not None:
-                await closing.wait()  # a session closed a moment ago is loaded only once the agent has closed it
-            if command.resume and self.capabilities.get("loadSession"):
-                # Routed before asking, so the history the agent replays reaches the session,
-                # which drops it: the user saw it already.
+                await closing.wait()  # a session closed a moment ago is taken back only once the agent has closed it
+            method = self._resume_method() if command.resume else None
+            if command.resume and method is not None:
+                # Routed before asking, so the history a loading agent replays reaches the
+                # session, which drops it: the user saw it already.
                 self._sessions[command.resume] = command.events
+                params = (acp.resume_session_params if method == "session/resume" else acp.load_session_params)(command.resume, command.cwd, command.mcp_servers)
                 try:
-                    await peer.request("session/load", acp.load_session_params(command.resume, command.cwd, command.mcp_servers))
+                    answer = await peer.request(method, params)
                 except RpcError as exc:
-                    log.info("agent %s could not load session %s (%s); starting a new one", self.name, command.resume, exc.message)
                     del self._sessions[command.resume]
+                    if command.must_resume:
+                        failure = self._failure(f"Agent {self.name!r} could not continue session {command.resume}: {exc.message}", "resume_failed")
+                        command.events.close()
+                        command.reply.send_nowait(AgentError(failure))
+                        return
+                    log.info("agent %s could not resume session %s (%s); starting a new one", self.name, command.resume, exc.message)
                 except ConnectionClosed:
                     return
                 else:
-                    command.reply.send_nowait(AgentSession(command.resume, self.name, self.capabilities, self._commands_send, loaded=True))
+                    answer = answer if isinstance(answer, dict) else {}
+                    command.reply.send_nowait(AgentSession(command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer))
                     return
+            elif command.must_resume:
+                command.events.close()
+                command.reply.send_nowait(AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", "resume_failed")))
+                return
             try:
                 result = await peer.request("session/new", acp.new_session_params(command.cwd, command.mcp_servers))
                 session_id = result["sessionId"]
@@ -550,7 +606,7 @@ class AgentProcess:
                 return  # the reply channel closes; the caller reports the exit
             else:
                 self._sessions[session_id] = command.events
-                command.reply.send_nowait(AgentSession(session_id, self.name, self.capabilities, self._commands_send))
+                command.reply.send_nowait(AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result))
                 return
             command.events.close()
             command.reply.send_nowait(AgentError(failure))
@@ -568,7 +624,19 @@ class AgentProcess:
             self.prompts_in_flight -= 1
             self.last_active = trio.current_time()
         stop = (result or {}).get("stopReason") if isinstance(result, dict) else None
-        self._deliver(session_id, PromptDone(stop if isinstance(stop, str) else "end_turn"))
+        usage = result.get("usage") if isinstance(result, dict) and isinstance(result.get("usage"), dict) else None
+        self._deliver(session_id, PromptDone(stop if isinstance(stop, str) else "end_turn", usage))
+
+    async def _call(self, peer: Peer, command: _Call) -> None:
+        with command.reply:
+            try:
+                result = await peer.request(command.method, command.params)
+            except RpcError as exc:
+                command.reply.send_nowait(exc)
+            except ConnectionClosed:
+                return  # the reply channel closes: the caller reports the exit
+            else:
+                command.reply.send_nowait(result)
 
     async def _cancel(self, peer: Peer, session_id: str, then: tuple[Callable[[], None], ...]) -> None:
         try:
@@ -639,13 +707,20 @@ class AgentPool:
         self._locks: collections.defaultdict[str, trio.Lock] = collections.defaultdict(trio.Lock)
         self._warmed = False
         self.spares: Spares | None = None  # sessions made ahead for prepared agents (actors/warm.py)
+        self.catalog: AgentCatalog | None = None  # what agents offer and cost, learned from their sessions
 
     async def open_session(
-        self, agent: Agent, cwd: str | None, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any], resume: str | None = None
+        self,
+        agent: Agent,
+        cwd: str | None,
+        mcp_servers: list[dict[str, Any]],
+        events: trio.MemorySendChannel[Any],
+        resume: str | None = None,
+        must_resume: bool = False,
     ) -> AgentSession:
         """A new ACP session with `agent` (started if need be); its events go to `events`."""
         process = await self.start(agent, cwd)
-        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume)
+        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume, must_resume)
 
     async def start(self, agent: Agent, cwd: str | None) -> AgentProcess:
         """The running process of `agent`, started (and initialized) if need be."""

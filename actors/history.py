@@ -240,6 +240,8 @@ class HistoryActor:
             scope=trio.CancelScope(),
             cwd=params.cwd,
             resumable=live.resumable,
+            model_id=params.model_id,
+            options=params.agent_options.items,
         )
         live.resumable = False  # only its first turn may load the agent's own session
         live.seq += 1

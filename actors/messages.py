@@ -29,6 +29,8 @@ class Turn:
     scope: trio.CancelScope = attrs.field(eq=False)  # History cancels it on lm/cancel or supersede
     cwd: str | None = None
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
+    model_id: str = ""  # the model entry the request was for
+    options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
 
 
 @attrs.frozen

@@ -36,6 +36,21 @@ from actors.agent_process import (
     Update,
     agent_key,
 )
+from actors.agent_options import (
+    MODE,
+    Choice,
+    UsageMeter,
+    Value,
+    after_set,
+    bypasses_permissions,
+    find,
+    is_model_key,
+    next_change,
+    pending_options,
+    read_choices,
+    set_request,
+    updated,
+)
 from actors.mailbox import PeekableMailbox
 from actors.session_store import SessionStore
 from actors.settings import Settings
@@ -108,6 +123,11 @@ class SessionActor:
         self._visible = False  # the current VS Code response has a text or tool-call part
         self._system_sent: str | None = None  # the system message last forwarded (if forwarding)
         self._owed: list[Callable[[], None]] = []  # answers the agent gets once session/cancel is out
+        self._choices: tuple[Choice, ...] = ()  # what the agent offers for this session, as it stands
+        self._applied: dict[str, str | bool] = {}  # the options' values as last wanted and seen to
+        self._before: dict[str, str | bool | None] = {}  # options we set: their values before we did
+        self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
+        self._meter = UsageMeter()
 
     async def run(self) -> None:
         if self._after is not None:
@@ -117,6 +137,10 @@ class SessionActor:
         except trio.EndOfChannel:
             return
         resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
+        catalog = self._pool.catalog
+        # A chat opened to continue one of the agent's own sessions names it in its opening.
+        named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None and resume is None else None
+        resume = named or resume
         # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
         spare = await self._pool.spares.take(self.agent, first.cwd, first.tools) if self._pool.spares and not resume else None
         if spare is not None:
@@ -127,7 +151,7 @@ class SessionActor:
                 if spare is None:
                     await nursery.start(bridge.run, first.tools)  # raises AgentError when it cannot listen
                 session = spare.session if spare else await self._pool.open_session(
-                    self.agent, resume[1] if resume else first.cwd, [bridge.entry()], self._events_send, resume[0] if resume else None
+                    self.agent, resume[1] if resume else first.cwd, [bridge.entry()], self._events_send, resume[0] if resume else None, named is not None
                 )
             except AgentError as exc:
                 self._fail(first, exc.error, retire=True)
@@ -136,6 +160,7 @@ class SessionActor:
                     self._store.save(self.conversation, agent_key(self.agent), session.id, os.path.abspath(first.cwd or os.getcwd()))
                 if session.loaded:
                     self._drop_replayed_history()
+                self._take_choices(session)
                 try:
                     await self._serve(session, bridge)
                 except _Retired:
@@ -153,6 +178,62 @@ class SessionActor:
             if session.loaded and turn.context:
                 turn = attrs.evolve(turn, context=())  # the loaded session holds the history already
             await self._run_turn(turn, session, bridge)
+
+    def _take_choices(self, session: AgentSession) -> None:
+        self._choices = read_choices(session.answer)
+        if self._pool.catalog is not None and not session.loaded:
+            self._pool.catalog.learn_choices(agent_key(self.agent), self._choices)
+        mode = find(self._choices, MODE)
+        if mode is not None and isinstance(mode.current, str) and bypasses_permissions(Value(mode.current, mode.label(mode.current))):
+            log.warning("agent %s starts its sessions in mode %r: it acts without asking permission", session.agent_name, mode.label(mode.current))
+
+    async def _apply_options(self, turn: Turn, session: AgentSession) -> bool:
+        """Set what the turn wants of the agent's options, where it changed, before prompting
+        (the model first); options an earlier turn set and this one no longer names go back to
+        what they were (`agent_options.pending_options`).
+
+        A model the agent does not offer fails the turn (the user picked it); another option
+        it does not offer is logged and left as it is.
+        """
+        asked = dict(turn.options)
+        wanted = pending_options(asked, self._applied, self._before)
+        done: list[str] = []
+        while (step := next_change(self._choices, wanted, done)) is not None:
+            key, change = step
+            done.append(key)
+            if isinstance(change, str):
+                if not self._option_problem(turn, session, key, wanted[key], f"agent {session.agent_name!r} {change}"):
+                    return False
+                continue
+            method, params = set_request(session.id, change)
+            try:
+                answer = await session.call(method, params)
+            except RpcError as exc:
+                if not self._option_problem(turn, session, key, change.value, f"agent {session.agent_name!r} refused {change.choice.name} {change.value!r}: {exc.message}"):
+                    return False
+                continue
+            except AgentError as exc:
+                self._fail(turn, exc.error, retire=True)
+                raise _Retired from None
+            self._before.setdefault(key, change.choice.current)
+            self._choices = after_set(self._choices, change.choice, change.value, answer)
+            log.info("agent %s, conversation %s: %s set to %s", session.agent_name, self.conversation[:8], change.choice.name, change.choice.label(change.value))
+        for key in wanted:
+            if key in asked:
+                self._applied[key] = asked[key]
+            else:
+                self._applied.pop(key, None)  # set back
+        return True
+
+    def _option_problem(self, turn: Turn, session: AgentSession, key: str, value: str | bool, problem: str) -> bool:
+        """Fails the turn for the model the user picked; logs (once) any other option. Whether to go on."""
+        if is_model_key(key):
+            self._fail(turn, session_failure(f"Cannot use this model: {problem}", kind="option_refused", option=key), retire=False)
+            return False
+        if (key, value) not in self._warned:
+            self._warned.add((key, value))
+            log.warning("option %s=%r not set: %s", key, value, problem)
+        return True
 
     def _drop_replayed_history(self) -> None:
         """`session/load` replays the conversation as updates; the user has seen it."""
@@ -245,18 +326,27 @@ class SessionActor:
             self._part(turn, TextPart("*(Nothing new to send to the agent.)*"))
             self._complete(turn)
             return
-        session.prompt(blocks)
         request = turn
         refused = False  # the user said no to the agent's last permission
+        prompted = False
         while True:
             outcome = None
             with request.scope:
+                if not prompted:
+                    # The agent's options first (the model the user picked, the mode in settings).
+                    if not await self._apply_options(turn, session):
+                        return  # the turn failed, saying why
+                    self._meter.start_turn(blocks)
+                    session.prompt(blocks)
+                    prompted = True
                 outcome = await self._pump(request, bridge)
             if outcome is None:  # VS Code cancelled (lm/cancel, or a newer request)
-                await self._cancel_agent_turn(session)
+                if prompted:
+                    await self._cancel_agent_turn(session)
                 return
             match outcome:
-                case PromptDone(stop_reason=stop):
+                case PromptDone(stop_reason=stop, usage=usage):
+                    self._report_usage(request, session, usage)
                     if stop == "cancelled" and refused:
                         # Some agents' only "no" ends their turn (Codex's `abort`): say why.
                         self._part(request, TextPart(REFUSED_NOTE))
@@ -282,19 +372,34 @@ class SessionActor:
             bridge.update_tools(request.tools)
             self._visible = False
 
+    def _report_usage(self, turn: Turn, session: AgentSession, prompt_usage: dict | None) -> None:
+        """The log shows what the turn cost; the catalog learns the context window and bytes per token."""
+        usage = self._meter.finish(prompt_usage)
+        if usage.reported:
+            log.info("agent %s, conversation %s, turn usage: %s", session.agent_name, self.conversation[:8], usage.describe())
+        if self._pool.catalog is not None:
+            self._pool.catalog.learn_usage(agent_key(self.agent), turn.model_id, usage)
+
+    def _observe(self, update: dict) -> list[Part]:
+        """An agent update: what it changes of the session's options and usage, and its parts."""
+        self._meter.observe(update)
+        if (choices := updated(self._choices, update)) is not None:
+            self._choices = choices
+        return render_update(update, self._tracker)
+
     async def _pump(self, request: Turn, bridge: ToolBridge) -> PromptDone | PromptFailed | AgentExited | PermissionAsked | _NeedsTools:
         """Forward agent updates until the prompt ends or the agent needs VS Code."""
         while True:
             event = await self._next_event()
             match event:
                 case Update(update=update):
-                    parts = render_update(update, self._tracker)
+                    parts = self._observe(update)
                     # Updates that are already waiting go out with this one, merged.
                     for more in () if self._backlog else self._waiting():
                         if not isinstance(more, Update):
                             self._backlog.append(more)
                             break
-                        parts += render_update(more.update, self._tracker)
+                        parts += self._observe(more.update)
                     for part in merge_parts(parts):
                         self._part(request, part)
                 case PermissionAsked() as ask:
@@ -362,6 +467,8 @@ class SessionActor:
         with trio.move_on_after(self._settings.cancel_timeout):
             while True:
                 match await self._next_event():
+                    case Update(update=update):
+                        self._meter.observe(update)  # what it cost still counts
                     case PermissionAsked() as ask:
                         ask.answer(acp.CANCELLED_OUTCOME)
                     case ToolCalled() as call:

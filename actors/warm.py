@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 import trio
 
+from actors.agent_options import read_choices
 from actors.agent_process import AgentError, AgentPool, AgentProcess, AgentSession, agent_key, agent_label
 from actors.tool_bridge import BridgeListener, ToolBridge
 from protocol.lm import Agent, Tool
@@ -132,6 +133,8 @@ class Spares:
             log.info("no spare session for %s: %s", agent_label(agent), exc.error.message)
             return
         self._failed.pop(key, None)
+        if self._pool.catalog is not None:  # its models are offered from now on, not after its first chat
+            self._pool.catalog.learn_choices(key[0], read_choices(session.answer))
         self._ready[key] = Spare(process, session, bridge, events_send, events)
         log.debug("spare session %s ready for %s", session.id, session.agent_name)
 

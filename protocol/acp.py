@@ -53,3 +53,30 @@ def selected_outcome(option_id: str) -> dict[str, Any]:
 
 def canonical_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def resume_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}
+
+
+def list_sessions_params(cwd: str | None, cursor: str | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if cwd is not None:
+        params["cwd"] = cwd
+    if cursor is not None:
+        params["cursor"] = cursor
+    return params
+
+
+def set_config_option_params(session_id: str, config_id: str, value: str | bool) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"sessionId": session_id, "configId": config_id, "type": "boolean", "value": value}
+    return {"sessionId": session_id, "configId": config_id, "value": value}
+
+
+def set_mode_params(session_id: str, mode_id: str) -> dict[str, Any]:
+    return {"sessionId": session_id, "modeId": mode_id}
+
+
+def set_model_params(session_id: str, model_id: str) -> dict[str, Any]:
+    return {"sessionId": session_id, "modelId": model_id}

@@ -26,6 +26,9 @@ METHOD_CANCEL = "lm/cancel"
 METHOD_PART = "lm/responsePart"
 METHOD_COMPLETE = "lm/responseComplete"
 METHOD_PREPARE = "lm/prepareModel"
+METHOD_MODELS_CHANGED = "lm/modelsChanged"  # backend → extension: ask for the models again
+METHOD_AGENT_OPTIONS = "lm/agentOptions"
+METHOD_LIST_SESSIONS = "lm/listSessions"
 
 
 # Parts ----------------------------------------------------------------------------------
@@ -232,6 +235,29 @@ converter.register_unstructure_hook(
 
 
 @attrs.frozen
+class AgentOptions:
+    """The agent's options a request wants (`{"model": "sonnet", "mode": "plan"}`), by option id or category."""
+
+    items: tuple[tuple[str, str | bool], ...] = ()
+
+
+def _structure_agent_options(value: Any, _: Any) -> AgentOptions:
+    obj = expect_object(value, "")
+    items = []
+    for key, item in obj.items():
+        if not key:
+            raise WireError("", "an option needs a name")
+        if not isinstance(item, (str, bool)):
+            raise WireError(key, f"expected a string or a boolean, got {describe(item)}")
+        items.append((key, item))
+    return AgentOptions(tuple(sorted(items)))
+
+
+converter.register_structure_hook(AgentOptions, _structure_agent_options)
+converter.register_unstructure_hook(AgentOptions, lambda o: dict(o.items))
+
+
+@attrs.frozen
 class ChatParams:
     model_id: str
     # The messages as JSON values: History reads them (`actors/reading.py`), reusing what it
@@ -240,6 +266,7 @@ class ChatParams:
     agent: Agent = ElizaAgent()
     options: Options = Options()
     cwd: str | None = None
+    agent_options: AgentOptions = AgentOptions()
 
 
 @attrs.frozen
@@ -262,6 +289,21 @@ class PrepareParams:
     model_id: str
     agent: Agent = ElizaAgent()
     cwd: str | None = None
+
+
+@attrs.frozen
+class AgentParams:
+    """An agent, for what is asked about it rather than of a conversation."""
+
+    agent: Agent
+    cwd: str | None = None
+
+
+@attrs.frozen
+class ListSessionsParams:
+    agent: Agent
+    cwd: str | None = None
+    cursor: str | None = None
 
 
 @attrs.frozen
@@ -292,6 +334,7 @@ class ModelInfo:
     capabilities: Capabilities
     detail: str | None = None
     tooltip: str | None = None
+    bytes_per_token: float | None = None  # the agent's, learned from its usage: token counts divide by it
 
 
 def parse(value: Any, cl: type[Any]) -> Any:

@@ -18,7 +18,19 @@ import attrs
 import trio
 
 from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
-from protocol.lm import AGENT_ACTION_TOOL, METHOD_CANCEL, METHOD_CHAT, METHOD_COMPLETE, METHOD_INFO, METHOD_PART, METHOD_PREPARE, METHOD_TOKENS
+from protocol.lm import (
+    AGENT_ACTION_TOOL,
+    METHOD_AGENT_OPTIONS,
+    METHOD_CANCEL,
+    METHOD_CHAT,
+    METHOD_COMPLETE,
+    METHOD_INFO,
+    METHOD_LIST_SESSIONS,
+    METHOD_MODELS_CHANGED,
+    METHOD_PART,
+    METHOD_PREPARE,
+    METHOD_TOKENS,
+)
 
 JSON = Any
 
@@ -76,8 +88,11 @@ class BackendClient:
         self._nursery = nursery
         self._streams: dict[int, tuple[ChatResult, PartCallback | None]] = {}
         self.stray_parts: list[dict[str, JSON]] = []  # parts for requests we do not know
+        self.models_changes = 0  # lm/modelsChanged notifications received
+        self._models_changed = trio.Event()
         peer.on_notification(METHOD_PART, self._on_part)
         peer.on_notification(METHOD_COMPLETE, self._on_complete)
+        peer.on_notification(METHOD_MODELS_CHANGED, self._on_models_changed)
 
     @classmethod
     @asynccontextmanager
@@ -149,6 +164,15 @@ class BackendClient:
         if entry is not None:
             entry[0].completed = True
 
+    async def _on_models_changed(self, _params: JSON) -> None:
+        self.models_changes += 1
+        self._models_changed.set()
+
+    async def models_changed(self) -> None:
+        """Returns once the backend has said its models changed (since the last call)."""
+        await self._models_changed.wait()
+        self._models_changed = trio.Event()
+
     # Requests -----------------------------------------------------------------------------------
 
     async def models(self, agents: Sequence[dict[str, JSON]] = ()) -> list[dict[str, JSON]]:
@@ -171,6 +195,15 @@ class BackendClient:
     async def token_count(self, text: str, model_id: str = "symposium-eliza") -> int:
         return (await self.peer.request(METHOD_TOKENS, {"modelId": model_id, "text": text}))["count"]
 
+    async def agent_options(self, agent: dict[str, JSON]) -> dict[str, JSON]:
+        return await self.peer.request(METHOD_AGENT_OPTIONS, {"agent": agent})
+
+    async def list_sessions(self, agent: dict[str, JSON], cwd: str | None = None) -> dict[str, JSON]:
+        params: dict[str, JSON] = {"agent": agent}
+        if cwd is not None:
+            params["cwd"] = cwd
+        return await self.peer.request(METHOD_LIST_SESSIONS, params)
+
     def start_chat(
         self,
         messages: Sequence[dict[str, JSON]],
@@ -180,6 +213,7 @@ class BackendClient:
         model_id: str = "symposium-eliza",
         cwd: str | None = None,
         on_part: PartCallback | None = None,
+        agent_options: dict[str, str | bool] | None = None,
     ) -> ChatResult:
         """Send a chat request; the returned result fills in as parts arrive (await `.done`)."""
         request_id = self.peer.new_id()
@@ -193,6 +227,8 @@ class BackendClient:
         }
         if cwd is not None:
             params["cwd"] = cwd
+        if agent_options:
+            params["agentOptions"] = agent_options
 
         async def run() -> None:
             try:

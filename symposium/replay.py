@@ -289,7 +289,7 @@ class Replay:
 
                 async def backend() -> None:
                     markers = MarkerCodec(b"replay" * 6)
-                    await serve(backend_end, cwd="/", settings=Settings(), connector=self.connect_agent, markers=markers)
+                    await serve(backend_end, cwd="/", settings=Settings(), connector=self.connect_agent, markers=markers, learn=False)
                     await backend_end.aclose()
 
                 nursery.start_soon(backend)

@@ -13,7 +13,9 @@ from typing import Any
 
 import trio
 
-from actors.agent_process import AgentError, AgentPool, Connector
+from actors import agent_options
+from actors.agent_catalog import AgentCatalog
+from actors.agent_process import AgentError, AgentPool, Connector, agent_key
 from actors.history import CancelRequest, ChatRequest, HistoryActor
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
@@ -22,20 +24,26 @@ from actors.session_store import SessionStore
 from actors.settings import Settings
 from actors.warm import Spares
 from actors.tool_bridge import BridgeListener
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Peer, RpcError, id_key
+from protocol import acp
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError, id_key
 from protocol.transcript import Recorder
 from protocol.lm import (
+    METHOD_AGENT_OPTIONS,
     METHOD_CANCEL,
     METHOD_CHAT,
     METHOD_COMPLETE,
     METHOD_INFO,
+    METHOD_LIST_SESSIONS,
+    METHOD_MODELS_CHANGED,
     METHOD_PART,
     METHOD_PREPARE,
     METHOD_TOKENS,
+    AgentParams,
     CancelParams,
     Capabilities,
     ChatParams,
     InfoParams,
+    ListSessionsParams,
     ModelInfo,
     PrepareParams,
     TokenCountParams,
@@ -55,29 +63,49 @@ VERSION = "0.1.0"
 CONTEXT_TOKENS = 200_000
 
 
-def _model(id: str, name: str, detail: str) -> ModelInfo:
+def _model(id: str, name: str, detail: str, *, context: int | None = None, ratio: float | None = None, tooltip: str | None = None) -> ModelInfo:
     return ModelInfo(
         id=id,
         name=name,
         family=FAMILY,
         version=VERSION,
-        max_input_tokens=CONTEXT_TOKENS,
+        max_input_tokens=context or CONTEXT_TOKENS,
         max_output_tokens=CONTEXT_TOKENS,
         capabilities=Capabilities(tool_calling=True),
         detail=detail,
+        tooltip=tooltip,
+        bytes_per_token=round(ratio, 4) if ratio is not None else None,
     )
 
 
-def model_infos(params: InfoParams) -> list[ModelInfo]:
-    """The built-in Eliza, then one model per configured agent."""
+def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list[ModelInfo]:
+    """The built-in Eliza, then per configured agent its own entry and, once one of its sessions
+    offered them, one entry per model it offers (`<id>/<model value>`), with the context window
+    it reported and the bytes per token its usage showed."""
     models = [_model(ELIZA_MODEL_ID, "Eliza (Symposium)", "built-in ACP agent")]
-    models += [_model(e.id, f"{e.name} (ACP)", "ACP agent") for e in params.agents if e.id != ELIZA_MODEL_ID]
+    for entry in params.agents:
+        if entry.id == ELIZA_MODEL_ID:
+            continue
+        if catalog is None:
+            models.append(_model(entry.id, f"{entry.name} (ACP)", "ACP agent"))
+            continue
+        key = agent_key(entry.agent)
+        learned = catalog.get(key)
+        catalog.bind_model(entry.id, key)
+        ratio = learned.bytes_per_token
+        models.append(_model(entry.id, f"{entry.name} (ACP)", "ACP agent", context=learned.contexts.get(entry.id), ratio=ratio))
+        for value in agent_options.model_values(learned.choices):
+            model_id = f"{entry.id}/{value.value}"
+            catalog.bind_model(model_id, key)
+            models.append(
+                _model(model_id, f"{entry.name} · {value.name}", f"{entry.name} (ACP)", context=learned.contexts.get(model_id), ratio=ratio, tooltip=value.description or None)
+            )
     return models
 
 
-def token_count(text: str) -> int:
-    """A cheap estimate (about four bytes a token); agents do their own accounting."""
-    return max(1, math.ceil(len(text.encode()) / 4))
+def token_count(text: str, ratio: float = agent_options.DEFAULT_BYTES_PER_TOKEN) -> int:
+    """An estimate: UTF-8 bytes over the agent's bytes per token (four until its usage says otherwise)."""
+    return agent_options.token_count(text, ratio)
 
 
 def _params(value: Any, cl: type) -> Any:
@@ -114,17 +142,30 @@ def task_count() -> int:
 class Backend:
     """Wires a VS Code-side Peer to the History actor."""
 
-    def __init__(self, peer: Peer, history: HistoryActor, bridges: BridgeListener, spares: Spares | None = None) -> None:
+    def __init__(
+        self,
+        peer: Peer,
+        history: HistoryActor,
+        bridges: BridgeListener,
+        spares: Spares | None = None,
+        *,
+        pool: AgentPool | None = None,
+        catalog: AgentCatalog | None = None,
+    ) -> None:
         self.peer = peer
         self.history = history
         self.bridges = bridges
         self.spares = spares
+        self.pool = pool
+        self.catalog = catalog
         self._submitted: set[str] = set()  # chat requests handed to History, by id key
         peer.on_request(METHOD_STATS, self.stats)
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_PREPARE, self.prepare_model)
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
         peer.on_request(METHOD_CHAT, self.provide_response)
+        peer.on_request(METHOD_AGENT_OPTIONS, self.agent_options)
+        peer.on_request(METHOD_LIST_SESSIONS, self.list_sessions)
         peer.on_notification(METHOD_CANCEL, self.cancel)
 
     async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
@@ -134,7 +175,7 @@ class Backend:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
         for problem in problems:
             log.warning("agent left out of the model list: %s", problem)
-        return {"models": [to_wire(m) for m in model_infos(info)]}
+        return {"models": [to_wire(m) for m in model_infos(info, self.catalog)]}
 
     async def prepare_model(self, params: Any, _id: Any) -> dict[str, Any]:
         """Start the model's agent and keep a session ready for its next new conversation.
@@ -172,7 +213,64 @@ class Backend:
         }
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
-        return {"count": token_count(_params(params, TokenCountParams).text)}
+        count = _params(params, TokenCountParams)
+        ratio = self.catalog.bytes_per_token(count.model_id) if self.catalog else agent_options.DEFAULT_BYTES_PER_TOKEN
+        return {"count": token_count(count.text, ratio)}
+
+    async def agent_options(self, params: Any, _id: Any) -> dict[str, Any]:
+        """The options the agent's sessions offer (for Manage Agents), as its last new session did."""
+        agent = _params(params, AgentParams).agent
+        choices = self.catalog.get(agent_key(agent)).choices if self.catalog else ()
+        options = []
+        for choice in choices:
+            values = [
+                {"value": v.value, "name": v.name, "description": v.description, "bypassesPermissions": choice.category == agent_options.MODE and agent_options.bypasses_permissions(v)}
+                for v in choice.values
+            ]
+            options.append({"id": choice.id, "name": choice.name, "category": choice.category, "type": choice.kind, "current": choice.current, "description": choice.description, "values": values})
+        return {"known": bool(choices), "options": options}
+
+    async def list_sessions(self, params: Any, _id: Any) -> dict[str, Any]:
+        """The agent's own sessions in the folder (`session/list`), each with the token a new chat
+        carries to continue it (`actors/continuing.py`). Starts the agent if it is not running."""
+        asked = _params(params, ListSessionsParams)
+        if self.pool is None or self.catalog is None:
+            raise RpcError(INTERNAL_ERROR, "Internal error: this backend does not list sessions")
+        try:
+            process = await self.pool.start(asked.agent, asked.cwd)
+        except AgentError as exc:
+            raise exc.error from None
+        capabilities = process.capabilities.get("sessionCapabilities")
+        can_list = isinstance(capabilities, dict) and capabilities.get("list") is not None
+        can_resume = (isinstance(capabilities, dict) and capabilities.get("resume") is not None) or bool(process.capabilities.get("loadSession"))
+        if not (can_list and can_resume):
+            missing = "list its sessions" if not can_list else "continue an earlier session"
+            return {"supported": False, "reason": f"{process.name} cannot {missing}", "sessions": []}
+        cwd = os.path.abspath(asked.cwd) if asked.cwd else None
+        try:
+            result = await process.call("session/list", acp.list_sessions_params(cwd, asked.cursor))
+        except AgentError as exc:
+            raise exc.error from None
+        except RpcError as exc:
+            raise RpcError(SERVER_ERROR, f"{process.name} could not list its sessions: {exc.message}") from None
+        key = agent_key(asked.agent)
+        sessions = []
+        for item in (result or {}).get("sessions") or () if isinstance(result, dict) else ():
+            if not isinstance(item, dict) or not isinstance(item.get("sessionId"), str) or not isinstance(item.get("cwd"), str):
+                continue
+            sessions.append(
+                {
+                    "sessionId": item["sessionId"],
+                    "cwd": item["cwd"],
+                    "title": item["title"] if isinstance(item.get("title"), str) else None,
+                    "updatedAt": item["updatedAt"] if isinstance(item.get("updatedAt"), str) else None,
+                    "token": self.catalog.continue_token(key, item["sessionId"], item["cwd"]),
+                }
+            )
+        answer: dict[str, Any] = {"supported": True, "sessions": sessions}
+        if isinstance(result, dict) and isinstance(result.get("nextCursor"), str):
+            answer["nextCursor"] = result["nextCursor"]
+        return answer
 
     async def provide_response(self, params: Any, request_id: Any) -> dict[str, Any]:
         # An lm/cancel read right after the request (in the same chunk, say) runs before this
@@ -224,6 +322,16 @@ class Backend:
             self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
 
+async def _tell_model_changes(peer: Peer, catalog: AgentCatalog) -> None:
+    """`lm/modelsChanged` whenever an agent's models, context window or bytes per token change."""
+    while True:
+        await catalog.wait_changed()
+        try:
+            await peer.notify(METHOD_MODELS_CHANGED, {})
+        except ConnectionClosed:
+            return
+
+
 async def serve(
     stream: trio.abc.Stream,
     *,
@@ -232,11 +340,13 @@ async def serve(
     recorder: Recorder | None = None,
     connector: Connector | None = None,
     markers: MarkerCodec | None = None,
+    learn: bool = True,
 ) -> None:
     """Serve one VS Code connection until its input ends, then shut down gracefully.
 
     At EOF every pending request is answered, every agent is stopped (bounded), and only
-    then does this return.
+    then does this return. `learn`: keep what agents offer and cost (`actors/agent_catalog.py`);
+    replay does not, so that what it compares does not depend on earlier runs.
     """
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None)
     async with trio.open_nursery() as nursery:
@@ -247,7 +357,10 @@ async def serve(
         spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder)
         history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store, bridges=bridges)
         nursery.start_soon(history.run, name="history")
-        Backend(peer, history, bridges, spares)
+        if learn:
+            pool.catalog = AgentCatalog(state_dir() / "agents.sqlite3", key)
+            nursery.start_soon(_tell_model_changes, peer, pool.catalog, name="model changes")
+        Backend(peer, history, bridges, spares, pool=pool, catalog=pool.catalog)
         async with trio.open_nursery() as serving:
             serving.start_soon(peer.serve, name="vscode reader")
             await peer.eof.wait()

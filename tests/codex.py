@@ -48,13 +48,13 @@ def installed_codex() -> tuple[str, str] | str:
     return node, str(entry)
 
 
-def config_toml(api: FakeOpenAI, *, approval_policy: str) -> str:
+def config_toml(api: FakeOpenAI, *, approval_policy: str, sandbox_mode: str = "danger-full-access") -> str:
     """Codex's configuration: the fake as its only model provider, no network besides it."""
     return f"""\
 model = "{MODEL}"
 model_provider = "{PROVIDER}"
 approval_policy = "{approval_policy}"
-sandbox_mode = "danger-full-access"
+sandbox_mode = "{sandbox_mode}"
 
 [model_providers.{PROVIDER}]
 name = "Symposium's fake OpenAI"
@@ -71,10 +71,11 @@ class Codex(Tap):
 
     `approval_policy` is Codex's own default, "on-request" (it still asks before an MCP tool
     call); "untrusted" makes it ask before running any command it does not know to be harmless.
-    Commands run without Codex's sandbox, which the tests do not depend on.
+    Commands run without Codex's sandbox, which the tests do not depend on; with another
+    `sandbox_mode` ("workspace-write") Codex also offers its approval presets as modes.
     """
 
-    def __init__(self, api: FakeOpenAI, root: Path, *, approval_policy: str = "on-request") -> None:
+    def __init__(self, api: FakeOpenAI, root: Path, *, approval_policy: str = "on-request", sandbox_mode: str = "danger-full-access") -> None:
         super().__init__(root / "acp.jsonl")
         found = installed_codex()
         assert not isinstance(found, str), found
@@ -85,7 +86,7 @@ class Codex(Tap):
         self.cwd = root / "work"
         for folder in (self.home, self.codex_home, self.cwd):
             folder.mkdir()
-        (self.codex_home / "config.toml").write_text(config_toml(api, approval_policy=approval_policy))
+        (self.codex_home / "config.toml").write_text(config_toml(api, approval_policy=approval_policy, sandbox_mode=sandbox_mode))
         env = {
             "HOME": str(self.home),
             "CODEX_HOME": str(self.codex_home),

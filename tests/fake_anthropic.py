@@ -78,6 +78,7 @@ class Reply:
     stall_after: int | None = None  # after this many deltas, hold the stream until the client hangs up
     answers: str | None = None  # only for a request whose last user text is this
     paced: bool = False  # each delta after the first waits for FakeAnthropic.advance()
+    usage: tuple[int, int] = (10, 5)  # (input, output) tokens the API reports for it
 
     def fits(self, request: Request) -> bool:
         return self.answers is None or request.user_texts()[-1:] == [self.answers]
@@ -86,10 +87,13 @@ class Reply:
         return [b.start["id"] for b in self.blocks if b.start["type"] == "tool_use"]
 
 
-def reply(*blocks: Block, delay: float = 0.0, stall_after: int | None = None, answers: str | None = None, paced: bool = False) -> Reply:
-    """A scripted model reply; `answers` holds it back for the request whose last user text it is."""
+def reply(
+    *blocks: Block, delay: float = 0.0, stall_after: int | None = None, answers: str | None = None, paced: bool = False, usage: tuple[int, int] = (10, 5)
+) -> Reply:
+    """A scripted model reply; `answers` holds it back for the request whose last user text it is;
+    `usage` is the (input, output) tokens the API reports for it."""
     stop = "tool_use" if any(b.start["type"] == "tool_use" for b in blocks) else "end_turn"
-    return Reply(tuple(blocks), stop, delay, stall_after, answers, paced)
+    return Reply(tuple(blocks), stop, delay, stall_after, answers, paced, usage)
 
 
 # Recorded requests -------------------------------------------------------------------------------
@@ -202,18 +206,18 @@ class FakeAnthropic(fake_http.FakeServer):
             "content": content,
             "stop_reason": chosen.stop_reason,
             "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "usage": {"input_tokens": chosen.usage[0], "output_tokens": chosen.usage[1]},
         }
 
     async def _stream(self, stream: trio.SocketStream, request: Request, chosen: Reply) -> None:
         body = request.body
-        message = self._message(reply(), body) | {"content": [], "stop_reason": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
+        message = self._message(reply(), body) | {"content": [], "stop_reason": None, "usage": {"input_tokens": chosen.usage[0], "output_tokens": 1}}
         events: list[tuple[str, JSON]] = [("message_start", {"type": "message_start", "message": message})]
         for index, block in enumerate(chosen.blocks):
             events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": block.start}))
             events.extend(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in block.deltas)
             events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-        usage = {"input_tokens": 10, "output_tokens": 5}
+        usage = {"input_tokens": chosen.usage[0], "output_tokens": chosen.usage[1]}
         events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": chosen.stop_reason, "stop_sequence": None}, "usage": usage}))
         events.append(("message_stop", {"type": "message_stop"}))
 

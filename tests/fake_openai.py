@@ -97,6 +97,7 @@ class Reply:
     stall_after: int | None = None  # after this many deltas, hold the stream until the client hangs up
     answers: str | None = None  # only for a request whose last user text is this
     paced: bool = False  # each delta after the first waits for FakeOpenAI.advance()
+    usage: tuple[int, int] = (10, 5)  # (input, output) tokens the API reports for it
 
     def fits(self, request: Request) -> bool:
         return self.answers is None or request.user_texts()[-1:] == [self.answers]
@@ -105,9 +106,12 @@ class Reply:
         return [i.done["call_id"] for i in self.items if i.done["type"] == "function_call"]
 
 
-def reply(*items: Item, delay: float = 0.0, stall_after: int | None = None, answers: str | None = None, paced: bool = False) -> Reply:
-    """A scripted model reply; `answers` holds it back for the request whose last user text it is."""
-    return Reply(tuple(items), delay, stall_after, answers, paced)
+def reply(
+    *items: Item, delay: float = 0.0, stall_after: int | None = None, answers: str | None = None, paced: bool = False, usage: tuple[int, int] = (10, 5)
+) -> Reply:
+    """A scripted model reply; `answers` holds it back for the request whose last user text it is;
+    `usage` is the (input, output) tokens the API reports for it."""
+    return Reply(tuple(items), delay, stall_after, answers, paced, usage)
 
 
 # Recorded requests -------------------------------------------------------------------------------
@@ -194,8 +198,8 @@ class FakeOpenAI(fake_http.FakeServer):
                 events.append({"type": "response.reasoning_summary_part.added", "item_id": item.done["id"], "output_index": index, "summary_index": 0})
             events.extend(d | {"output_index": index} for d in item.deltas)
             events.append({"type": "response.output_item.done", "output_index": index, "item": item.done})
-        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        usage = {"input_tokens": chosen.usage[0], "input_tokens_details": {"cached_tokens": 0}, "output_tokens": chosen.usage[1],
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": sum(chosen.usage)}
         completed = response | {"status": "completed", "output": [i.done for i in chosen.items], "usage": usage}
         events.append({"type": "response.completed", "response": completed})
 

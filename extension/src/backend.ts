@@ -37,6 +37,8 @@ export interface BackendHooks {
   onExit?(pid: number | undefined): void;
   /** Every message, both ways (for the trace log and the tests). */
   onMessage?(direction: 'send' | 'recv', message: unknown): void;
+  /** A notification about no request in particular (lm/modelsChanged). */
+  onNotification?(method: string, params: unknown): void;
   /** Awaited before the first request starts the backend (a one-time setup of its venv). */
   whenReady?(): Promise<void>;
 }
@@ -249,6 +251,8 @@ export class Backend {
       const pending = proc.pending.get(message.params?.requestId);
       if (pending?.onNotification) {
         pending.onNotification(message.method, message.params);
+      } else if (message.params?.requestId === undefined && this.hooks.onNotification) {
+        this.hooks.onNotification(message.method, message.params);
       } else {
         this.log.debug(`dropped ${message.method} for request ${JSON.stringify(message.params?.requestId)}`);
       }

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BackendCommand } from './backend';
-import { Agent, AgentEntry } from './wire';
+import { Agent, AgentEntry, AgentOption, AgentOptions } from './wire';
 
 export const ELIZA_ID = 'symposium-eliza';
 const ELIZA: Agent = { eliza: { deterministic: false } };
@@ -15,6 +15,8 @@ export interface AgentSetting {
   command: string;
   args?: string[];
   env?: Record<string, string>;
+  /** The agent's own options for every conversation ({mode, effort, ...}), by option id or category. */
+  options?: AgentOptions;
 }
 
 /** The valid entries of `symposium.agents` (first of each id wins), and a complaint for each other one. */
@@ -35,6 +37,8 @@ export function readAgents(value: unknown): { agents: AgentSetting[]; problems: 
       problems.push(`${where}: "args" must be a list of strings; ignored`);
     } else if (entry.env !== undefined && !(isObject(entry.env) && Object.values(entry.env).every((v) => typeof v === 'string'))) {
       problems.push(`${where}: "env" must map names to strings; ignored`);
+    } else if (entry.options !== undefined && !(isObject(entry.options) && Object.values(entry.options).every((v) => typeof v === 'string' || typeof v === 'boolean'))) {
+      problems.push(`${where}: "options" must map option names to strings or booleans; ignored`);
     } else {
       agents.push({
         id: entry.id,
@@ -42,6 +46,7 @@ export function readAgents(value: unknown): { agents: AgentSetting[]; problems: 
         command: entry.command,
         args: entry.args ?? [],
         env: entry.env ?? {},
+        ...(entry.options && Object.keys(entry.options).length ? { options: entry.options } : {}),
       });
     }
   }
@@ -65,11 +70,26 @@ export function wireAgentEntries(agents: AgentSetting[]): AgentEntry[] {
 
 /** The agent definition a chat request for `modelId` carries. */
 export function agentForModel(modelId: string, agents: AgentSetting[]): Agent | undefined {
+  return modelRequest(modelId, agents)?.agent;
+}
+
+/**
+ * What a chat request for `modelId` carries: the agent definition, and the agent's options: those in
+ * its settings, and the model a model entry (`<agent id>/<model value>`) names.
+ */
+export function modelRequest(modelId: string, agents: AgentSetting[]): { agent: Agent; agentOptions: AgentOptions } | undefined {
   if (modelId === ELIZA_ID) {
-    return ELIZA;
+    return { agent: ELIZA, agentOptions: {} };
   }
-  const agent = agents.find((a) => a.id === modelId);
-  return agent && wireAgent(agent);
+  const exact = agents.find((a) => a.id === modelId);
+  if (exact) {
+    return { agent: wireAgent(exact), agentOptions: { ...exact.options } };
+  }
+  // The longest agent id that, with a slash, begins the model id: ids may contain slashes too.
+  const owner = agents
+    .filter((a) => modelId.startsWith(`${a.id}/`) && modelId.length > a.id.length + 1)
+    .sort((a, b) => b.id.length - a.id.length)[0];
+  return owner && { agent: wireAgent(owner), agentOptions: { ...owner.options, model: modelId.slice(owner.id.length + 1) } };
 }
 
 export interface BackendSettings {
@@ -186,4 +206,54 @@ export function agentId(name: string, taken: string[]): string {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** One row of the value picker of an option in Manage Agents; `value` undefined: the agent's own default. */
+export interface OptionValueItem {
+  label: string;
+  description?: string;
+  detail?: string;
+  value: string | boolean | undefined;
+}
+
+/**
+ * The values to offer for one of the agent's options: first the agent's own default (what a session
+ * starts with when the setting is unset), then each value. A mode that bypasses permissions is never the
+ * first, never marked as the default, and says what it does.
+ */
+export function optionValueItems(option: AgentOption, setting: string | boolean | undefined): OptionValueItem[] {
+  const chosen = (value: string | boolean | undefined) => (value === setting ? ' (set)' : '');
+  const agentDefault = option.values.find((v) => v.value === option.current);
+  const items: OptionValueItem[] = [{
+    label: `The agent's default${chosen(undefined)}`,
+    description: agentDefault && !agentDefault.bypassesPermissions ? agentDefault.name : undefined,
+    value: undefined,
+  }];
+  if (option.type === 'boolean') {
+    items.push({ label: `On${chosen(true)}`, value: true }, { label: `Off${chosen(false)}`, value: false });
+    return items;
+  }
+  for (const v of option.values) {
+    items.push(v.bypassesPermissions
+      ? { label: `$(warning) ${v.name}${chosen(v.value)}`, description: 'bypasses permissions: the agent acts without asking you', detail: v.description || undefined, value: v.value }
+      : { label: `${v.name}${chosen(v.value)}`, description: v.value !== v.name ? v.value : undefined, detail: v.description || undefined, value: v.value });
+  }
+  return items;
+}
+
+/** The key an option is set by in `symposium.agents[].options`: `mode` and `effort` for the well-known
+ * categories (one setting fits every agent), else the option's own id. */
+export function settingKey(option: Pick<AgentOption, 'id' | 'category'>): string {
+  return option.category === 'mode' ? 'mode' : option.category === 'thought_level' ? 'effort' : option.id;
+}
+
+/** The agent's options with `key` set to `value` (removed when undefined). */
+export function withOption(options: AgentOptions | undefined, key: string, value: string | boolean | undefined): AgentOptions {
+  const updated = { ...options };
+  if (value === undefined) {
+    delete updated[key];
+  } else {
+    updated[key] = value;
+  }
+  return updated;
 }

@@ -135,25 +135,26 @@ export function countedText(text: string | vscode.LanguageModelChatRequestMessag
 }
 
 /**
- * Token counts, estimated as the backend does (about four bytes a token; agents do their own
- * accounting), remembered per text. Copilot asks about every part of every prompt it builds, most of
- * them again on the next request. Bounded: the least recently asked texts are forgotten first.
+ * Token counts, estimated as the backend does: a text's UTF-8 bytes over the agent's bytes per token
+ * (four until its usage says otherwise; agents do their own accounting). Each text's size is
+ * remembered: Copilot asks about every part of every prompt it builds, most of them again on the
+ * next request. Bounded: the least recently asked texts are forgotten first.
  */
 export class TokenEstimate {
-  private readonly known = new Map<string, number>();
+  private readonly known = new Map<string, number>(); // text → its UTF-8 bytes
   private chars = 0;
 
   constructor(private readonly maxTexts = 10_000, private readonly maxChars = 8_000_000) {}
 
-  count(text: string): number {
-    let count = this.known.get(text);
-    if (count !== undefined) {
+  count(text: string, bytesPerToken = 4): number {
+    let bytes = this.known.get(text);
+    if (bytes !== undefined) {
       this.known.delete(text); // re-inserted below: the most recently asked
     } else {
-      count = Math.max(1, Math.ceil(Buffer.byteLength(text, 'utf8') / 4));
+      bytes = Buffer.byteLength(text, 'utf8');
       this.chars += text.length;
     }
-    this.known.set(text, count);
+    this.known.set(text, bytes);
     for (const oldest of this.known.keys()) {
       if (this.known.size <= this.maxTexts && this.chars <= this.maxChars) {
         break;
@@ -161,7 +162,7 @@ export class TokenEstimate {
       this.known.delete(oldest);
       this.chars -= oldest.length;
     }
-    return count;
+    return Math.max(1, Math.ceil(bytes / (bytesPerToken > 0 ? bytesPerToken : 4)));
   }
 
   /** The texts remembered, least recently asked first. */

@@ -4,11 +4,12 @@ import { addAgent, agentsRoot } from './addAgent';
 import { AgentActionTool } from './agentAction';
 import { Backend, BackendError } from './backend';
 import { agentForModel, backendCommand, ELIZA_ID, joinCommandLine, readAgents } from './config';
+import { continueSession } from './continue';
 import { addByHand, manageAgents } from './manage';
 import { SymposiumProvider } from './provider';
 import { bundledWheel, ensureBackendVenv, findPython, SetupError } from './setup';
 import { Warmup } from './warmup';
-import { AGENT_ACTION_TOOL } from './wire';
+import { AGENT_ACTION_TOOL, METHOD_MODELS_CHANGED } from './wire';
 
 /** What `activate` returns: enough for the integration tests to watch and kill the backend. */
 export interface SymposiumApi {
@@ -116,6 +117,11 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
         warmup.observe(direction, message);
         exchanged.fire({ direction, message });
       },
+      onNotification: (method) => {
+        if (method === METHOD_MODELS_CHANGED) {
+          provider.refresh(); // an agent's models, context window or bytes per token: VS Code asks again
+        }
+      },
       whenReady: setUpBackend,
     },
   );
@@ -145,8 +151,9 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     provider,
     vscode.lm.registerLanguageModelChatProvider('symposium', provider),
     vscode.lm.registerTool(AGENT_ACTION_TOOL, new AgentActionTool()),
-    vscode.commands.registerCommand('symposium.manageAgents', () => manageAgents(agentsRoot(storage))),
+    vscode.commands.registerCommand('symposium.manageAgents', () => manageAgents(agentsRoot(storage), current)),
     vscode.commands.registerCommand('symposium.addAgent', () => addAgent(agentsContext)),
+    vscode.commands.registerCommand('symposium.continueSession', () => continueSession(current, log)),
     vscode.commands.registerCommand('symposium.showLog', () => log.show()),
     vscode.commands.registerCommand('symposium.restartBackend', async () => {
       await current.stop('The Symposium backend was restarted');

@@ -1,12 +1,17 @@
 // Symposium: Manage Agents (the provider's managementCommand): add (from the catalogue, or by hand),
-// edit and remove the entries of `symposium.agents` through quick picks and input boxes. Agents
-// installed from the catalogue show their pinned version and whether they need a sign-in.
+// edit and remove the entries of `symposium.agents` through quick picks and input boxes, and set an
+// agent's own options (mode, effort, ...) from those its sessions offered. Agents installed from the
+// catalogue show their pinned version and whether they need a sign-in.
 
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { authNote } from './addAgent';
-import { agentId, AgentSetting, formatEnv, joinCommandLine, parseEnv, readAgents, splitCommandLine } from './config';
+import { Backend } from './backend';
+import {
+  agentId, AgentSetting, formatEnv, joinCommandLine, optionValueItems, parseEnv, readAgents, settingKey, splitCommandLine, wireAgent, withOption,
+} from './config';
 import { readRecords, recordOf } from './install';
+import { AgentOption, METHOD_AGENT_OPTIONS } from './wire';
 
 type Item = vscode.QuickPickItem & { run?: () => Promise<void> };
 
@@ -31,7 +36,7 @@ export async function addByHand(): Promise<void> {
   }
 }
 
-export async function manageAgents(agentsRoot: string): Promise<void> {
+export async function manageAgents(agentsRoot: string, backend: Backend): Promise<void> {
   const { agents, save } = settingsTarget();
   const records = readRecords(agentsRoot);
 
@@ -49,9 +54,15 @@ export async function manageAgents(agentsRoot: string): Promise<void> {
         description: record ? `${agent.id} · ${record.version}, pinned` : agent.id,
         detail: auth ? `$(key) ${auth}` : joinCommandLine([agent.command, ...(agent.args ?? [])]),
         run: async () => {
-          const action = await vscode.window.showQuickPick(['$(edit) Edit', '$(trash) Remove'], { title: agent.name });
+          const actions = ['$(edit) Edit', '$(settings) Options (mode, effort, …)', '$(trash) Remove'];
+          const action = await vscode.window.showQuickPick(actions, { title: agent.name });
           if (action?.endsWith('Edit')) {
             const edited = await editAgent(agent, []);
+            if (edited) {
+              await save(agents.map((a, i) => (i === index ? edited : a)));
+            }
+          } else if (action === actions[1]) {
+            const edited = await editOptions(backend, agent);
             if (edited) {
               await save(agents.map((a, i) => (i === index ? edited : a)));
             }
@@ -72,6 +83,47 @@ export async function manageAgents(agentsRoot: string): Promise<void> {
   ];
   const picked = await vscode.window.showQuickPick(items, { title: 'Symposium: Manage Agents', placeHolder: 'Pick an agent to edit or remove' });
   await picked?.run?.();
+}
+
+/**
+ * One of the agent's options, set to a value its sessions offered (the model is the model picker's).
+ * Undefined when the user gives up, or when the agent's options are not known yet.
+ */
+async function editOptions(backend: Backend, agent: AgentSetting): Promise<AgentSetting | undefined> {
+  let offered: { known: boolean; options: AgentOption[] };
+  try {
+    offered = await backend.request(METHOD_AGENT_OPTIONS, { agent: wireAgent(agent) });
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Could not ask for the options of ${agent.name}: ${error instanceof Error ? error.message : error}`);
+    return undefined;
+  }
+  const options = offered.options.filter((o) => o.category !== 'model');
+  if (!offered.known || options.length === 0) {
+    const why = offered.known ? `${agent.name} offers no options besides its models (pick those in the model picker)` : `${agent.name}'s options are known once it has answered in a chat: use it once, then come back`;
+    void vscode.window.showInformationMessage(`${why}.`);
+    return undefined;
+  }
+  const current = agent.options ?? {};
+  const option = (await vscode.window.showQuickPick(
+    options.map((o) => ({
+      label: o.name,
+      description: settingKey(o) in current ? `set: ${String(current[settingKey(o)])}` : "the agent's default",
+      detail: o.description || undefined,
+      option: o,
+    })),
+    { title: `${agent.name}: options for every conversation`, placeHolder: 'The option to set' },
+  ))?.option;
+  if (!option) {
+    return undefined;
+  }
+  const key = settingKey(option);
+  const picked = await vscode.window.showQuickPick(optionValueItems(option, current[key]), { title: `${agent.name}: ${option.name}` });
+  if (!picked) {
+    return undefined;
+  }
+  const updated = withOption(current, key, picked.value);
+  const { options: _previous, ...rest } = agent;
+  return Object.keys(updated).length ? { ...rest, options: updated } : rest;
 }
 
 /** Asks for a name, a command line and an environment; undefined when the user gives up. */
@@ -116,5 +168,6 @@ async function editAgent(agent: AgentSetting | undefined, takenIds: string[]): P
     command,
     args,
     env: parseEnv(envLine) as Record<string, string>,
+    ...(agent?.options ? { options: agent.options } : {}),
   };
 }

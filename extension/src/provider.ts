@@ -1,8 +1,9 @@
-// The LanguageModelChatProvider: one model per agent. Everything it knows comes from the backend.
+// The LanguageModelChatProvider: one model per agent, and one per model an agent offers once it has
+// been used. Everything it knows comes from the backend.
 
 import * as vscode from 'vscode';
 import { Backend } from './backend';
-import { agentForModel, AgentSetting, readAgents, wireAgentEntries } from './config';
+import { AgentSetting, modelRequest, readAgents, wireAgentEntries } from './config';
 import { countedText, ResponseStream, ThinkingMode, TokenEstimate, toWireMessages, toWireOptions } from './convert';
 import { ChatParams, METHOD_INFO, ModelInfo } from './wire';
 
@@ -13,6 +14,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeLanguageModelChatInformation = this.changed.event;
   private readonly tokens = new TokenEstimate();
+  private readonly bytesPerToken = new Map<string, number>(); // by model id, as the backend last listed them
 
   constructor(
     private readonly backend: Backend,
@@ -34,6 +36,8 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
         silent: options.silent,
         agents: wireAgentEntries(this.agents()),
       });
+      this.bytesPerToken.clear();
+      models.forEach((m) => m.bytesPerToken && this.bytesPerToken.set(m.id, m.bytesPerToken));
       return models.map((m) => ({
         id: m.id,
         name: m.name,
@@ -64,17 +68,18 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     const controller = new AbortController();
     const cancellation = token.onCancellationRequested(() => controller.abort());
     try {
-      const agent = agentForModel(model.id, this.agents());
-      if (!agent) {
+      const request = modelRequest(model.id, this.agents());
+      if (!request) {
         throw new Error(`No agent is configured for the model "${model.id}" (see the symposium.agents setting)`);
       }
       const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
       const params: ChatParams = {
         modelId: model.id,
         messages: toWireMessages(messages, this.log),
-        agent,
+        agent: request.agent,
         options: toWireOptions(options),
         ...(folder?.scheme === 'file' ? { cwd: folder.fsPath } : {}),
+        ...(Object.keys(request.agentOptions).length ? { agentOptions: request.agentOptions } : {}),
       };
       this.log.debug(`chat request for ${model.id}: ${messages.length} messages, ${params.options.tools.length} tools`);
       const outcome = await this.backend.chat(params, (part) => stream.push(part), controller.signal);
@@ -90,9 +95,9 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     }
   }
 
-  /** An estimate, in the extension: Copilot asks thousands of times per request. */
-  provideTokenCount(_model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
-    return Promise.resolve(this.tokens.count(countedText(text)));
+  /** An estimate, in the extension (Copilot asks thousands of times per request), by the agent's bytes per token. */
+  provideTokenCount(model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
+    return Promise.resolve(this.tokens.count(countedText(text), this.bytesPerToken.get(model.id)));
   }
 
   private agents(): AgentSetting[] {

@@ -7,6 +7,10 @@ export const METHOD_CANCEL = 'lm/cancel';
 export const METHOD_PART = 'lm/responsePart';
 export const METHOD_COMPLETE = 'lm/responseComplete';
 export const METHOD_PREPARE = 'lm/prepareModel';
+/** Backend → extension: an agent's models, context window or bytes per token changed; ask again. */
+export const METHOD_MODELS_CHANGED = 'lm/modelsChanged';
+export const METHOD_AGENT_OPTIONS = 'lm/agentOptions';
+export const METHOD_LIST_SESSIONS = 'lm/listSessions';
 
 export const AGENT_ACTION_TOOL = 'symposium-agent-action';
 // The tool's whole answer on Allow; the backend takes nothing else (Skip, errors, other text) as a yes.
@@ -43,12 +47,16 @@ export type Agent =
 
 export interface AgentEntry { id: string; name: string; agent: Agent }
 
+/** The agent's own options a request wants, by option id or category: `{ model: 'sonnet', mode: 'plan' }`. */
+export type AgentOptions = Record<string, string | boolean>;
+
 export interface ChatParams {
   modelId: string;
   messages: Message[];
   agent: Agent;
   options: ChatOptions;
   cwd?: string;
+  agentOptions?: AgentOptions;
 }
 
 /** `lm/prepareModel`: the agent started, and whether a session could be made ahead for it. */
@@ -66,4 +74,33 @@ export interface ModelInfo {
   capabilities: { toolCalling?: boolean | number; imageInput?: boolean };
   detail?: string;
   tooltip?: string;
+  /** The agent's, learned from its usage: token counts divide a text's UTF-8 bytes by it. */
+  bytesPerToken?: number;
+}
+
+/** One option an agent's sessions offer (lm/agentOptions). */
+export interface AgentOption {
+  id: string;
+  name: string;
+  category: string | null;
+  type: 'select' | 'boolean';
+  current: string | boolean | null;
+  description: string;
+  values: { value: string; name: string; description: string; bypassesPermissions: boolean }[];
+}
+
+/** One of an agent's own sessions (lm/listSessions); `token` continues it in a new chat. */
+export interface AgentSessionInfo {
+  sessionId: string;
+  cwd: string;
+  title: string | null;
+  updatedAt: string | null;
+  token: string;
+}
+
+export interface SessionListing {
+  supported: boolean;
+  reason?: string;
+  sessions: AgentSessionInfo[];
+  nextCursor?: string;
 }

@@ -110,7 +110,7 @@ interface Answer {
 }
 
 /** The Chat view in the secondary side bar, and what a user does there. */
-class ChatView {
+export class ChatView {
   private readonly view: Locator;
 
   constructor(private readonly page: Page) {

@@ -18,6 +18,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
 import { runChatViewTests } from './chatView';
+import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
+import { repositoryOf } from './fakeAgent';
 
 const EXTENSION = path.resolve(__dirname, '../..');
 const OUT = path.join(EXTENSION, 'out', 'integration');
@@ -96,6 +98,16 @@ async function main(): Promise<number> {
     await page.goto(url([['extensionDevelopmentPath', remote(extension)]]));
     const chat = await runChatViewTests(page, { screenshots, out: OUT, print: (line) => console.log(line) });
     await page.close();
+    // Then, in a window opened anew, an agent with sessions of its own (added once the pictures are taken).
+    const fake = await prepareContinue(repositoryOf(SYMPOSIUM)!, dirs.workspace);
+    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }], path.join(OUT, 'trace'));
+    const again = await newPage(browser, 'continue');
+    await again.goto(url([['extensionDevelopmentPath', remote(extension)]]));
+    const continued = await runContinueViewTest(again, fake, { out: OUT, print: (line) => console.log(line) });
+    chat.passed += continued.passed;
+    chat.failed += continued.failed;
+    await again.close();
+    await fake.stop();
     console.log(`Chat view tests: ${chat.passed} passed, ${chat.failed} failed after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
     // The tally last, where CI looks for it.

@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import {
-  agentForModel, agentId, backendCommand, joinCommandLine, parseEnv, readAgents, splitCommandLine, wireAgentEntries,
+  agentForModel, agentId, backendCommand, joinCommandLine, modelRequest, optionValueItems, parseEnv, readAgents, settingKey, splitCommandLine,
+  wireAgentEntries, withOption,
 } from '../../config';
 
 const claude = { id: 'claude', name: 'Claude Code', command: 'npx', args: ['-y', '@agentclientprotocol/claude-agent-acp'], env: { A: '1' } };
@@ -38,6 +39,55 @@ describe('symposium.agents', () => {
     assert.deepEqual(agentForModel('symposium-eliza', []), { eliza: { deterministic: false } });
     assert.deepEqual(agentForModel('claude', [claude]), wireAgentEntries([claude])[0].agent);
     assert.equal(agentForModel('gone', [claude]), undefined);
+  });
+
+  it('maps a model entry to its agent, with the model and the options from the settings', () => {
+    const planning = { ...claude, options: { mode: 'plan', effort: 'high' } };
+    const nested = { id: 'claude/work', name: 'Work', command: 'x', args: [], env: {} };
+    const agents = [planning, nested];
+    assert.deepEqual(modelRequest('claude', agents), { agent: wireAgentEntries([planning])[0].agent, agentOptions: { mode: 'plan', effort: 'high' } });
+    assert.deepEqual(modelRequest('claude/sonnet', agents)?.agentOptions, { mode: 'plan', effort: 'high', model: 'sonnet' });
+    assert.deepEqual(modelRequest('claude/work/gpt-5', agents), { agent: wireAgentEntries([nested])[0].agent, agentOptions: { model: 'gpt-5' } });
+    assert.deepEqual(modelRequest('symposium-eliza', agents)?.agentOptions, {});
+    assert.equal(modelRequest('claude/', agents), undefined);
+    assert.equal(modelRequest('codex/gpt-5', agents), undefined);
+  });
+
+  it('keeps options that are strings or booleans, and drops an entry whose options are not', () => {
+    const { agents, problems } = readAgents([{ ...claude, options: { mode: 'plan', fast: true } }, { id: 'odd', command: 'x', options: { effort: 3 } }]);
+    assert.deepEqual(agents.map((a) => a.options), [{ mode: 'plan', fast: true }]);
+    assert.match(problems[0], /symposium\.agents\[1\]: "options" must map option names to strings or booleans/);
+  });
+});
+
+describe("an agent's options in Manage Agents", () => {
+  // Claude Code's mode option, as lm/agentOptions lists it.
+  const mode = {
+    id: 'mode', name: 'Mode', category: 'mode', type: 'select' as const, current: 'default', description: 'Session permission mode',
+    values: [
+      { value: 'default', name: 'Manual', description: 'Always ask before making changes', bypassesPermissions: false },
+      { value: 'plan', name: 'Plan', description: 'Create a plan before making changes', bypassesPermissions: false },
+      { value: 'bypassPermissions', name: 'Bypass permissions', description: 'Accepts all permissions', bypassesPermissions: true },
+    ],
+  };
+
+  it("offers the agent's default first, and labels a mode that bypasses permissions", () => {
+    const items = optionValueItems(mode, undefined);
+    assert.deepEqual(items.map((i) => i.value), [undefined, 'default', 'plan', 'bypassPermissions']);
+    assert.equal(items[0].label, "The agent's default (set)");
+    assert.equal(items[0].description, 'Manual');
+    assert.equal(items[3].label, '$(warning) Bypass permissions');
+    assert.match(items[3].description!, /bypasses permissions/);
+    assert.equal(optionValueItems(mode, 'plan')[2].label, 'Plan (set)');
+    assert.equal(optionValueItems({ ...mode, current: 'bypassPermissions' }, undefined)[0].description, undefined, 'never shown as the default');
+  });
+
+  it('saves mode and effort by their category, other options by id', () => {
+    assert.equal(settingKey({ id: 'reasoning_effort', category: 'thought_level' }), 'effort');
+    assert.equal(settingKey({ id: 'mode', category: 'mode' }), 'mode');
+    assert.equal(settingKey({ id: 'fast', category: 'model_config' }), 'fast');
+    assert.deepEqual(withOption({ mode: 'plan' }, 'effort', 'high'), { mode: 'plan', effort: 'high' });
+    assert.deepEqual(withOption({ mode: 'plan' }, 'mode', undefined), {});
   });
 });
 

@@ -114,6 +114,13 @@ describe('options and token counts', () => {
     assert.equal(tokens.count('abcde'), 2, 'the same when remembered');
   });
 
+  it('divides by the bytes per token the agent\'s usage showed', () => {
+    const tokens = new TokenEstimate();
+    assert.equal(tokens.count('x'.repeat(1000)), 250);
+    assert.equal(tokens.count('x'.repeat(1000), 2.5), 400, 'a remembered text, another ratio');
+    assert.equal(tokens.count('x', 2.5), 1);
+  });
+
   it('remembers a bounded number of texts, forgetting the least recently asked first', () => {
     const tokens = new TokenEstimate(3, 1_000);
     ['a', 'b', 'c', 'a', 'd'].forEach((t) => tokens.count(t));

@@ -1,0 +1,427 @@
+"""An agent's own choices (its models, modes, effort) and what its turns cost, as ACP reports them.
+
+Plain values and functions; the Session actor applies them to its ACP session.
+
+Choices come in the answer to `session/new` (and to `session/load` / `session/resume`):
+- `configOptions`: each has an `id`, a `name`, a `category` (`model`, `mode`, `thought_level`,
+  or the agent's own), a `type` (`select`, whose values may come in groups, or `boolean`) and its
+  `currentValue`; `session/set_config_option` changes one and answers with the whole new list,
+  and the agent may announce changes itself (`config_option_update`).
+- agents before config options: `modes` (`session/set_mode`, `current_mode_update`) and `models`
+  (`session/set_model`). Where both describe the same thing, the config option wins.
+
+A wanted value is named by the option's id (`effort`, `reasoning_effort`) or by its category
+(`model`, `mode`, `thought_level`, or `effort` for the latter), so one setting works across agents.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from protocol import acp
+
+OptionValue = str | bool
+
+MODEL, MODE, THOUGHT_LEVEL = "model", "mode", "thought_level"
+CATEGORY_ALIASES = {"effort": THOUGHT_LEVEL, "thinking": THOUGHT_LEVEL, "thought_level": THOUGHT_LEVEL, MODEL: MODEL, MODE: MODE}
+# A value with this name is the agent's own default: its plain model entry already is that.
+DEFAULT_VALUE = "default"
+# Modes under which the agent acts without asking (Claude Code's, Codex's, Gemini CLI's names).
+_BYPASS_WORDS = ("bypass", "yolo", "full-access", "full_access", "fullaccess", "danger", "dontask", "dont-ask", "skip-permissions")
+
+
+@attrs.frozen
+class Value:
+    value: str
+    name: str
+    description: str = ""
+
+
+@attrs.frozen
+class Choice:
+    """One choice the agent offers for a session, as read from its answer."""
+
+    id: str
+    name: str
+    category: str | None
+    kind: Literal["select", "boolean"]
+    current: OptionValue | None
+    values: tuple[Value, ...] = ()
+    description: str = ""
+    via: Literal["config", "mode", "model"] = "config"  # which method sets it
+
+    def offers(self, value: OptionValue) -> bool:
+        if self.kind == "boolean":
+            return isinstance(value, bool)
+        return isinstance(value, str) and any(v.value == value for v in self.values)
+
+    def label(self, value: OptionValue | None) -> str:
+        """What the user calls a value: its name where the agent gave one."""
+        for v in self.values:
+            if v.value == value:
+                return v.name or v.value
+        return str(value)
+
+
+# Reading -----------------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _values(options: Any) -> tuple[Value, ...]:
+    """Select values, flattening groups (`{group, name, options: [...]}`)."""
+    found: list[Value] = []
+    for item in options if isinstance(options, list) else ():
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("options"), list):
+            found.extend(_values(item["options"]))
+        elif isinstance(item.get("value"), str):
+            found.append(Value(item["value"], _text(item.get("name")) or item["value"], _text(item.get("description"))))
+    return tuple(found)
+
+
+def _config_choice(raw: Any) -> Choice | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        return None
+    category = raw.get("category") if isinstance(raw.get("category"), str) else None
+    name = _text(raw.get("name")) or raw["id"]
+    current = raw.get("currentValue")
+    if raw.get("type") == "boolean":
+        return Choice(raw["id"], name, category, "boolean", current if isinstance(current, bool) else None, (), _text(raw.get("description")))
+    if raw.get("type", "select") != "select":
+        return None  # a kind this client does not know: not offered
+    values = _values(raw.get("options"))
+    return Choice(raw["id"], name, category, "select", current if isinstance(current, str) else None, values, _text(raw.get("description")))
+
+
+def _legacy_modes(raw: Any) -> Choice | None:
+    if not isinstance(raw, dict):
+        return None
+    values = tuple(
+        Value(m["id"], _text(m.get("name")) or m["id"], _text(m.get("description")))
+        for m in raw.get("availableModes") or ()
+        if isinstance(m, dict) and isinstance(m.get("id"), str)
+    )
+    current = raw.get("currentModeId")
+    return Choice(MODE, "Mode", MODE, "select", current if isinstance(current, str) else None, values, via="mode") if values else None
+
+
+def _legacy_models(raw: Any) -> Choice | None:
+    if not isinstance(raw, dict):
+        return None
+    values = tuple(
+        Value(m["modelId"], _text(m.get("name")) or m["modelId"], _text(m.get("description")))
+        for m in raw.get("availableModels") or ()
+        if isinstance(m, dict) and isinstance(m.get("modelId"), str)
+    )
+    current = raw.get("currentModelId")
+    return Choice(MODEL, "Model", MODEL, "select", current if isinstance(current, str) else None, values, via="model") if values else None
+
+
+def read_choices(answer: Any) -> tuple[Choice, ...]:
+    """The choices a `session/new` (load, resume) answer offers; none for an agent without them."""
+    if not isinstance(answer, dict):
+        return ()
+    config = [c for c in (_config_choice(raw) for raw in answer.get("configOptions") or ()) if c is not None]
+    return _with_legacy(tuple(config), answer.get("modes"), answer.get("models"))
+
+
+def _with_legacy(config: tuple[Choice, ...], modes: Any, models: Any) -> tuple[Choice, ...]:
+    covered = {c.category for c in config}
+    legacy = [c for c in (_legacy_modes(modes), _legacy_models(models)) if c is not None and c.category not in covered]
+    return config + tuple(legacy)
+
+
+def updated(choices: tuple[Choice, ...], update: dict[str, Any]) -> tuple[Choice, ...] | None:
+    """The choices after a `session/update` that changes them; None when it does not."""
+    match update.get("sessionUpdate"):
+        case "config_option_update":
+            config = tuple(c for c in (_config_choice(raw) for raw in update.get("configOptions") or ()) if c is not None)
+            legacy = tuple(c for c in choices if c.via != "config" and c.category not in {k.category for k in config})
+            return config + legacy
+        case "current_mode_update":
+            return _with_current(choices, MODE, update.get("currentModeId"))
+        case "current_model_update":
+            return _with_current(choices, MODEL, update.get("currentModelId"))
+    return None
+
+
+def _with_current(choices: tuple[Choice, ...], category: str, value: Any) -> tuple[Choice, ...] | None:
+    if not isinstance(value, str):
+        return None
+    return tuple(attrs.evolve(c, current=value) if c.category == category and c.kind == "select" and c.offers(value) else c for c in choices)
+
+
+def after_set(choices: tuple[Choice, ...], choice: Choice, value: OptionValue, answer: Any) -> tuple[Choice, ...]:
+    """The choices once `choice` was set to `value`: the agent's new list where it sent one."""
+    if choice.via == "config" and isinstance(answer, dict) and isinstance(answer.get("configOptions"), list):
+        return updated(choices, {"sessionUpdate": "config_option_update", "configOptions": answer["configOptions"]}) or choices
+    return tuple(attrs.evolve(c, current=value) if c is choice else c for c in choices)
+
+
+# Choosing ------------------------------------------------------------------------------------
+
+
+def find(choices: Sequence[Choice], key: str) -> Choice | None:
+    """The choice a setting names: by the option's id, else by its category."""
+    for choice in choices:
+        if choice.id == key:
+            return choice
+    category = CATEGORY_ALIASES.get(key, key)
+    return next((c for c in choices if c.category == category), None)
+
+
+def model_choice(choices: Sequence[Choice]) -> Choice | None:
+    return next((c for c in choices if c.category == MODEL and c.kind == "select"), None)
+
+
+def model_values(choices: Sequence[Choice]) -> tuple[Value, ...]:
+    """The models to offer as entries of their own (the agent's `default` is its plain entry)."""
+    choice = model_choice(choices)
+    return tuple(v for v in choice.values if v.value != DEFAULT_VALUE) if choice else ()
+
+
+@attrs.frozen
+class Change:
+    choice: Choice
+    value: OptionValue
+
+
+def is_model_key(key: str) -> bool:
+    return CATEGORY_ALIASES.get(key, key) == MODEL
+
+
+def next_change(choices: Sequence[Choice], wanted: Mapping[str, OptionValue], done: Iterable[str] = ()) -> tuple[str, Change | str] | None:
+    """The next wanted option to set, by its key: the model first (other options may depend on
+    it). With a problem (a string) instead of a change for an option or value the agent does not
+    offer; None when nothing is left to do. `done`: the keys already handled."""
+    handled = set(done)
+    for key in sorted(wanted, key=lambda k: (not is_model_key(k), k)):
+        if key in handled:
+            continue
+        value = wanted[key]
+        choice = find(choices, key)
+        if choice is None:
+            return key, f"offers no option {key!r}" + (f" (it offers: {', '.join(c.id for c in choices)})" if choices else "")
+        if not choice.offers(value):
+            offered = ", ".join(v.value for v in choice.values) if choice.kind == "select" else "true, false"
+            return key, f"offers no {value!r} for {choice.name!r} (it offers: {offered})"
+        if choice.current != value:
+            return key, Change(choice, value)
+    return None
+
+
+def pending_options(
+    wanted: Mapping[str, OptionValue], applied: Mapping[str, OptionValue], before: Mapping[str, OptionValue | None]
+) -> dict[str, OptionValue]:
+    """What a turn has to see to: each wanted option whose wanted value is not the one last applied,
+    and each option set earlier and wanted no more, back to its value from before (`before`).
+
+    What the agent changes by itself (leaving plan mode once the user approved the plan, say)
+    stands until what is wanted changes: a session is not forced back every turn.
+    """
+    pending = {key: value for key, value in wanted.items() if applied.get(key) != value}
+    for key in applied:
+        if key not in wanted and (previous := before.get(key)) is not None:
+            pending[key] = previous
+    return pending
+
+
+def set_request(session_id: str, change: Change) -> tuple[str, dict[str, Any]]:
+    """The ACP request that makes the change: the method the agent has for that choice."""
+    choice, value = change.choice, change.value
+    if choice.via == "mode":
+        return "session/set_mode", acp.set_mode_params(session_id, str(value))
+    if choice.via == "model":
+        return "session/set_model", acp.set_model_params(session_id, str(value))
+    return "session/set_config_option", acp.set_config_option_params(session_id, choice.id, value)
+
+
+def bypasses_permissions(value: Value | str) -> bool:
+    """Whether a mode lets the agent act without asking (never a default, always labelled)."""
+    words = (value.value + " " + value.name) if isinstance(value, Value) else value
+    folded = words.lower().replace(" ", "-")
+    return any(word in folded for word in _BYPASS_WORDS)
+
+
+# The cache's form ----------------------------------------------------------------------------
+
+
+def choices_to_json(choices: Iterable[Choice]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": c.id,
+            "name": c.name,
+            "category": c.category,
+            "kind": c.kind,
+            "current": c.current,
+            "description": c.description,
+            "via": c.via,
+            "values": [{"value": v.value, "name": v.name, "description": v.description} for v in c.values],
+        }
+        for c in choices
+    ]
+
+
+def choices_from_json(raw: Any) -> tuple[Choice, ...]:
+    found = []
+    for item in raw if isinstance(raw, list) else ():
+        try:
+            values = tuple(Value(str(v["value"]), str(v["name"]), str(v.get("description", ""))) for v in item.get("values") or ())
+            kind = item["kind"] if item.get("kind") in ("select", "boolean") else "select"
+            via = item["via"] if item.get("via") in ("config", "mode", "model") else "config"
+            current = item.get("current") if isinstance(item.get("current"), (str, bool)) else None
+            category = item.get("category") if isinstance(item.get("category"), str) else None
+            found.append(Choice(str(item["id"]), str(item["name"]), category, kind, current, values, str(item.get("description", "")), via))
+        except (KeyError, TypeError, AttributeError):
+            continue
+    return tuple(found)
+
+
+# Usage -----------------------------------------------------------------------------------------
+
+# A turn calibrates bytes per token only when it is big enough to say something.
+MIN_SAMPLE_TOKENS = 16
+MIN_SAMPLE_BYTES = 64
+
+
+@attrs.frozen
+class TurnUsage:
+    """What one turn cost, as the agent reported it."""
+
+    used: int | None = None  # tokens in the session's context after the turn (`usage_update`)
+    size: int | None = None  # the context window (`usage_update`)
+    cost: tuple[float, str] | None = None  # the session's cost so far (amount, currency)
+    input_tokens: int | None = None  # the prompt response's `usage`, where the agent sends one
+    output_tokens: int | None = None
+    sample: tuple[int, int] | None = None  # (bytes, tokens) of this turn's text, to calibrate with
+
+    @property
+    def reported(self) -> bool:
+        return self.used is not None or self.input_tokens is not None or self.output_tokens is not None
+
+    def describe(self) -> str:
+        parts = []
+        if self.used is not None:
+            parts.append(f"context {self.used:,} of {self.size:,} tokens" if self.size else f"context {self.used:,} tokens")
+        if self.input_tokens is not None or self.output_tokens is not None:
+            parts.append(f"{self.input_tokens or 0:,} in / {self.output_tokens or 0:,} out")
+        if self.cost is not None:
+            parts.append(f"cost so far {self.cost[0]:.4f} {self.cost[1]}")
+        if self.sample is not None:
+            parts.append(f"{self.sample[0]:,} bytes of text for {self.sample[1]:,} tokens")
+        return "; ".join(parts)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def text_bytes(blocks: Iterable[Any]) -> int:
+    """The UTF-8 bytes of the text in ACP content blocks (text, and embedded text resources)."""
+    total = 0
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            total += len(block["text"].encode())
+        elif block.get("type") == "resource" and isinstance(block.get("resource"), dict) and isinstance(block["resource"].get("text"), str):
+            total += len(block["resource"]["text"].encode())
+    return total
+
+
+class UsageMeter:
+    """Follows one session's usage reports across turns.
+
+    A turn's sample is the text it added (our prompt and the agent's streamed reply and
+    thoughts) against the tokens its context grew by: the context the agent reported before
+    the turn to the one it reported at its end. A session's first turn has no "before"; there
+    the prompt response's output tokens against the reply's text stand in, where the agent
+    reports them. Turns in which the agent ran tools (their input and output are tokens whose
+    text we never see) give no sample.
+    """
+
+    def __init__(self) -> None:
+        self._used: int | None = None  # the latest context size reported
+        self._size: int | None = None
+        self._cost: tuple[float, str] | None = None
+        self._before: int | None = None
+        self._prompt_bytes = 0
+        self._reply_bytes = 0
+        self._tools = False
+        self._reported = False
+
+    def start_turn(self, prompt: Sequence[Any]) -> None:
+        self._before = self._used
+        self._prompt_bytes = text_bytes(prompt)
+        self._reply_bytes = 0
+        self._tools = False
+        self._reported = False
+
+    def observe(self, update: dict[str, Any]) -> None:
+        match update.get("sessionUpdate"):
+            case "agent_message_chunk" | "agent_thought_chunk":
+                self._reply_bytes += text_bytes([update.get("content")])
+            case "tool_call":
+                self._tools = True
+            case "usage_update":
+                if (used := _count(update.get("used"))) is not None:
+                    self._used = used
+                    self._reported = True
+                if (size := _count(update.get("size"))) is not None and size > 0:
+                    self._size = size
+                cost = update.get("cost")
+                if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)) and math.isfinite(cost["amount"]):
+                    self._cost = (float(cost["amount"]), str(cost.get("currency", "")))
+
+    def finish(self, prompt_usage: Any) -> TurnUsage:
+        usage = prompt_usage if isinstance(prompt_usage, dict) else {}
+        input_tokens, output_tokens = _count(usage.get("inputTokens")), _count(usage.get("outputTokens"))
+        sample = None
+        if not self._tools:
+            if self._before is not None and self._reported and self._used is not None:
+                sample = (self._prompt_bytes + self._reply_bytes, self._used - self._before)
+            elif self._before is None and output_tokens is not None:
+                sample = (self._reply_bytes, output_tokens)
+        if sample is not None and (sample[0] < MIN_SAMPLE_BYTES or sample[1] < MIN_SAMPLE_TOKENS):
+            sample = None
+        return TurnUsage(
+            used=self._used if self._reported else None,
+            size=self._size,
+            cost=self._cost,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            sample=sample,
+        )
+
+
+# Bytes per token, learned --------------------------------------------------------------------
+
+DEFAULT_BYTES_PER_TOKEN = 4.0
+BYTES_PER_TOKEN_RANGE = (1.0, 8.0)
+SAMPLE_DECAY = 0.7  # the weight of what was learned before, at each new sample
+
+
+def add_sample(sums: tuple[float, float] | None, sample: tuple[int, int]) -> tuple[float, float]:
+    """Running (bytes, tokens) sums, the older samples weighing less and less."""
+    bytes_sum, tokens_sum = sums or (0.0, 0.0)
+    return bytes_sum * SAMPLE_DECAY + sample[0], tokens_sum * SAMPLE_DECAY + sample[1]
+
+
+def bytes_per_token(sums: tuple[float, float] | None) -> float:
+    if not sums or sums[1] <= 0:
+        return DEFAULT_BYTES_PER_TOKEN
+    low, high = BYTES_PER_TOKEN_RANGE
+    return min(high, max(low, sums[0] / sums[1]))
+
+
+def token_count(text: str, ratio: float = DEFAULT_BYTES_PER_TOKEN) -> int:
+    """An estimate of `text`'s tokens: its UTF-8 bytes over the agent's bytes per token."""
+    return max(1, math.ceil(len(text.encode()) / ratio))

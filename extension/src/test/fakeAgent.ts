@@ -1,0 +1,94 @@
+// Claude Code or Codex, their real ACP adapters, against their fake model API on 127.0.0.1
+// (tests/serve_fake_agent.py), for the tests in a real VS Code. No `vscode` import: the runner's
+// Chat view tests use it too.
+
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+
+export interface Repository {
+  python: string;
+  root: string;
+}
+
+/** The repository and its Python, from the backend script in its `.venv/bin`; undefined elsewhere. */
+export function repositoryOf(backend: string): Repository | undefined {
+  const bin = path.dirname(backend);
+  const root = path.resolve(bin, '..', '..');
+  return fs.existsSync(path.join(root, 'tests', 'serve_fake_agent.py')) ? { python: path.join(bin, 'python'), root } : undefined;
+}
+
+/** A model request of the agent's own turn, as the fake API received it. */
+export interface ModelRequest {
+  model: string;
+  userTexts: string[];
+}
+
+export class FakeAgent {
+  readonly requests: ModelRequest[] = [];
+  /** The session the agent had, run outside VS Code, when one was asked for. */
+  session?: string;
+  private readonly waiters: (() => void)[] = [];
+  private constructor(private readonly child: ChildProcess, readonly entry: { command: string; args: string[]; env: Record<string, string> }) {}
+
+  /** Starts it; with `sessionIn`, the agent first has a session of its own in that folder take that prompt. */
+  static async start(kind: 'claude' | 'codex', repository: Repository, sessionIn?: { folder: string; prompt: string }): Promise<FakeAgent> {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), `symposium-${kind}-`));
+    const args = ['-m', 'tests.serve_fake_agent', kind, home, ...(sessionIn ? ['--session-in', sessionIn.folder, sessionIn.prompt] : [])];
+    const child = spawn(repository.python, args, { cwd: repository.root, stdio: ['pipe', 'pipe', 'inherit'] });
+    const lines = readline.createInterface({ input: child.stdout! });
+    let fake: FakeAgent | undefined;
+    return new Promise((resolve, reject) => {
+      child.on('exit', (code) => (fake?.session || (fake && !sessionIn) ? undefined : reject(new Error(`tests/serve_fake_agent.py exited with ${code}`))));
+      lines.on('line', (line) => {
+        const message = JSON.parse(line);
+        if (message.error) {
+          reject(new Error(message.error));
+        } else if (message.agent) {
+          fake = new FakeAgent(child, message.agent);
+          if (!sessionIn) {
+            resolve(fake);
+          }
+        } else if (message.session && fake) {
+          fake.session = message.session;
+          resolve(fake);
+        } else if (fake && 'model' in message) {
+          fake.requests.push(message);
+          fake.waiters.splice(0).forEach((wake) => wake());
+        }
+      });
+    });
+  }
+
+  /** Resolves once the fake API has received a model request for which `predicate` holds; rejects after `ms`. */
+  async request(predicate: (request: ModelRequest) => boolean, ms = 60_000): Promise<ModelRequest> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const found = this.requests.find(predicate);
+      if (found !== undefined) {
+        return found;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new Error(`no such model request within ${ms} ms; received: ${JSON.stringify(this.requests)}`);
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((wake) => {
+        this.waiters.push(wake);
+        timer = setTimeout(wake, left);
+      });
+      clearTimeout(timer);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) {
+      return;
+    }
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.stdin!.end(); // it ends when its input does
+    await exited;
+  }
+}

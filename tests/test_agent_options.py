@@ -1,0 +1,194 @@
+"""The agent's choices, usage and continued sessions as plain values (actors/agent_options.py,
+actors/continuing.py, actors/agent_catalog.py), with the shapes real agents send."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from actors import continuing
+from actors.agent_catalog import AgentCatalog
+from actors.agent_options import (
+    Change,
+    TurnUsage,
+    UsageMeter,
+    after_set,
+    bytes_per_token,
+    bypasses_permissions,
+    find,
+    model_values,
+    next_change,
+    pending_options,
+    read_choices,
+    set_request,
+    token_count,
+    updated,
+)
+from protocol.lm import Message, TextPart
+
+# What Claude Code's adapter (0.100) answers to session/new, trimmed to two options.
+CLAUDE_NEW = {
+    "sessionId": "s1",
+    "modes": {"currentModeId": "default", "availableModes": [{"id": "default", "name": "Manual"}, {"id": "plan", "name": "Plan"}]},
+    "configOptions": [
+        {"id": "mode", "name": "Mode", "category": "mode", "type": "select", "currentValue": "default", "options": [
+            {"value": "default", "name": "Manual"}, {"value": "plan", "name": "Plan"},
+            {"value": "bypassPermissions", "name": "Bypass permissions", "description": "Accepts all permissions"}]},
+        {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": "default", "options": [
+            {"value": "default", "name": "Default (recommended)", "description": "Opus"},
+            {"value": "sonnet", "name": "Sonnet 5.5"}, {"value": "haiku", "name": "Haiku 5.5"}]},
+        {"id": "effort", "name": "Effort", "category": "thought_level", "type": "select", "currentValue": "default", "options": [
+            {"value": "default", "name": "Default"}, {"value": "high", "name": "High"}]},
+    ],
+}
+# Gemini CLI's shape: no config options, the older modes and models.
+LEGACY_NEW = {
+    "sessionId": "g1",
+    "modes": {"currentModeId": "default", "availableModes": [{"id": "default", "name": "Default"}, {"id": "yolo", "name": "YOLO"}]},
+    "models": {"currentModelId": "flash", "availableModels": [{"modelId": "flash", "name": "Flash"}, {"modelId": "pro", "name": "Pro"}]},
+}
+
+
+def test_config_options_are_read_and_win_over_the_older_modes() -> None:
+    choices = read_choices(CLAUDE_NEW)
+    assert [(c.id, c.category, c.via) for c in choices] == [("mode", "mode", "config"), ("model", "model", "config"), ("effort", "thought_level", "config")]
+    assert [v.value for v in model_values(choices)] == ["sonnet", "haiku"], "the agent's default is its plain entry"
+    assert find(choices, "effort") is find(choices, "thought_level") is choices[2]
+
+
+def test_the_older_modes_and_models_are_read_and_set_with_their_own_methods() -> None:
+    choices = read_choices(LEGACY_NEW)
+    assert [(c.id, c.via, c.current) for c in choices] == [("mode", "mode", "default"), ("model", "model", "flash")]
+    key, change = next_change(choices, {"model": "pro", "mode": "yolo"})  # type: ignore[misc]
+    assert key == "model" and set_request("g1", change) == ("session/set_model", {"sessionId": "g1", "modelId": "pro"})
+    assert set_request("g1", Change(choices[0], "yolo")) == ("session/set_mode", {"sessionId": "g1", "modeId": "yolo"})
+    assert after_set(choices, choices[1], "pro", {})[1].current == "pro"
+
+
+def test_grouped_and_boolean_options_are_read() -> None:
+    answer = {"sessionId": "s", "configOptions": [
+        {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": "a", "options": [
+            {"group": "fast", "name": "Fast", "options": [{"value": "a", "name": "A"}]}, {"group": "big", "name": "Big", "options": [{"value": "b", "name": "B"}]}]},
+        {"id": "web", "name": "Web search", "type": "boolean", "currentValue": False},
+        {"id": "odd", "name": "Odd", "type": "slider", "currentValue": 3},
+    ]}
+    choices = read_choices(answer)
+    assert [v.value for v in choices[0].values] == ["a", "b"]
+    assert choices[1].kind == "boolean" and choices[1].offers(True) and not choices[1].offers("yes")
+    assert len(choices) == 2, "a kind of option we do not know is not offered"
+    _, change = next_change(choices, {"web": True})  # type: ignore[misc]
+    assert set_request("s", change)[1] == {"sessionId": "s", "configId": "web", "type": "boolean", "value": True}
+
+
+def test_the_model_is_set_first_and_what_is_not_offered_is_a_problem() -> None:
+    choices = read_choices(CLAUDE_NEW)
+    wanted = {"effort": "high", "mode": "plan", "model": "sonnet"}
+    order = []
+    done: list[str] = []
+    while (step := next_change(choices, wanted, done)) is not None:
+        key, change = step
+        done.append(key)
+        assert isinstance(change, Change)
+        order.append(key)
+        choices = after_set(choices, change.choice, change.value, None)
+    assert order == ["model", "effort", "mode"]
+    assert next_change(choices, wanted) is None, "nothing left once the session has it all"
+    assert next_change(choices, {"model": "gone"}) == ("model", "offers no 'gone' for 'Model' (it offers: default, sonnet, haiku)")
+    assert next_change(choices, {"colour": "red"})[1].startswith("offers no option 'colour'")  # type: ignore[index]
+
+
+def test_what_is_wanted_is_seen_to_when_it_changes_and_set_back_when_no_longer_wanted() -> None:
+    assert pending_options({"mode": "plan", "model": "sonnet"}, {}, {}) == {"mode": "plan", "model": "sonnet"}
+    applied = {"mode": "plan", "model": "sonnet"}
+    before = {"mode": "default", "model": "default"}
+    assert pending_options({"mode": "plan", "model": "sonnet"}, applied, before) == {}, "the agent may have left plan mode itself: it stands"
+    assert pending_options({"mode": "plan", "model": "haiku"}, applied, before) == {"model": "haiku"}
+    assert pending_options({"mode": "plan"}, applied, before) == {"model": "default"}, "the plain entry: the agent's model again"
+    assert pending_options({}, {"web": True}, {"web": None}) == {}, "nothing to go back to"
+
+
+def test_an_agents_own_updates_change_its_choices() -> None:
+    choices = read_choices(CLAUDE_NEW)
+    after_mode = updated(choices, {"sessionUpdate": "current_mode_update", "currentModeId": "plan"})
+    assert after_mode is not None and find(after_mode, "mode").current == "plan"  # type: ignore[union-attr]
+    replaced = updated(choices, {"sessionUpdate": "config_option_update", "configOptions": CLAUDE_NEW["configOptions"][:1]})
+    assert replaced is not None and [c.id for c in replaced] == ["mode"]
+    assert updated(choices, {"sessionUpdate": "agent_message_chunk"}) is None
+
+
+def test_modes_that_bypass_permissions_are_recognised() -> None:
+    mode = find(read_choices(CLAUDE_NEW), "mode")
+    assert mode is not None
+    assert [v.value for v in mode.values if bypasses_permissions(v)] == ["bypassPermissions"]
+    for bypassing in ("full-access", "yolo", "bypassPermissions", "dangerously-skip-permissions"):
+        assert bypasses_permissions(bypassing)
+    for asking in ("default", "plan", "acceptEdits", "auto", "read-only"):
+        assert not bypasses_permissions(asking)
+
+
+def test_a_turn_calibrates_by_how_much_the_context_grew() -> None:
+    meter = UsageMeter()
+    meter.start_turn([{"type": "text", "text": "Hello"}])
+    meter.observe({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi."}})
+    meter.observe({"sessionUpdate": "usage_update", "used": 5001, "size": 1_000_000})
+    meter.observe({"sessionUpdate": "usage_update", "used": 5010, "size": 1_000_000, "cost": {"amount": 0.02, "currency": "USD"}})
+    first = meter.finish({"inputTokens": 5000, "outputTokens": 10})
+    assert (first.used, first.size, first.cost, first.sample) == (5010, 1_000_000, (0.02, "USD"), None), "too small to say anything"
+
+    meter.start_turn([{"type": "text", "text": "x" * 1197}])
+    meter.observe({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Done."}})
+    meter.observe({"sessionUpdate": "usage_update", "used": 5612, "size": 1_000_000})
+    second = meter.finish(None)
+    assert second.sample == (1202, 602)
+    assert "context 5,612 of 1,000,000 tokens" in second.describe()
+
+    meter.start_turn([{"type": "text", "text": "y" * 400}])
+    meter.observe({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"})
+    meter.observe({"sessionUpdate": "usage_update", "used": 9000})
+    assert meter.finish(None).sample is None, "tool input and output are tokens whose text we never saw"
+
+
+def test_a_first_turn_calibrates_by_its_output_tokens_where_the_agent_reports_them() -> None:
+    meter = UsageMeter()
+    meter.start_turn([{"type": "text", "text": "Hello"}])
+    meter.observe({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "t" * 100}})
+    meter.observe({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a" * 200}})
+    assert meter.finish({"inputTokens": 9000, "outputTokens": 100}).sample == (300, 100)
+    silent = UsageMeter()
+    silent.start_turn([])
+    assert silent.finish(None) == TurnUsage() and not TurnUsage().reported
+
+
+def test_bytes_per_token_stay_within_sense() -> None:
+    assert bytes_per_token(None) == 4.0
+    assert bytes_per_token((1000.0, 500.0)) == 2.0
+    assert bytes_per_token((1000.0, 10_000.0)) == 1.0 and bytes_per_token((10_000.0, 10.0)) == 8.0
+    assert token_count("", 2.0) == 1 and token_count("é" * 4, 2.0) == 4
+
+
+def test_continue_tokens_name_one_agents_session_and_cannot_be_forged() -> None:
+    key = os.urandom(32)
+    token = continuing.encode(key, "agent-a", "session-1", "/work/x")
+    said = (Message("user", (TextPart("Continue"),)), Message("assistant", (TextPart(f"Continuing.\n\n`{token}`"),)))
+    assert continuing.continued(key, "agent-a", said) == ("session-1", "/work/x")
+    assert continuing.continued(key, "agent-b", said) is None, "another agent's session"
+    assert continuing.continued(os.urandom(32), "agent-a", said) is None, "another backend's key"
+    forged = token[:-1] + ("A" if token[-1] != "A" else "B")
+    assert continuing.decode(key, "agent-a", forged) is None
+    assert continuing.continued(key, "agent-a", (Message("user", (TextPart(token),)),)) is None, "only an answer of ours names it"
+
+
+def test_the_catalog_survives_a_restart_and_keeps_no_definition(tmp_path: Path) -> None:
+    key = os.urandom(32)
+    path = tmp_path / "state" / "agents.sqlite3"
+    definition = '{"mcp_server":{"command":"claude","env":[{"name":"ANTHROPIC_API_KEY","value":"sk-secret-value"}]}}'
+    catalog = AgentCatalog(path, key)
+    catalog.learn_choices(definition, read_choices(CLAUDE_NEW))
+    catalog.learn_usage(definition, "claude", TurnUsage(used=5612, size=1_000_000, sample=(1200, 600)))
+    again = AgentCatalog(path, key).get(definition)
+    assert [v.value for v in model_values(again.choices)] == ["sonnet", "haiku"]
+    assert again.contexts == {"claude": 1_000_000} and again.bytes_per_token == 2.0
+    assert b"sk-secret-value" not in path.read_bytes() and b"ANTHROPIC_API_KEY" not in path.read_bytes()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert AgentCatalog(path, os.urandom(32)).get(definition).choices == (), "another key finds nothing"
