@@ -31,7 +31,11 @@ export class FakeAgent {
   /** The session the agent had, run outside VS Code, when one was asked for. */
   session?: string;
   private readonly waiters: (() => void)[] = [];
-  private constructor(private readonly child: ChildProcess, readonly entry: { command: string; args: string[]; env: Record<string, string> }) {}
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly home: string,
+    readonly entry: { command: string; args: string[]; env: Record<string, string> },
+  ) {}
 
   /** Starts it; with `sessionIn`, the agent first has a session of its own in that folder take that prompt. */
   static async start(kind: 'claude' | 'codex', repository: Repository, sessionIn?: { folder: string; prompt: string }): Promise<FakeAgent> {
@@ -45,9 +49,10 @@ export class FakeAgent {
       lines.on('line', (line) => {
         const message = JSON.parse(line);
         if (message.error) {
+          fs.rmSync(home, { recursive: true, force: true });
           reject(new Error(message.error));
         } else if (message.agent) {
-          fake = new FakeAgent(child, message.agent);
+          fake = new FakeAgent(child, home, message.agent);
           if (!sessionIn) {
             resolve(fake);
           }
@@ -83,12 +88,13 @@ export class FakeAgent {
     }
   }
 
+  /** Ends it, and removes the agent's home (its sessions, its configuration). */
   async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) {
-      return;
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      const exited = new Promise((resolve) => this.child.once('exit', resolve));
+      this.child.stdin!.end(); // it ends when its input does
+      await exited;
     }
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.stdin!.end(); // it ends when its input does
-    await exited;
+    fs.rmSync(this.home, { recursive: true, force: true });
   }
 }
