@@ -14,11 +14,10 @@
 
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
+import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
 import * as crypto from 'node:crypto';
 import { findPython, run } from '../setup';
 import { FileServer, packEchoAgent } from './fixtures';
@@ -113,14 +112,14 @@ async function main(): Promise<number> {
       ],
       { detached: true, stdio: ['ignore', log, log], env },
     );
-    await waitForServer(code, `${base}/healthz`);
+    await waitForServer(code, `${base}/healthz`, OUT);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
     const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${p}`;
     const payload = [
       ['extensionDevelopmentPath', remote(driver)],
       ['extensionTestsPath', remote(path.join(driver, 'out', 'test', 'installed', 'index.js'))],
     ];
-    const page = await newPage(browser, 'tests');
+    const page = await newPage(browser, OUT, 'tests');
     let exit!: (code: number) => void;
     const exited = new Promise<number>((resolve) => (exit = resolve));
     await page.exposeFunction('codeAutomationExit', (c: number) => exit(c));
@@ -275,64 +274,6 @@ async function settle(name: string, promise: Promise<string>, accept: (text: str
   } catch (error) {
     return { name, ok: false, detail: error instanceof Error ? error.message.split('\n')[0] : String(error) };
   }
-}
-
-async function newPage(browser: Browser, name: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const console = fs.createWriteStream(path.join(OUT, `browser-${name}.log`));
-  page.on('console', (m) => console.write(`[${m.type()}] ${m.text()}\n`));
-  page.on('pageerror', (e) => console.write(`[pageerror] ${e.stack ?? e}\n`));
-  page.on('close', () => console.end());
-  return page;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** A bounded poll of code-server's health endpoint (it offers no readiness signal). */
-async function waitForServer(server: ChildProcess, url: string): Promise<void> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    if (server.exitCode !== null) {
-      throw new Error(`code-server exited with code ${server.exitCode}; see ${OUT}/code-server.log`);
-    }
-    const ok = await new Promise<boolean>((resolve) => {
-      http.get(url, (res) => resolve(res.statusCode === 200)).on('error', () => resolve(false));
-    });
-    if (ok) {
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`code-server did not answer on ${url} within 30 s`);
-}
-
-/** SIGTERM code-server's process group (the backend stops its agents), a bounded wait, then SIGKILL. */
-async function stopGroup(child: ChildProcess): Promise<void> {
-  const group = child.pid;
-  if (group === undefined) {
-    return;
-  }
-  const signal = (name: NodeJS.Signals | 0): boolean => {
-    try {
-      process.kill(-group, name);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  signal('SIGTERM');
-  for (let attempt = 0; attempt < 50 && signal(0); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  signal('SIGKILL');
 }
 
 function readIfThere(file: string): string {

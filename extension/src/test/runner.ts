@@ -10,13 +10,12 @@
 // Node 24 first on PATH. Logs, screenshots and the Chat view's backend transcript (trace/) go to
 // out/integration/; --screenshots puts the screenshots in DIR instead.
 
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, chromium } from 'playwright-core';
+import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { repositoryOf } from './fakeAgent';
@@ -76,7 +75,7 @@ async function main(): Promise<number> {
   );
   let browser: Browser | undefined;
   try {
-    await waitForServer(server, `${base}/healthz`);
+    await waitForServer(server, `${base}/healthz`, OUT);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
     const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${p}`;
     const url = (payload: [string, string][]) =>
@@ -94,14 +93,14 @@ async function main(): Promise<number> {
 
     started = Date.now();
     writeSettings(settingsFile, CHAT_VIEW_AGENTS, path.join(OUT, 'trace'));
-    const page = await newPage(browser, 'chat-view');
+    const page = await newPage(browser, OUT, 'chat-view');
     await page.goto(url([['extensionDevelopmentPath', remote(extension)]]));
     const chat = await runChatViewTests(page, { screenshots, out: OUT, print: (line) => console.log(line) });
     await page.close();
     // Then, in a window opened anew, an agent with sessions of its own (added once the pictures are taken).
     const fake = await prepareContinue(repositoryOf(SYMPOSIUM)!, dirs.workspace);
     writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }], path.join(OUT, 'trace'));
-    const again = await newPage(browser, 'continue');
+    const again = await newPage(browser, OUT, 'continue');
     await again.goto(url([['extensionDevelopmentPath', remote(extension)]]));
     const continued = await runContinueViewTest(again, fake, { out: OUT, print: (line) => console.log(line) });
     chat.passed += continued.passed;
@@ -174,7 +173,7 @@ function writeSettings(file: string, agents: object[], traceDir = ''): void {
 
 /** Opens the workbench with the tests; resolves with the code it passes to codeAutomationExit. */
 async function runTests(browser: Browser, url: string): Promise<number> {
-  const page = await newPage(browser, 'tests');
+  const page = await newPage(browser, OUT, 'tests');
   let exit!: (code: number) => void;
   const exited = new Promise<number>((resolve) => (exit = resolve));
   await page.exposeFunction('codeAutomationExit', (code: number) => exit(code));
@@ -190,67 +189,6 @@ async function runTests(browser: Browser, url: string): Promise<number> {
     await page.screenshot({ path: path.join(OUT, 'tests-window.png') }).catch(() => undefined);
     await page.close();
   }
-}
-
-async function newPage(browser: Browser, name: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const console = fs.createWriteStream(path.join(OUT, `browser-${name}.log`));
-  page.on('console', (m) => console.write(`[${m.type()}] ${m.text()}\n`));
-  page.on('pageerror', (e) => console.write(`[pageerror] ${e.stack ?? e}\n`));
-  page.on('close', () => console.end());
-  return page;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** A bounded poll of code-server's health endpoint (it offers no readiness signal). */
-async function waitForServer(server: ChildProcess, url: string): Promise<void> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    if (server.exitCode !== null) {
-      throw new Error(`code-server exited with code ${server.exitCode}; see ${OUT}/code-server.log`);
-    }
-    const ok = await new Promise<boolean>((resolve) => {
-      http.get(url, (res) => resolve(res.statusCode === 200)).on('error', () => resolve(false));
-    });
-    if (ok) {
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`code-server did not answer on ${url} within 30 s`);
-}
-
-/**
- * Stops code-server and everything in its process group: SIGTERM (so the Symposium backend stops its
- * agents), then a bounded wait for the group to empty, then SIGKILL for whatever is left.
- */
-async function stopGroup(child: ChildProcess): Promise<void> {
-  const group = child.pid;
-  if (group === undefined) {
-    return;
-  }
-  const signal = (name: NodeJS.Signals | 0): boolean => {
-    try {
-      process.kill(-group, name);
-      return true;
-    } catch {
-      return false; // no process left in the group
-    }
-  };
-  signal('SIGTERM');
-  for (let attempt = 0; attempt < 50 && signal(0); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  signal('SIGKILL');
 }
 
 function readIfThere(file: string): string {
