@@ -89,53 +89,69 @@ class Overlong:
 class LineSplitter:
     """Cuts a byte stream into lines, discarding (and reporting) lines over `max_line`.
 
-    Memory stays bounded by `max_line` whatever the peer sends.
+    Memory stays bounded by `max_line` whatever the peer sends. A line that comes in many
+    reads (a long chat request) is kept as the pieces it came in and joined once, so it is
+    copied once.
     """
 
     def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
         self.max_line = max_line
-        self._buf = bytearray()
+        self._pieces: list[bytes] = []  # the unfinished line
+        self._size = 0  # its length
         self._discarding = 0  # bytes of an overlong line dropped so far, 0 if none
         self._head = b""  # the start of the line being discarded
 
     def feed(self, data: bytes) -> list[bytes | Overlong]:
         out: list[bytes | Overlong] = []
         start = 0
-        while True:
-            nl = data.find(b"\n", start)
-            if nl < 0:
-                break
-            chunk = data[start:nl]
-            if self._discarding:
-                out.append(Overlong(self._discarding + len(chunk), self._head))
-                self._discarding = 0
-                self._head = b""
-            elif len(self._buf) + len(chunk) > self.max_line:
-                out.append(Overlong(len(self._buf) + len(chunk), bytes(self._buf[:HEAD]) + chunk[: max(0, HEAD - len(self._buf))]))
-                self._buf.clear()
-            else:
-                self._buf += chunk
-                out.append(bytes(self._buf))
-                self._buf.clear()
+        while (nl := data.find(b"\n", start)) >= 0:
+            out.append(self._end(data[start:nl]))
             start = nl + 1
-        rest = data[start:]
-        if self._discarding:
-            self._discarding += len(rest)
-        elif len(self._buf) + len(rest) > self.max_line:
-            self._discarding = len(self._buf) + len(rest)
-            self._head = bytes(self._buf[:HEAD]) + rest[: max(0, HEAD - len(self._buf))]
-            self._buf.clear()
-        else:
-            self._buf += rest
+        self._add(data[start:] if start else data)
         return out
 
     def leftover(self) -> bytes | Overlong | None:
         """What remains at end of input: an unterminated last line, if any."""
         if self._discarding:
             return Overlong(self._discarding, self._head)
-        if self._buf.strip():
-            return bytes(self._buf)
-        return None
+        line = b"".join(self._pieces)
+        return line if line.strip() else None
+
+    def _end(self, last: bytes) -> bytes | Overlong:
+        """The line that `last` ends."""
+        line: bytes | Overlong
+        if self._discarding:
+            line = Overlong(self._discarding + len(last), self._head)
+        elif self._size + len(last) > self.max_line:
+            line = Overlong(self._size + len(last), _start_of((*self._pieces, last)))
+        else:
+            line = b"".join((*self._pieces, last)) if self._pieces else last
+        self._pieces.clear()
+        self._size = self._discarding = 0
+        self._head = b""
+        return line
+
+    def _add(self, rest: bytes) -> None:
+        if self._discarding:
+            self._discarding += len(rest)
+        elif self._size + len(rest) > self.max_line:
+            self._discarding = self._size + len(rest)
+            self._head = _start_of((*self._pieces, rest))
+            self._pieces.clear()
+            self._size = 0
+        elif rest:
+            self._pieces.append(rest)
+            self._size += len(rest)
+
+
+def _start_of(pieces: tuple[bytes, ...]) -> bytes:
+    """The first `HEAD` bytes of what `pieces` make, where a request's id usually is."""
+    head = b""
+    for piece in pieces:
+        head += piece[: HEAD - len(head)]
+        if len(head) >= HEAD:
+            break
+    return head
 
 
 @attrs.frozen
@@ -446,16 +462,21 @@ class Peer:
         max_line: int = DEFAULT_MAX_LINE,
         tracer: Tracer | None = None,
         unreadable_is_fatal: bool = False,
+        decode: Callable[[bytes], JSON | Invalid] = parse_line,
     ) -> None:
         """`unreadable_is_fatal`: a line that is not JSON within our limits ends the connection
         (`failure` says why) instead of being answered with an error. Right for a peer we
         started ourselves (an agent): the line may have been the reply a request waits for,
-        so carrying on could leave that request waiting forever."""
+        so carrying on could leave that request waiting forever.
+
+        `decode`: how a line becomes JSON; `protocol.decoding.Decoder` reads long requests at
+        the cost of what is new in them."""
         self.name = name
         self.unreadable_is_fatal = unreadable_is_fatal
         self.failure: str | None = None  # why the connection was given up, if it was
         self._stream = stream
         self._splitter = LineSplitter(max_line)
+        self._decode = decode
         self._tracer = tracer
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
@@ -588,7 +609,7 @@ class Peer:
         elif not line.strip():
             return
         else:
-            obj = parse_line(line)
+            obj = self._decode(line)
             if type(obj) is Invalid:
                 msg = obj
             else:
