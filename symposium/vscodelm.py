@@ -25,6 +25,7 @@ from actors.settings import Settings
 from actors.warm import Spares
 from actors.tool_bridge import BridgeListener
 from protocol import acp
+from protocol.decoding import Decoder
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError, id_key
 from protocol.transcript import Recorder
 from protocol.lm import (
@@ -348,7 +349,9 @@ async def serve(
     then does this return. `learn`: keep what agents offer and cost (`actors/agent_catalog.py`);
     replay does not, so that what it compares does not depend on earlier runs.
     """
-    peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None)
+    # A chat request repeats the conversation and the tools of the one before: read only what is new.
+    decoder = Decoder([("params", "messages"), ("params", "options", "tools")])
+    peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None, decode=decoder.decode)
     async with trio.open_nursery() as nursery:
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
         key = load_secret(state_dir())
