@@ -1,8 +1,9 @@
 """The ToolBridge actor: VS Code's tools as the synthetic MCP server `vscode_tools`.
 
 One per conversation. The agent reaches it through a stdio `mcpServers` entry whose command
-is `symposium.mcp_relay`; the relay connects back to the backend on 127.0.0.1 and presents
-the conversation's random token before any MCP traffic. One `BridgeListener` per backend
+is the application's `Relay` (the backend's is `symposium/mcp_relay.py`); the relay connects
+back to the backend on 127.0.0.1 and presents the conversation's random token before any
+MCP traffic. One `BridgeListener` per backend
 accepts those connections for every conversation: a listening socket per conversation
 would cost a file descriptor each, and thousands of conversations would exhaust the
 process's limit. The listener reads the token line and hands the connection to the bridge
@@ -21,7 +22,6 @@ import json
 import logging
 import math
 import secrets
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,6 @@ from actors.messages import AgentError, resource_failure, session_failure
 from protocol.jsonrpc import Tracer
 from protocol.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
-from symposium.mcp_relay import TOKEN_ENV
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -45,6 +44,15 @@ MAX_LINE = 64 * 1024 * 1024
 NOTIFY_TIMEOUT = 5.0  # a client that stopped reading must not wedge the bridge
 ACCEPT_RETRY = 0.1  # out of file descriptors: accept again after this (connections wait in the backlog)
 ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+
+@attrs.frozen
+class Relay:
+    """How an agent reaches the bridges: the stdio MCP server it starts (`--port PORT` is added)
+    and the environment variable that hands that server its conversation's token."""
+
+    command: tuple[str, ...]
+    token_env: str
+
 
 # A connection that presented a bridge's token: the stream, and what arrived after the token line.
 Handoff = tuple[trio.SocketStream, bytes]
@@ -110,8 +118,9 @@ class BridgeListener:
     then it belongs to the bridge that registered the token, or is closed.
     """
 
-    def __init__(self, nursery: trio.Nursery) -> None:
+    def __init__(self, nursery: trio.Nursery, relay: Relay | None = None) -> None:
         self._nursery = nursery
+        self.relay = relay  # None: bridges cannot be named in an `mcpServers` entry
         self._bridges: dict[bytes, trio.MemorySendChannel[Handoff]] = {}
         self._port: int | None = None
         self._opening = trio.Lock()
@@ -204,11 +213,15 @@ class ToolBridge:
 
     def entry(self) -> dict[str, Any]:
         """The `mcpServers` entry for `session/new`."""
+        relay = self._listener.relay
+        if relay is None:
+            raise RuntimeError("the bridge listener was given no relay: no agent could reach this bridge")
+        command, *args = relay.command
         return {
             "name": SERVER_NAME,
-            "command": sys.executable,
-            "args": ["-m", "symposium.mcp_relay", "--port", str(self.port)],
-            "env": [{"name": TOKEN_ENV, "value": self.token}],
+            "command": command,
+            "args": [*args, "--port", str(self.port)],
+            "env": [{"name": relay.token_env, "value": self.token}],
         }
 
     def update_tools(self, tools: tuple[Tool, ...]) -> None:

@@ -53,6 +53,7 @@ from protocol.lm import (
     to_wire,
 )
 from protocol.wire import WireError
+from symposium import launch
 
 log = logging.getLogger(__name__)
 
@@ -338,7 +339,7 @@ async def serve(
     cwd: str,
     settings: Settings = Settings(),
     recorder: Recorder | None = None,
-    connector: Connector | None = None,
+    connector: Connector = launch.connect,
     markers: MarkerCodec | None = None,
     learn: bool = True,
 ) -> None:
@@ -353,7 +354,7 @@ async def serve(
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
-        bridges = BridgeListener(nursery)  # every conversation's vscode_tools, on one loopback port
+        bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port
         spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder)
         history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store, bridges=bridges)
         nursery.start_soon(history.run, name="history")
