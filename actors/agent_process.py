@@ -23,13 +23,16 @@ import attrs
 import trio
 
 from actors.agent_catalog import AgentCatalog
+from actors.mailbox import queued
 from actors.messages import AgentError, resource_failure, session_failure
+from actors.settings import Settings
 from actors.tool_bridge import import_mcp
 from protocol import acp
 from protocol.jsonrpc import ConnectionClosed, LineSplitter, Overlong, Peer, RpcError
 from protocol.redact import Redactor
 from protocol.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
+from protocol.wire import canonical_json
 
 if TYPE_CHECKING:
     from actors.warm import Spares
@@ -242,7 +245,7 @@ async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: s
 
 def agent_key(agent: Agent) -> str:
     """One agent definition, one key: for the pool's processes and the remembered sessions."""
-    return acp.canonical_key(agent_to_wire(agent))
+    return canonical_json(agent_to_wire(agent))
 
 
 def agent_label(agent: Agent) -> str:
@@ -325,11 +328,7 @@ class AgentProcess:
     def _refuse_queued(self) -> None:
         """Commands sent just before the agent went away were never handled: a session waiting
         to open is told so (its reply channel closes: the agent exited), or it would wait forever."""
-        while True:
-            try:
-                command = self._commands.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                break
+        for command in queued(self._commands):
             if isinstance(command, _NewSession):
                 command.reply.close()
                 command.events.close()
@@ -650,7 +649,7 @@ class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
     def __init__(
-        self, nursery: trio.Nursery, *, cwd: str, connector: Connector, idle: float = 600.0, recorder: Recorder | None = None
+        self, nursery: trio.Nursery, *, cwd: str, connector: Connector, idle: float = Settings().agent_idle, recorder: Recorder | None = None
     ) -> None:
         self._nursery = nursery
         self._cwd = cwd

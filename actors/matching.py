@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -41,15 +40,12 @@ from protocol.lm import (
     ToolResultPart,
     agent_to_wire,
 )
+from protocol.wire import canonical_json
 
 # Data parts that carry consumer bookkeeping, never content.
 IGNORED_MIME_TYPES = frozenset({"cache_control", "stateful_marker"})
 
 Digest = int
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _content_parts(parts: Iterable[Any], *, merge: bool = True) -> list[Any]:

@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from actors.mailbox import queued
 from actors.messages import AgentError, resource_failure, session_failure
-from protocol.jsonrpc import Tracer
+from protocol.jsonrpc import LineSplitter, Overlong, Tracer
 from protocol.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
+from protocol.version import version
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -263,7 +265,7 @@ class ToolBridge:
             self._listener.unregister(self.token)
             inbox_send.close()
             # Connections handed over but not yet taken are this bridge's to close.
-            for stream, _ in _drain(inbox):
+            for stream, _ in queued(inbox):
                 stream.socket.close()
             inbox.close()
 
@@ -301,7 +303,7 @@ class ToolBridge:
 
         server: Server[Any] = Server(
             SERVER_NAME,
-            version="0.1.0",
+            version=version(),
             instructions="Tools of the VS Code window this conversation runs in.",
             on_list_tools=list_tools,
             on_call_tool=call_tool,
@@ -337,16 +339,6 @@ class ToolBridge:
                 self._connections.discard(connection)
         finally:
             await trio.aclose_forcefully(stream)
-
-
-def _drain(channel: trio.MemoryReceiveChannel[Handoff]) -> list[Handoff]:
-    """What is queued on `channel`, taken without waiting."""
-    out: list[Handoff] = []
-    while True:
-        try:
-            out.append(channel.receive_nowait())
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return out
 
 
 class _ConnectionBus:
@@ -391,11 +383,14 @@ async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes,
     write_send, write_receive = anyio.create_memory_object_stream[Any](0)
 
     async def reader() -> None:
-        buffer = first
+        splitter = LineSplitter(MAX_LINE)
+        chunk = first
         async with read_send:
             while True:
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
+                for line in splitter.feed(chunk):
+                    if isinstance(line, Overlong):
+                        log.warning("vscode_tools: line over %d bytes; closing the connection", MAX_LINE)
+                        return
                     if line.strip():
                         try:
                             message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -405,16 +400,12 @@ async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes,
                         if tracer is not None:
                             tracer("recv", json.loads(line))
                         await read_send.send(SessionMessage(message))
-                if len(buffer) > MAX_LINE:
-                    log.warning("vscode_tools: line over %d bytes; closing the connection", MAX_LINE)
-                    return
                 try:
                     chunk = await stream.receive_some(65536)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     return
                 if not chunk:
                     return
-                buffer += chunk
 
     async def writer() -> None:
         async with write_receive:

@@ -8,6 +8,7 @@ the sender wrote it: `messages[0].content[1].toolCallId`, never a Python attribu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -17,6 +18,12 @@ from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 T = TypeVar("T")
+
+
+def canonical_json(value: Any) -> str:
+    """One text per JSON value (keys sorted, no spaces, characters as they are): what keys and
+    digests over wire values are taken from, so equal values always give equal keys."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 class WireError(ValueError):

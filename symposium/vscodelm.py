@@ -17,6 +17,7 @@ from actors import agent_options
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentPool, Connector, agent_key
 from actors.history import CancelRequest, ChatRequest, HistoryActor
+from actors.mailbox import queued
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
 from actors.rendering import merge_parts
@@ -52,6 +53,7 @@ from protocol.lm import (
     part_to_wire,
     to_wire,
 )
+from protocol.version import version
 from protocol.wire import WireError
 from symposium import launch
 
@@ -60,7 +62,6 @@ log = logging.getLogger(__name__)
 METHOD_STATS = "symposium/stats"  # diagnostics for benchmarks and tests; the extension never calls it
 ELIZA_MODEL_ID = "symposium-eliza"
 FAMILY = "symposium"
-VERSION = "0.1.0"
 CONTEXT_TOKENS = 200_000
 
 
@@ -69,7 +70,7 @@ def _model(id: str, name: str, detail: str, *, context: int | None = None, ratio
         id=id,
         name=name,
         family=FAMILY,
-        version=VERSION,
+        version=version(),
         max_input_tokens=context or CONTEXT_TOKENS,
         max_output_tokens=CONTEXT_TOKENS,
         capabilities=Capabilities(tool_calling=True),
@@ -119,14 +120,11 @@ def _params(value: Any, cl: type) -> Any:
 def _waiting(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
     """The replies already queued, up to and including an end (complete or error)."""
     batch: list[Reply] = []
-    while True:
-        try:
-            reply = replies.receive_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return batch
+    for reply in queued(replies):
         batch.append(reply)
         if reply.part is None:
-            return batch
+            break
+    return batch
 
 
 def task_count() -> int:
