@@ -124,16 +124,22 @@ def _make_converter() -> cattrs.Converter:
     return conv
 
 
+def _noted(exc: BaseException, kind: type, attribute: str) -> Any:
+    """What the last of cattrs' notes of `kind` on `exc` says about `attribute` (where it failed)."""
+    value = None
+    for note in getattr(exc, "__notes__", []):
+        if isinstance(note, kind):
+            value = getattr(note, attribute)
+    return value
+
+
 def _as_wire_error(exc: BaseException) -> WireError:
     """Flatten cattrs' exception groups into the first error, with its wire path."""
     if isinstance(exc, WireError):
         return exc
     if isinstance(exc, ClassValidationError):
         for sub in exc.exceptions:
-            name = None
-            for note in getattr(sub, "__notes__", []):
-                if isinstance(note, cattrs.AttributeValidationNote):
-                    name = note.name
+            name = _noted(sub, cattrs.AttributeValidationNote, "name")
             inner = _as_wire_error(sub)
             if name is not None:
                 key = camel(name)
@@ -143,10 +149,7 @@ def _as_wire_error(exc: BaseException) -> WireError:
             return inner
     if isinstance(exc, IterableValidationError):
         for sub in exc.exceptions:
-            index = None
-            for note in getattr(sub, "__notes__", []):
-                if isinstance(note, cattrs.IterableValidationNote):
-                    index = note.index
+            index = _noted(sub, cattrs.IterableValidationNote, "index")
             inner = _as_wire_error(sub)
             return inner.under(f"[{index}]") if index is not None else inner
     if isinstance(exc, KeyError):

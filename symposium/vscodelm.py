@@ -11,6 +11,7 @@ import math
 import os
 from typing import Any
 
+import attrs
 import trio
 
 from actors import agent_options
@@ -138,26 +139,20 @@ def task_count() -> int:
     return count
 
 
+@attrs.define(eq=False)
 class Backend:
     """Wires a VS Code-side Peer to the History actor."""
 
-    def __init__(
-        self,
-        peer: Peer,
-        history: HistoryActor,
-        bridges: BridgeListener,
-        spares: Spares | None = None,
-        *,
-        pool: AgentPool | None = None,
-        catalog: AgentCatalog | None = None,
-    ) -> None:
-        self.peer = peer
-        self.history = history
-        self.bridges = bridges
-        self.spares = spares
-        self.pool = pool
-        self.catalog = catalog
-        self._submitted: set[str] = set()  # chat requests handed to History, by id key
+    peer: Peer
+    history: HistoryActor
+    bridges: BridgeListener
+    spares: Spares | None = None
+    pool: AgentPool | None = attrs.field(default=None, kw_only=True)
+    catalog: AgentCatalog | None = attrs.field(default=None, kw_only=True)
+    _submitted: set[str] = attrs.field(factory=set, init=False)  # chat requests handed to History, by id key
+
+    def __attrs_post_init__(self) -> None:
+        peer = self.peer
         peer.on_request(METHOD_STATS, self.stats)
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_PREPARE, self.prepare_model)
