@@ -1,4 +1,4 @@
-"""Which conversation does a request continue? Pure logic, no I/O (DESIGN §4).
+"""Which conversation does a request continue? Pure logic, no I/O (docs/DESIGN.md, "History and matching").
 
 Consumers never re-send history byte-identical, so messages are compared in a canonical
 form: system messages (and Copilot's environment message) ignored, cache-control/marker

@@ -3,10 +3,9 @@
 One per conversation. The agent reaches it through a stdio `mcpServers` entry whose command
 is the application's `Relay` (the backend's is `symposium/mcp_relay.py`); the relay connects
 back to the backend on 127.0.0.1 and presents the conversation's random token before any
-MCP traffic. One `BridgeListener` per backend
-accepts those connections for every conversation: a listening socket per conversation
-would cost a file descriptor each, and thousands of conversations would exhaust the
-process's limit. The listener reads the token line and hands the connection to the bridge
+MCP traffic. One `BridgeListener` per backend accepts those connections for every
+conversation: a listening socket per conversation would cost a file descriptor each, and
+thousands of conversations would exhaust the process's limit. The listener reads the token line and hands the connection to the bridge
 the token belongs to, which serves it in its own nursery, so a conversation's connections
 end with it. The MCP side is the SDK's low-level `Server` with its handlers registered
 explicitly. A `tools/call` becomes a `ToolCalled` event on the Session's channel; the

@@ -15,6 +15,7 @@ from actors.settings import MAX_CONVERSATIONS, Settings
 
 DEFAULTS = Settings()  # the one place the backend's defaults are written is actors/settings.py
 
+
 def stdio_stream() -> trio.StapledStream:
     """Our stdin/stdout as one trio stream (duplicated fds, so Python's own stay usable)."""
     return trio.StapledStream(trio.lowlevel.FdStream(os.dup(1)), trio.lowlevel.FdStream(os.dup(0)))

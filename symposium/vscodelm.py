@@ -1,4 +1,4 @@
-"""`symposium vscodelm`: the backend the VS Code extension talks to (DESIGN §3).
+"""`symposium vscodelm`: the backend the VS Code extension talks to (docs/DESIGN.md, "Wire protocol").
 
 A thin shell: it parses requests, hands chat requests to the History actor and turns the
 replies History routes back into `lm/responsePart` / `lm/responseComplete` / a response.

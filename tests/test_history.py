@@ -1,4 +1,4 @@
-"""The History actor with real Sessions and the in-process Eliza: routing rules the predecessor broke."""
+"""The History actor with real Sessions and the in-process Eliza: the routing rules of docs/DESIGN.md, "History and matching"."""
 
 from __future__ import annotations
 

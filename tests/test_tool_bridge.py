@@ -1,4 +1,4 @@
-"""VS Code tools bridged to the agent as the MCP server `vscode_tools` (DESIGN §6, seed 002).
+"""VS Code tools bridged to the agent as the MCP server `vscode_tools` (docs/DESIGN.md, "Tool bridge").
 
 Through a real `symposium vscodelm`: Eliza (a real MCP client, through the real relay)
 lists and calls the tools VS Code offered; every call surfaces as a `tool_call` part, and the

@@ -1,4 +1,4 @@
-"""Eliza as an ACP agent (DESIGN §9): in-process over a memory stream, or on stdio.
+"""Eliza as an ACP agent: in-process over a memory stream, or on stdio.
 
 Besides talking like Weizenbaum's DOCTOR, it understands test commands, so every flow
 of the bridge can be exercised without a model:
