@@ -101,28 +101,17 @@ def _config_choice(raw: Any) -> Choice | None:
     return Choice(raw["id"], name, category, "select", current if isinstance(current, str) else None, values, _text(raw.get("description")))
 
 
-def _legacy_modes(raw: Any) -> Choice | None:
+def _legacy(raw: Any, kind: str, name: str, id_key: str, listed: str, current_key: str) -> Choice | None:
+    """An agent's `modes` or `models` object (the protocol before config options) as a Choice."""
     if not isinstance(raw, dict):
         return None
     values = tuple(
-        Value(m["id"], _text(m.get("name")) or m["id"], _text(m.get("description")))
-        for m in raw.get("availableModes") or ()
-        if isinstance(m, dict) and isinstance(m.get("id"), str)
+        Value(m[id_key], _text(m.get("name")) or m[id_key], _text(m.get("description")))
+        for m in raw.get(listed) or ()
+        if isinstance(m, dict) and isinstance(m.get(id_key), str)
     )
-    current = raw.get("currentModeId")
-    return Choice(MODE, "Mode", MODE, "select", current if isinstance(current, str) else None, values, via="mode") if values else None
-
-
-def _legacy_models(raw: Any) -> Choice | None:
-    if not isinstance(raw, dict):
-        return None
-    values = tuple(
-        Value(m["modelId"], _text(m.get("name")) or m["modelId"], _text(m.get("description")))
-        for m in raw.get("availableModels") or ()
-        if isinstance(m, dict) and isinstance(m.get("modelId"), str)
-    )
-    current = raw.get("currentModelId")
-    return Choice(MODEL, "Model", MODEL, "select", current if isinstance(current, str) else None, values, via="model") if values else None
+    current = raw.get(current_key)
+    return Choice(kind, name, kind, "select", current if isinstance(current, str) else None, values, via=kind) if values else None
 
 
 def read_choices(answer: Any) -> tuple[Choice, ...]:
@@ -135,8 +124,11 @@ def read_choices(answer: Any) -> tuple[Choice, ...]:
 
 def _with_legacy(config: tuple[Choice, ...], modes: Any, models: Any) -> tuple[Choice, ...]:
     covered = {c.category for c in config}
-    legacy = [c for c in (_legacy_modes(modes), _legacy_models(models)) if c is not None and c.category not in covered]
-    return config + tuple(legacy)
+    legacy = (
+        _legacy(modes, MODE, "Mode", "id", "availableModes", "currentModeId"),
+        _legacy(models, MODEL, "Model", "modelId", "availableModels", "currentModelId"),
+    )
+    return config + tuple(c for c in legacy if c is not None and c.category not in covered)
 
 
 def updated(choices: tuple[Choice, ...], update: dict[str, Any]) -> tuple[Choice, ...] | None:

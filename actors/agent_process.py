@@ -1,9 +1,10 @@
-"""The AgentProcess actor: the ACP client for one agent definition (DESIGN §7).
+"""The AgentProcess actor: the ACP client for one agent definition (docs/DESIGN.md, "Actors and channels").
 
 One connection per agent definition, multiplexing its sessions: a second conversation
-with the same agent costs a `session/new`, not a process. The agent is either a
-subprocess (own process group, stderr kept for diagnostics) or the built-in Eliza over
-an in-memory stream pair; both go through the same `Peer` and the same code below.
+with the same agent costs a `session/new`, not a process. How the agent is started and
+stopped is not this module's business: the actor receives a `Connector` (the backend's is
+`symposium/launch.py`: a guarded subprocess, or the built-in Eliza in-process) and speaks
+ACP over the `AgentConnection` it returns, keeping the agent's stderr for diagnostics.
 
 Sessions talk to this actor only through channels: `AgentSession` sends commands on the
 actor's mailbox and receives its session's `AgentEvent`s on a channel of its own.
@@ -12,29 +13,26 @@ actor's mailbox and receives its session's `AgentEvent`s on a channel of its own
 from __future__ import annotations
 
 import collections
-import contextlib
 from collections.abc import Awaitable, Callable
 import logging
 import math
 import os
-import shutil
-import signal
-import subprocess
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
 
 from actors.agent_catalog import AgentCatalog
+from actors.mailbox import queued
 from actors.messages import AgentError, resource_failure, session_failure
+from actors.settings import Settings
 from actors.tool_bridge import import_mcp
 from protocol import acp
-from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
+from protocol.jsonrpc import ConnectionClosed, LineSplitter, Overlong, Peer, RpcError
 from protocol.redact import Redactor
 from protocol.transcript import Recorder
-from protocol.streams import memory_stream_pair
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
+from protocol.wire import canonical_json
 
 if TYPE_CHECKING:
     from actors.warm import Spares
@@ -42,8 +40,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
-STOP_GRACE = 2.0  # after closing stdin, before SIGTERM; then again before SIGKILL
 STDERR_LINES = 20
+STDERR_READ_MAX = 64 * 1024  # a stderr line longer than this is kept by its head only
 CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
 STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
 PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
@@ -88,8 +86,59 @@ class AgentExited:
 AgentEvent = Update | PermissionAsked | PromptDone | PromptFailed | AgentExited
 
 
-# How replay (and anything else that is not a real agent) supplies the agent's end of the stream.
-Connector = Callable[[Agent, trio.Nursery], Awaitable[trio.abc.Stream]]
+# How an agent is started ------------------------------------------------------------------
+
+
+class AgentConnection(Protocol):
+    """A started agent, as its actor sees it: a byte stream to speak ACP on, and how it ends."""
+
+    @property
+    def stream(self) -> trio.abc.Stream: ...
+
+    @property
+    def stderr(self) -> trio.abc.ReceiveStream | None:
+        """What the agent prints for humans, if it has such a stream."""
+
+    @property
+    def exit_code(self) -> int | None:
+        """Its exit code, once it has ended and that is known."""
+
+    async def ended(self) -> None:
+        """Wait (bounded) for the agent to end, once its output has ended: for its exit code."""
+
+    async def stop(self) -> None:
+        """End the agent, bounded; also called (and then a no-op, or a sweep) once it has ended."""
+
+    async def aclose(self) -> None:
+        """Release what is left of it (its pipes), once its actor is done with it."""
+
+
+# Starts `agent` in the given working folder, its serving tasks (if any) in the given nursery;
+# raises AgentError when it cannot. The backend's is `symposium.launch.connect`; replay and the
+# tests supply scripted agents.
+Connector = Callable[[Agent, str, trio.Nursery], Awaitable[AgentConnection]]
+
+
+class StreamConnection:
+    """An agent that is nothing but a stream (in-process, scripted): stopping it closes the stream."""
+
+    stderr: trio.abc.ReceiveStream | None = None
+    exit_code: int | None = None
+
+    def __init__(self, stream: trio.abc.Stream) -> None:
+        self.stream = stream
+
+    async def ended(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def stop(self) -> None:
+        try:
+            await self.stream.aclose()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
 
 
 # Commands from sessions -------------------------------------------------------------------
@@ -196,7 +245,7 @@ async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: s
 
 def agent_key(agent: Agent) -> str:
     """One agent definition, one key: for the pool's processes and the remembered sessions."""
-    return acp.canonical_key(agent_to_wire(agent))
+    return canonical_json(agent_to_wire(agent))
 
 
 def agent_label(agent: Agent) -> str:
@@ -205,13 +254,10 @@ def agent_label(agent: Agent) -> str:
     return agent.name or agent.command
 
 
-GUARD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "symposium", "guard.py")
-
-
 class AgentProcess:
     """Owns one agent connection and routes its traffic to the sessions it serves."""
 
-    def __init__(self, agent: Agent, *, cwd: str, recorder: Recorder | None = None, connector: Connector | None = None) -> None:
+    def __init__(self, agent: Agent, *, cwd: str, connector: Connector, recorder: Recorder | None = None) -> None:
         self.agent = agent
         self.name = agent_label(agent)
         self.cwd = cwd
@@ -227,8 +273,7 @@ class AgentProcess:
         if recorder is not None and isinstance(agent, ProcessAgent):
             for var in agent.env:
                 recorder.secret(var.value)
-        self._process: trio.Process | None = None
-        self._lifeline: int | None = None  # the guard stops the agent when this closes
+        self._connection: AgentConnection | None = None
         self._peer: Peer | None = None
         self.capabilities: dict[str, Any] = {}
         self.initialized: dict[str, Any] = {}  # the agent's whole `initialize` result (authMethods, agentInfo)
@@ -268,7 +313,8 @@ class AgentProcess:
             self._commands_send.close()
             with trio.CancelScope(shield=True):
                 await self._stop()
-                await self._close_pipes()
+                if self._connection is not None:
+                    await self._connection.aclose()
             self._refuse_queued()
             self._broadcast_exit()
             self.exited.set()
@@ -282,11 +328,7 @@ class AgentProcess:
     def _refuse_queued(self) -> None:
         """Commands sent just before the agent went away were never handled: a session waiting
         to open is told so (its reply channel closes: the agent exited), or it would wait forever."""
-        while True:
-            try:
-                command = self._commands.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                break
+        for command in queued(self._commands):
             if isinstance(command, _NewSession):
                 command.reply.close()
                 command.events.close()
@@ -295,21 +337,15 @@ class AgentProcess:
         self._commands.close()
 
     def stop(self) -> None:
-        """Ask the actor to end: close stdin, then signals, bounded (DESIGN §7)."""
+        """Ask the actor to end; its connection stops the agent, bounded."""
         self._stopping = True
         self._commands_send.close()
 
     async def _connect(self, nursery: trio.Nursery) -> Peer:
-        if self._connector is not None:
-            stream: trio.abc.Stream = await self._connector(self.agent, nursery)
-        elif isinstance(self.agent, ElizaAgent):
-            from symposium.eliza.agent import serve_eliza
-
-            ours, theirs = memory_stream_pair()
-            nursery.start_soon(serve_eliza, theirs, self.agent.deterministic)
-            stream = ours
-        else:
-            stream = await self._spawn(self.agent, nursery)
+        connection = self._connection = await self._connector(self.agent, self.cwd, nursery)
+        if connection.stderr is not None:
+            nursery.start_soon(self._read_stderr, connection.stderr)
+        stream = connection.stream
         tracer = self._recorder.channel(self.channel) if self._recorder else None
         # An unreadable line may have been the reply a prompt waits for: give the agent up
         # (its turns fail, saying why) rather than leave that prompt waiting forever.
@@ -321,65 +357,22 @@ class AgentProcess:
         nursery.start_soon(peer.serve)
         return peer
 
-    async def _spawn(self, agent: ProcessAgent, nursery: trio.Nursery) -> trio.abc.Stream:
-        """Start the agent under the guard (symposium/guard.py), in a process group of its own.
-
-        The guard holds the read end of a pipe whose write end only this process holds: when
-        the backend ends, however it ends, the guard stops the agent's whole group.
-        """
-        env = dict(os.environ)
-        env.update({var.name: var.value for var in agent.env})
-        if not os.path.isdir(self.cwd):
-            message = f"Cannot start agent {self.name!r}: its working folder {self.cwd} does not exist"
-            raise AgentError(session_failure(message, kind="bad_cwd", command=agent.command, cwd=self.cwd))
-        if shutil.which(agent.command, path=env.get("PATH")) is None:
-            message = f"Cannot start agent {self.name!r}: {agent.command}: command not found"
-            raise AgentError(session_failure(message, kind="spawn_failed", command=agent.command))
-        watch: int | None = None
-        try:
-            watch, self._lifeline = os.pipe()
-            process = await trio.lowlevel.open_process(
-                [sys.executable, "-I", "-S", GUARD, str(watch), "--", agent.command, *agent.args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                cwd=self.cwd,
-                start_new_session=True,
-                pass_fds=(watch,),
-            )
-        except OSError as exc:
-            failure = resource_failure(f"start agent {self.name!r}", exc, command=agent.command)
-            if failure is None:
-                failure = session_failure(f"Cannot start agent {self.name!r}: {agent.command}: {exc.strerror or exc}", kind="spawn_failed", command=agent.command)
-            raise AgentError(failure) from None
-        except ValueError as exc:  # what the definition's checks on arrival should have refused
-            raise AgentError(session_failure(f"Cannot start agent {self.name!r}: {exc}", kind="spawn_failed", command=agent.command)) from None
-        finally:
-            if watch is not None:
-                os.close(watch)
-        self._process = process
-        log.info("started agent %s (guard pid %d): %s", self.name, process.pid, agent.command)
-        assert process.stdin and process.stdout and process.stderr
-        nursery.start_soon(self._read_stderr, process.stderr)
-        return trio.StapledStream(process.stdin, process.stdout)
-
     async def _read_stderr(self, stream: trio.abc.ReceiveStream) -> None:
-        pending = b""
+        splitter = LineSplitter(STDERR_READ_MAX)
         async for chunk in stream:
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            if len(pending) > 64 * 1024:  # no newline in sight: take it as it is
-                lines.append(pending)
-                pending = b""
-            for raw in lines:
+            for raw in splitter.feed(chunk):
                 self._stderr_line(raw)
-        self._stderr_line(pending)  # a last line without a newline (often why it exited)
+        self._stderr_line(splitter.leftover())  # a last line without a newline (often why it exited)
 
-    def _stderr_line(self, raw: bytes) -> None:
-        line = self._redactor.free_text(raw.decode(errors="replace").rstrip())
+    def _stderr_line(self, raw: bytes | Overlong | None) -> None:
+        if raw is None:
+            return
+        cut = isinstance(raw, Overlong)
+        text = raw.head if isinstance(raw, Overlong) else raw
+        line = self._redactor.free_text(text.decode(errors="replace").rstrip())
         if line:
-            self._stderr.append(line if len(line) <= STDERR_LINE_MAX else line[:STDERR_LINE_MAX] + "...")
+            cut = cut or len(line) > STDERR_LINE_MAX
+            self._stderr.append(line[:STDERR_LINE_MAX] + "..." if cut else line)
             log.debug("agent %s stderr: %s", self.name, line)
             if self._recorder is not None:
                 self._recorder.stderr(self.channel, line)
@@ -425,51 +418,12 @@ class AgentProcess:
         return f"Agent {self.name!r} sent a line that is not valid JSON-RPC ({problem}); it was stopped"
 
     async def _reap(self) -> None:
-        if self._process is not None:
-            with trio.move_on_after(1):
-                await self._process.wait()
+        if self._connection is not None:
+            await self._connection.ended()
 
     async def _stop(self) -> None:
-        """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group."""
-        process = self._process
-        if self._peer is not None and isinstance(self.agent, ElizaAgent):
-            await self._peer.aclose()
-        if process is None or process.returncode is not None:
-            self._close_lifeline()
-            if process is not None:
-                # The agent ended by itself: what it started may still run in its group.
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
-            return
-        if process.stdin is not None:
-            with trio.move_on_after(STOP_GRACE):
-                await process.stdin.aclose()
-        for sig in (None, signal.SIGTERM, signal.SIGKILL):
-            if sig is not None:
-                try:
-                    os.killpg(process.pid, sig)
-                except ProcessLookupError:
-                    break
-            with trio.move_on_after(STOP_GRACE):
-                await process.wait()
-            if process.returncode is not None:
-                break
-        self._close_lifeline()
-        log.info("agent %s stopped%s", self.name, self._exit_note())
-
-    async def _close_pipes(self) -> None:
-        """The agent's stdin, stdout and stderr, closed now rather than whenever the garbage
-        collector gets to them: an agent restarted after every crash must not pile up pipes."""
-        if self._process is None:
-            return
-        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
-            if stream is not None:
-                await trio.aclose_forcefully(stream)
-
-    def _close_lifeline(self) -> None:
-        if self._lifeline is not None:
-            os.close(self._lifeline)
-            self._lifeline = None
+        if self._connection is not None:
+            await self._connection.stop()
 
     def _named(self) -> str:
         """The agent for a start-up failure: its name and the command that failed."""
@@ -478,8 +432,8 @@ class AgentProcess:
         return repr(self.name)
 
     def _exit_note(self) -> str:
-        if self._process is not None and self._process.returncode is not None:
-            return f" (exit code {self._process.returncode})"
+        if self._connection is not None and self._connection.exit_code is not None:
+            return f" (exit code {self._connection.exit_code})"
         return ""
 
     def _failure(self, message: str, kind: str) -> RpcError:
@@ -695,7 +649,7 @@ class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
     def __init__(
-        self, nursery: trio.Nursery, *, cwd: str, idle: float = 600.0, recorder: Recorder | None = None, connector: Connector | None = None
+        self, nursery: trio.Nursery, *, cwd: str, connector: Connector, idle: float = Settings().agent_idle, recorder: Recorder | None = None
     ) -> None:
         self._nursery = nursery
         self._cwd = cwd

@@ -1,12 +1,23 @@
-"""A receive channel you can peek: the Session's mailbox of turns (seed 002)."""
+"""Receiving without waiting: a channel you can peek (the Session's mailbox of turns), and
+what is already queued on one."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 import trio
 
 T = TypeVar("T")
+
+
+def queued(channel: trio.MemoryReceiveChannel[T]) -> Iterator[T]:
+    """The items already queued on `channel`, taken without waiting (lazily: stop early to leave the rest)."""
+    while True:
+        try:
+            yield channel.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return
 
 
 class PeekableMailbox(Generic[T]):

@@ -1,4 +1,4 @@
-"""Which conversation does a request continue? Pure logic, no I/O (DESIGN §4).
+"""Which conversation does a request continue? Pure logic, no I/O (docs/DESIGN.md, "History and matching").
 
 Consumers never re-send history byte-identical, so messages are compared in a canonical
 form: system messages (and Copilot's environment message) ignored, cache-control/marker
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -41,15 +40,12 @@ from protocol.lm import (
     ToolResultPart,
     agent_to_wire,
 )
+from protocol.wire import canonical_json
 
 # Data parts that carry consumer bookkeeping, never content.
 IGNORED_MIME_TYPES = frozenset({"cache_control", "stateful_marker"})
 
 Digest = int
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _content_parts(parts: Iterable[Any], *, merge: bool = True) -> list[Any]:

@@ -362,7 +362,7 @@ def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
 
 
 def awaited_results(turn: Turn, awaited: Iterable[str]) -> dict[str, ToolResultPart] | None:
-    """The peek/consume rule (seed 002): the turn's results by id, if it is exactly them.
+    """The peek/consume rule (docs/DESIGN.md, "Permissions"): the turn's results by id, if it is exactly them.
 
     Anything else (a cancelled match, other content, a missing result) means the user moved
     on: the caller leaves the turn unconsumed and cancels the agent's turn.

@@ -1,11 +1,11 @@
 """The ToolBridge actor: VS Code's tools as the synthetic MCP server `vscode_tools`.
 
 One per conversation. The agent reaches it through a stdio `mcpServers` entry whose command
-is `symposium.mcp_relay`; the relay connects back to the backend on 127.0.0.1 and presents
-the conversation's random token before any MCP traffic. One `BridgeListener` per backend
-accepts those connections for every conversation: a listening socket per conversation
-would cost a file descriptor each, and thousands of conversations would exhaust the
-process's limit. The listener reads the token line and hands the connection to the bridge
+is the application's `Relay` (the backend's is `symposium/mcp_relay.py`); the relay connects
+back to the backend on 127.0.0.1 and presents the conversation's random token before any
+MCP traffic. One `BridgeListener` per backend accepts those connections for every
+conversation: a listening socket per conversation would cost a file descriptor each, and
+thousands of conversations would exhaust the process's limit. The listener reads the token line and hands the connection to the bridge
 the token belongs to, which serves it in its own nursery, so a conversation's connections
 end with it. The MCP side is the SDK's low-level `Server` with its handlers registered
 explicitly. A `tools/call` becomes a `ToolCalled` event on the Session's channel; the
@@ -21,18 +21,18 @@ import json
 import logging
 import math
 import secrets
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
+from actors.mailbox import queued
 from actors.messages import AgentError, resource_failure, session_failure
-from protocol.jsonrpc import Tracer
+from protocol.jsonrpc import LineSplitter, Overlong, Tracer
 from protocol.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
-from symposium.mcp_relay import TOKEN_ENV
+from protocol.version import version
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -45,6 +45,15 @@ MAX_LINE = 64 * 1024 * 1024
 NOTIFY_TIMEOUT = 5.0  # a client that stopped reading must not wedge the bridge
 ACCEPT_RETRY = 0.1  # out of file descriptors: accept again after this (connections wait in the backlog)
 ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+
+@attrs.frozen
+class Relay:
+    """How an agent reaches the bridges: the stdio MCP server it starts (`--port PORT` is added)
+    and the environment variable that hands that server its conversation's token."""
+
+    command: tuple[str, ...]
+    token_env: str
+
 
 # A connection that presented a bridge's token: the stream, and what arrived after the token line.
 Handoff = tuple[trio.SocketStream, bytes]
@@ -110,8 +119,9 @@ class BridgeListener:
     then it belongs to the bridge that registered the token, or is closed.
     """
 
-    def __init__(self, nursery: trio.Nursery) -> None:
+    def __init__(self, nursery: trio.Nursery, relay: Relay | None = None) -> None:
         self._nursery = nursery
+        self.relay = relay  # None: bridges cannot be named in an `mcpServers` entry
         self._bridges: dict[bytes, trio.MemorySendChannel[Handoff]] = {}
         self._port: int | None = None
         self._opening = trio.Lock()
@@ -204,11 +214,15 @@ class ToolBridge:
 
     def entry(self) -> dict[str, Any]:
         """The `mcpServers` entry for `session/new`."""
+        relay = self._listener.relay
+        if relay is None:
+            raise RuntimeError("the bridge listener was given no relay: no agent could reach this bridge")
+        command, *args = relay.command
         return {
             "name": SERVER_NAME,
-            "command": sys.executable,
-            "args": ["-m", "symposium.mcp_relay", "--port", str(self.port)],
-            "env": [{"name": TOKEN_ENV, "value": self.token}],
+            "command": command,
+            "args": [*args, "--port", str(self.port)],
+            "env": [{"name": relay.token_env, "value": self.token}],
         }
 
     def update_tools(self, tools: tuple[Tool, ...]) -> None:
@@ -250,7 +264,7 @@ class ToolBridge:
             self._listener.unregister(self.token)
             inbox_send.close()
             # Connections handed over but not yet taken are this bridge's to close.
-            for stream, _ in _drain(inbox):
+            for stream, _ in queued(inbox):
                 stream.socket.close()
             inbox.close()
 
@@ -288,7 +302,7 @@ class ToolBridge:
 
         server: Server[Any] = Server(
             SERVER_NAME,
-            version="0.1.0",
+            version=version(),
             instructions="Tools of the VS Code window this conversation runs in.",
             on_list_tools=list_tools,
             on_call_tool=call_tool,
@@ -324,16 +338,6 @@ class ToolBridge:
                 self._connections.discard(connection)
         finally:
             await trio.aclose_forcefully(stream)
-
-
-def _drain(channel: trio.MemoryReceiveChannel[Handoff]) -> list[Handoff]:
-    """What is queued on `channel`, taken without waiting."""
-    out: list[Handoff] = []
-    while True:
-        try:
-            out.append(channel.receive_nowait())
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return out
 
 
 class _ConnectionBus:
@@ -378,11 +382,14 @@ async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes,
     write_send, write_receive = anyio.create_memory_object_stream[Any](0)
 
     async def reader() -> None:
-        buffer = first
+        splitter = LineSplitter(MAX_LINE)
+        chunk = first
         async with read_send:
             while True:
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
+                for line in splitter.feed(chunk):
+                    if isinstance(line, Overlong):
+                        log.warning("vscode_tools: line over %d bytes; closing the connection", MAX_LINE)
+                        return
                     if line.strip():
                         try:
                             message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -392,16 +399,12 @@ async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes,
                         if tracer is not None:
                             tracer("recv", json.loads(line))
                         await read_send.send(SessionMessage(message))
-                if len(buffer) > MAX_LINE:
-                    log.warning("vscode_tools: line over %d bytes; closing the connection", MAX_LINE)
-                    return
                 try:
                     chunk = await stream.receive_some(65536)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     return
                 if not chunk:
                     return
-                buffer += chunk
 
     async def writer() -> None:
         async with write_receive:

@@ -2,7 +2,7 @@
 
 The first conversation with an agent definition spawns the agent and initializes it; a
 second one (same agent definition, a different first message) costs only a `session/new`
-on the same connection (DESIGN §7). The agent is Eliza as an external process
+on the same connection (one AgentProcess per agent definition, multiplexing its sessions). The agent is Eliza as an external process
 (`python -m symposium eliza --deterministic`); each sample uses a new agent definition
 (an extra environment variable), so its first conversation really starts a process.
 """

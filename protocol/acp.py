@@ -7,12 +7,13 @@ defensively where they are used: real agents differ, and one odd field must not 
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from protocol.version import version
 
 PROTOCOL_VERSION = 1
 
-CLIENT_INFO = {"name": "symposium", "title": "Symposium (VS Code LM bridge)", "version": "0.1.0"}
+CLIENT_INFO = {"name": "symposium", "title": "Symposium (VS Code LM bridge)"}
 
 CANCELLED_OUTCOME: dict[str, Any] = {"outcome": "cancelled"}
 
@@ -22,7 +23,7 @@ def initialize_params() -> dict[str, Any]:
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
-        "clientInfo": CLIENT_INFO,
+        "clientInfo": {**CLIENT_INFO, "version": version()},
     }
 
 
@@ -49,10 +50,6 @@ def image_block(mime_type: str, data: str) -> dict[str, Any]:
 
 def selected_outcome(option_id: str) -> dict[str, Any]:
     return {"outcome": "selected", "optionId": option_id}
-
-
-def canonical_key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def resume_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:

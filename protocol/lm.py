@@ -1,4 +1,4 @@
-"""The VS Code LM wire types (DESIGN §3): what the extension and the backend exchange.
+"""The VS Code LM wire types (docs/DESIGN.md, "Wire protocol"): what the extension and the backend exchange.
 
 Parts are tagged by `"type"`; the agent definition is externally tagged with snake_case
 variant names (`{"eliza": {...}}`, `{"mcp_server": {...}}`). Everything is frozen so

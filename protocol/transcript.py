@@ -1,4 +1,4 @@
-"""Transcripts: every JSON-RPC message on every channel of a backend run, as JSONL (DESIGN §8).
+"""Transcripts: every JSON-RPC message on every channel of a backend run, as JSONL (docs/DESIGN.md, "Wire protocol").
 
 A line is `{"t": seconds since start (monotonic), "ch": channel, "dir": "in" | "out", "msg": {...}}`
 (`in`: received by the backend), or `{"t", "ch", "stderr": line}` for an agent's stderr.

@@ -8,6 +8,7 @@ the sender wrote it: `messages[0].content[1].toolCallId`, never a Python attribu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -17,6 +18,12 @@ from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 T = TypeVar("T")
+
+
+def canonical_json(value: Any) -> str:
+    """One text per JSON value (keys sorted, no spaces, characters as they are): what keys and
+    digests over wire values are taken from, so equal values always give equal keys."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 class WireError(ValueError):
@@ -117,16 +124,22 @@ def _make_converter() -> cattrs.Converter:
     return conv
 
 
+def _noted(exc: BaseException, kind: type, attribute: str) -> Any:
+    """What the last of cattrs' notes of `kind` on `exc` says about `attribute` (where it failed)."""
+    value = None
+    for note in getattr(exc, "__notes__", []):
+        if isinstance(note, kind):
+            value = getattr(note, attribute)
+    return value
+
+
 def _as_wire_error(exc: BaseException) -> WireError:
     """Flatten cattrs' exception groups into the first error, with its wire path."""
     if isinstance(exc, WireError):
         return exc
     if isinstance(exc, ClassValidationError):
         for sub in exc.exceptions:
-            name = None
-            for note in getattr(sub, "__notes__", []):
-                if isinstance(note, cattrs.AttributeValidationNote):
-                    name = note.name
+            name = _noted(sub, cattrs.AttributeValidationNote, "name")
             inner = _as_wire_error(sub)
             if name is not None:
                 key = camel(name)
@@ -136,10 +149,7 @@ def _as_wire_error(exc: BaseException) -> WireError:
             return inner
     if isinstance(exc, IterableValidationError):
         for sub in exc.exceptions:
-            index = None
-            for note in getattr(sub, "__notes__", []):
-                if isinstance(note, cattrs.IterableValidationNote):
-                    index = note.index
+            index = _noted(sub, cattrs.IterableValidationNote, "index")
             inner = _as_wire_error(sub)
             return inner.under(f"[{index}]") if index is not None else inner
     if isinstance(exc, KeyError):

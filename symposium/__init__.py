@@ -1,3 +1,1 @@
-"""Symposium: ACP agents as VS Code language models."""
-
-__version__ = "0.1.0"
+"""Symposium: ACP agents as VS Code language models (its version: `protocol.version.version()`)."""

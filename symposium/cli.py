@@ -12,6 +12,10 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from actors.settings import MAX_CONVERSATIONS, Settings
+
+DEFAULTS = Settings()  # the one place the backend's defaults are written is actors/settings.py
+
 
 PIPE_SIZE = 1 << 20  # Linux's default ceiling for an unprivileged process
 
@@ -53,7 +57,7 @@ async def _until_signalled(main: Callable[[], Awaitable[None]]) -> None:
 
 
 def _vscodelm(args: argparse.Namespace) -> int:
-    from actors.settings import Settings, default_max_conversations
+    from actors.settings import default_max_conversations
     from symposium.vscodelm import serve
 
     from protocol.transcript import Recorder
@@ -113,23 +117,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     vscodelm = commands.add_parser("vscodelm", help="serve the VS Code extension on stdio (JSON-RPC, one object per line)")
     vscodelm.add_argument("--trace-dir", help="record every message on every channel as JSONL in this folder")
-    vscodelm.add_argument("--agent-idle", type=float, default=600.0, metavar="SECONDS", help="stop agents unused this long (default 600)")
     vscodelm.add_argument(
-        "--cancel-timeout", type=float, default=10.0, metavar="SECONDS", help="wait this long for a cancelled prompt to stop (default 10)"
+        "--agent-idle", type=float, default=DEFAULTS.agent_idle, metavar="SECONDS", help="stop agents unused this long (default %(default)g)"
+    )
+    vscodelm.add_argument(
+        "--cancel-timeout",
+        type=float,
+        default=DEFAULTS.cancel_timeout,
+        metavar="SECONDS",
+        help="wait this long for a cancelled prompt to stop (default %(default)g)",
     )
     vscodelm.add_argument("--forward-system", action="store_true", help="send VS Code's system messages to the agent")
     vscodelm.add_argument(
         "--max-conversations",
         type=_at_least(1, int),
         metavar="N",
-        help="release the least recently used conversations beyond N (default 256, or a quarter of the open-file limit if lower)",
+        help=f"release the least recently used conversations beyond N (default {MAX_CONVERSATIONS}, or a quarter of the open-file limit if lower)",
     )
     vscodelm.add_argument(
         "--conversation-idle",
         type=_at_least(0, float),
-        default=1800.0,
+        default=DEFAULTS.conversation_idle,
         metavar="SECONDS",
-        help="release conversations unused this long (default 1800); a released one comes back on its next request",
+        help="release conversations unused this long (default %(default)g); a released one comes back on its next request",
     )
     vscodelm.set_defaults(run=_vscodelm)
 

@@ -17,25 +17,13 @@ from typing import Any
 import attrs
 import trio
 
+from protocol import lm
 from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
-from protocol.lm import (
-    AGENT_ACTION_TOOL,
-    METHOD_AGENT_OPTIONS,
-    METHOD_CANCEL,
-    METHOD_CHAT,
-    METHOD_COMPLETE,
-    METHOD_INFO,
-    METHOD_LIST_SESSIONS,
-    METHOD_MODELS_CHANGED,
-    METHOD_PART,
-    METHOD_PREPARE,
-    METHOD_TOKENS,
-)
 
 JSON = Any
 
 AGENT_ACTION_TOOL_DEF = {
-    "name": AGENT_ACTION_TOOL,
+    "name": lm.AGENT_ACTION_TOOL,
     "description": "Request permission for an agent to execute an internal tool",
     "inputSchema": {
         "type": "object",
@@ -90,9 +78,9 @@ class BackendClient:
         self.stray_parts: list[dict[str, JSON]] = []  # parts for requests we do not know
         self.models_changes = 0  # lm/modelsChanged notifications received
         self._models_changed = trio.Event()
-        peer.on_notification(METHOD_PART, self._on_part)
-        peer.on_notification(METHOD_COMPLETE, self._on_complete)
-        peer.on_notification(METHOD_MODELS_CHANGED, self._on_models_changed)
+        peer.on_notification(lm.METHOD_PART, self._on_part)
+        peer.on_notification(lm.METHOD_COMPLETE, self._on_complete)
+        peer.on_notification(lm.METHOD_MODELS_CHANGED, self._on_models_changed)
 
     @classmethod
     @asynccontextmanager
@@ -179,30 +167,30 @@ class BackendClient:
         params: dict[str, JSON] = {"silent": True}
         if agents:
             params["agents"] = list(agents)
-        return (await self.peer.request(METHOD_INFO, params))["models"]
+        return (await self.peer.request(lm.METHOD_INFO, params))["models"]
 
     async def prepare(self, agent: dict[str, JSON], *, model_id: str = "symposium-eliza", cwd: str | None = None) -> dict[str, JSON]:
         """`lm/prepareModel`: the agent started and a session ready for the next new conversation."""
         params: dict[str, JSON] = {"modelId": model_id, "agent": agent}
         if cwd is not None:
             params["cwd"] = cwd
-        return await self.peer.request(METHOD_PREPARE, params)
+        return await self.peer.request(lm.METHOD_PREPARE, params)
 
     async def stats(self) -> dict[str, int]:
         """The backend's own counts (`symposium/stats`): conversations (and the most it holds), bridges, trio tasks."""
         return await self.peer.request("symposium/stats", {})
 
     async def token_count(self, text: str, model_id: str = "symposium-eliza") -> int:
-        return (await self.peer.request(METHOD_TOKENS, {"modelId": model_id, "text": text}))["count"]
+        return (await self.peer.request(lm.METHOD_TOKENS, {"modelId": model_id, "text": text}))["count"]
 
     async def agent_options(self, agent: dict[str, JSON]) -> dict[str, JSON]:
-        return await self.peer.request(METHOD_AGENT_OPTIONS, {"agent": agent})
+        return await self.peer.request(lm.METHOD_AGENT_OPTIONS, {"agent": agent})
 
     async def list_sessions(self, agent: dict[str, JSON], cwd: str | None = None) -> dict[str, JSON]:
         params: dict[str, JSON] = {"agent": agent}
         if cwd is not None:
             params["cwd"] = cwd
-        return await self.peer.request(METHOD_LIST_SESSIONS, params)
+        return await self.peer.request(lm.METHOD_LIST_SESSIONS, params)
 
     def start_chat(
         self,
@@ -232,7 +220,7 @@ class BackendClient:
 
         async def run() -> None:
             try:
-                await self.peer.request(METHOD_CHAT, params, id=request_id)
+                await self.peer.request(lm.METHOD_CHAT, params, id=request_id)
             except RpcError as exc:
                 result.error = exc
             except ConnectionClosed as exc:
@@ -250,7 +238,7 @@ class BackendClient:
         return result
 
     async def cancel(self, request_id: JSON) -> None:
-        await self.peer.notify(METHOD_CANCEL, {"requestId": request_id})
+        await self.peer.notify(lm.METHOD_CANCEL, {"requestId": request_id})
 
 
 def user(text: str) -> dict[str, JSON]:

@@ -25,12 +25,14 @@ import attrs
 import trio
 import trio.testing
 
+from actors.agent_process import StreamConnection
 from actors.markers import MarkerCodec
 from actors.settings import Settings
 from protocol.jsonrpc import LineSplitter
 from protocol.lm import Agent
 from protocol.streams import memory_stream_pair
 from protocol.transcript import REDACTED, read
+from symposium.mcp_relay import TOKEN_ENV
 
 QUIET = 0.05  # real seconds everything must be blocked before virtual time jumps
 GIVE_UP = 600.0  # virtual seconds without progress: the backend will not send what is expected
@@ -252,13 +254,13 @@ class Replay:
             self.progress.set()
             self.progress = trio.Event()
 
-    async def connect_agent(self, agent: Agent, nursery: trio.Nursery) -> trio.abc.Stream:
+    async def connect_agent(self, agent: Agent, cwd: str, nursery: trio.Nursery) -> StreamConnection:
         """The backend starts an agent: hand it the next recorded agent's script instead."""
         channel = self.agent_channels[self.agents_started]
         self.agents_started += 1
         ours, theirs = memory_stream_pair()
         nursery.start_soon(self._guarded, self.play, channel, theirs)
-        return ours
+        return StreamConnection(ours)
 
     async def play_mcp_client(self, channel: str) -> None:
         """An agent's MCP client: connect to the live bridge (token and port are live values)."""
@@ -266,7 +268,7 @@ class Replay:
         await self._may_send(steps[0].order)
         bridge = self.bridges[int(channel.split()[1]) - 1]
         port = int(bridge["args"][bridge["args"].index("--port") + 1])
-        token = next(e["value"] for e in bridge["env"] if e["name"] == "SYMPOSIUM_RELAY_TOKEN")
+        token = next(e["value"] for e in bridge["env"] if e["name"] == TOKEN_ENV)
         stream = await trio.open_tcp_stream("127.0.0.1", port)
         await stream.send_all(token.encode() + b"\n")
         await self.play(channel, stream)

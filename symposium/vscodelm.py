@@ -1,4 +1,4 @@
-"""`symposium vscodelm`: the backend the VS Code extension talks to (DESIGN §3).
+"""`symposium vscodelm`: the backend the VS Code extension talks to (docs/DESIGN.md, "Wire protocol").
 
 A thin shell: it parses requests, hands chat requests to the History actor and turns the
 replies History routes back into `lm/responsePart` / `lm/responseComplete` / a response.
@@ -11,12 +11,14 @@ import math
 import os
 from typing import Any
 
+import attrs
 import trio
 
 from actors import agent_options
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentPool, Connector, agent_key
 from actors.history import CancelRequest, ChatRequest, HistoryActor
+from actors.mailbox import queued
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
 from actors.rendering import merge_parts
@@ -53,14 +55,15 @@ from protocol.lm import (
     part_to_wire,
     to_wire,
 )
+from protocol.version import version
 from protocol.wire import WireError
+from symposium import launch
 
 log = logging.getLogger(__name__)
 
 METHOD_STATS = "symposium/stats"  # diagnostics for benchmarks and tests; the extension never calls it
 ELIZA_MODEL_ID = "symposium-eliza"
 FAMILY = "symposium"
-VERSION = "0.1.0"
 CONTEXT_TOKENS = 200_000
 
 
@@ -69,7 +72,7 @@ def _model(id: str, name: str, detail: str, *, context: int | None = None, ratio
         id=id,
         name=name,
         family=FAMILY,
-        version=VERSION,
+        version=version(),
         max_input_tokens=context or CONTEXT_TOKENS,
         max_output_tokens=CONTEXT_TOKENS,
         capabilities=Capabilities(tool_calling=True),
@@ -119,14 +122,11 @@ def _params(value: Any, cl: type) -> Any:
 def _waiting(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
     """The replies already queued, up to and including an end (complete or error)."""
     batch: list[Reply] = []
-    while True:
-        try:
-            reply = replies.receive_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return batch
+    for reply in queued(replies):
         batch.append(reply)
         if reply.part is None:
-            return batch
+            break
+    return batch
 
 
 def task_count() -> int:
@@ -140,26 +140,20 @@ def task_count() -> int:
     return count
 
 
+@attrs.define(eq=False)
 class Backend:
     """Wires a VS Code-side Peer to the History actor."""
 
-    def __init__(
-        self,
-        peer: Peer,
-        history: HistoryActor,
-        bridges: BridgeListener,
-        spares: Spares | None = None,
-        *,
-        pool: AgentPool | None = None,
-        catalog: AgentCatalog | None = None,
-    ) -> None:
-        self.peer = peer
-        self.history = history
-        self.bridges = bridges
-        self.spares = spares
-        self.pool = pool
-        self.catalog = catalog
-        self._submitted: set[str] = set()  # chat requests handed to History, by id key
+    peer: Peer
+    history: HistoryActor
+    bridges: BridgeListener
+    spares: Spares | None = None
+    pool: AgentPool | None = attrs.field(default=None, kw_only=True)
+    catalog: AgentCatalog | None = attrs.field(default=None, kw_only=True)
+    _submitted: set[str] = attrs.field(factory=set, init=False)  # chat requests handed to History, by id key
+
+    def __attrs_post_init__(self) -> None:
+        peer = self.peer
         peer.on_request(METHOD_STATS, self.stats)
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_PREPARE, self.prepare_model)
@@ -339,7 +333,7 @@ async def serve(
     cwd: str,
     settings: Settings = Settings(),
     recorder: Recorder | None = None,
-    connector: Connector | None = None,
+    connector: Connector = launch.connect,
     markers: MarkerCodec | None = None,
     learn: bool = True,
 ) -> None:
@@ -356,7 +350,7 @@ async def serve(
         pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
-        bridges = BridgeListener(nursery)  # every conversation's vscode_tools, on one loopback port
+        bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port
         spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder)
         history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store, bridges=bridges)
         nursery.start_soon(history.run, name="history")

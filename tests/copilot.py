@@ -1,7 +1,7 @@
 """A Copilot Chat emulator: a consumer that re-sends history the way Copilot really does.
 
-Following `shared/reference/copilot-as-consumer.md`, at the wire level (the extension turns
-`stateful_marker` data parts into `marker` parts and back):
+As read from Copilot Chat's source, at the wire level (the extension turns `stateful_marker`
+data parts into `marker` parts and back):
 - a System message re-rendered on every request;
 - `cache_control` data parts on the last (at most 4) messages, moving every request;
 - our assistant messages rebuilt: the marker first, thinking only for the current turn,

@@ -14,7 +14,7 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent_process import AgentError, AgentPool
+from actors.agent_process import AgentError, AgentPool, StreamConnection
 from protocol.jsonrpc import Peer
 from protocol.lm import Agent, ElizaAgent
 from protocol.streams import memory_stream_pair
@@ -30,14 +30,14 @@ class ScriptedAgent:
         self.methods: list[str] = []
         self.close_asked = trio.Event()
 
-    async def connect(self, agent: Agent, nursery: trio.Nursery) -> trio.abc.Stream:
+    async def connect(self, agent: Agent, cwd: str, nursery: trio.Nursery) -> StreamConnection:
         ours, theirs = memory_stream_pair()
         self.stream = theirs
         peer = Peer(theirs, name="scripted agent")
         for method in ("initialize", "session/new", "session/load", "session/close"):
             peer.on_request(method, self._answer(method))
         nursery.start_soon(peer.serve)
-        return ours
+        return StreamConnection(ours)
 
     def _answer(self, method: str) -> Any:
         async def answer(params: Any, _id: Any) -> Any:

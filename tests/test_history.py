@@ -1,4 +1,4 @@
-"""The History actor with real Sessions and the in-process Eliza: routing rules the predecessor broke."""
+"""The History actor with real Sessions and the in-process Eliza: the routing rules of docs/DESIGN.md, "History and matching"."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import trio
 
 from actors.agent_process import AgentPool
+from actors.tool_bridge import BridgeListener
 from actors.history import ChatRequest, HistoryActor
 from actors.messages import PartEvent, Reply, SessionEvent
 from actors.markers import MarkerCodec
@@ -26,6 +27,7 @@ from protocol.lm import (
     ToolResultPart,
     to_wire,
 )
+from symposium import launch
 
 AGENT = ElizaAgent(deterministic=True)
 
@@ -45,7 +47,7 @@ async def collect(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
 
 
 async def start_history(nursery: trio.Nursery) -> HistoryActor:
-    history = HistoryActor(AgentPool(nursery, cwd=os.getcwd()), Settings(), MarkerCodec(b"k" * 32))
+    history = HistoryActor(AgentPool(nursery, cwd=os.getcwd(), connector=launch.connect), Settings(), MarkerCodec(b"k" * 32), bridges=BridgeListener(nursery, launch.RELAY))
     nursery.start_soon(history.run)
     return history
 
@@ -83,8 +85,8 @@ async def test_every_request_gets_exactly_one_answer_at_shutdown(nursery: trio.N
 
 
 async def test_an_agent_stopped_while_idle_is_restarted_transparently(nursery: trio.Nursery, autojump_clock: trio.abc.Clock) -> None:
-    pool = AgentPool(nursery, cwd=os.getcwd(), idle=60)
-    history = HistoryActor(pool, Settings(), MarkerCodec(b"k" * 32))
+    pool = AgentPool(nursery, cwd=os.getcwd(), connector=launch.connect, idle=60)
+    history = HistoryActor(pool, Settings(), MarkerCodec(b"k" * 32), bridges=BridgeListener(nursery, launch.RELAY))
     nursery.start_soon(history.run)
     first = await collect(ask(history, 1, user("Hello")))
     reply = "".join(r.part.value for r in first if isinstance(r.part, TextPart))
@@ -126,7 +128,8 @@ def holds_nothing_of(history: HistoryActor, conversation: str) -> bool:
 
 
 async def start_releasing(nursery: trio.Nursery, **settings: float) -> HistoryActor:
-    history = HistoryActor(AgentPool(nursery, cwd=os.getcwd(), idle=10**6), Settings(**settings), MarkerCodec(b"k" * 32))  # type: ignore[arg-type]
+    pool = AgentPool(nursery, cwd=os.getcwd(), connector=launch.connect, idle=10**6)
+    history = HistoryActor(pool, Settings(**settings), MarkerCodec(b"k" * 32), bridges=BridgeListener(nursery, launch.RELAY))  # type: ignore[arg-type]
     nursery.start_soon(history.run)
     return history
 

@@ -171,8 +171,9 @@ def test_random_interleavings_of_conversations_never_cross(order: list[int], sto
     Always: a request lands only on a conversation whose history (what its agent saw) the
     request really continues. Conversations 2 and 3 have unique openings, so they must also
     land on their own conversation, with canceled set exactly when their reply was dropped.
-    Conversations 0 and 1 open identically; after a dropped reply only a marker (DESIGN §4.1)
-    could tell them apart, so for them only the first rule is checked.
+    Conversations 0 and 1 open identically; after a dropped reply only a marker
+    (docs/DESIGN.md, "Identity and markers") could tell them apart, so for them only the
+    first rule is checked.
     """
     model = Model()
     histories: dict[int, list[Message]] = {}

@@ -1,4 +1,4 @@
-"""VS Code tools bridged to the agent as the MCP server `vscode_tools` (DESIGN §6, seed 002).
+"""VS Code tools bridged to the agent as the MCP server `vscode_tools` (docs/DESIGN.md, "Tool bridge").
 
 Through a real `symposium vscodelm`: Eliza (a real MCP client, through the real relay)
 lists and calls the tools VS Code offered; every call surfaces as a `tool_call` part, and the
@@ -17,6 +17,7 @@ import trio
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
+from symposium.launch import RELAY
 from symposium.mcp_relay import TOKEN_ENV
 
 GUARD = 60
@@ -115,7 +116,7 @@ async def test_a_turn_with_results_and_more_input_is_not_consumed_as_results(bac
 
 async def _bridge(nursery: trio.Nursery, tools: tuple[Tool, ...]) -> tuple[ToolBridge, trio.MemoryReceiveChannel[Any]]:
     events_send, events = trio.open_memory_channel[Any](100)
-    bridge = ToolBridge(events_send, BridgeListener(nursery))
+    bridge = ToolBridge(events_send, BridgeListener(nursery, RELAY))
     await nursery.start(bridge.run, tools)
     return bridge, events
 
@@ -177,7 +178,7 @@ def test_relay_needs_its_arguments() -> None:
 async def test_one_listener_serves_every_bridge_and_a_closed_bridge_takes_its_connections_along(
     nursery: trio.Nursery, caplog: pytest.LogCaptureFixture
 ) -> None:
-    listener = BridgeListener(nursery)
+    listener = BridgeListener(nursery, RELAY)
     bridges = [ToolBridge(trio.open_memory_channel[Any](100)[0], listener) for _ in range(2)]
     first_ended = trio.Event()
 

@@ -1,4 +1,4 @@
-// The extension ⇄ backend wire protocol (DESIGN §3): JSON-RPC 2.0, one object per line.
+// The extension ⇄ backend wire protocol (docs/DESIGN.md, "Wire protocol"): JSON-RPC 2.0, one object per line.
 
 export const METHOD_INFO = 'lm/provideLanguageModelChatInformation';
 export const METHOD_CHAT = 'lm/provideLanguageModelChatResponse';

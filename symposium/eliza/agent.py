@@ -1,4 +1,4 @@
-"""Eliza as an ACP agent (DESIGN §9): in-process over a memory stream, or on stdio.
+"""Eliza as an ACP agent: in-process over a memory stream, or on stdio.
 
 Besides talking like Weizenbaum's DOCTOR, it understands test commands, so every flow
 of the bridge can be exercised without a model:
@@ -23,6 +23,7 @@ import trio
 
 from protocol import acp
 from protocol.jsonrpc import INVALID_PARAMS, ConnectionClosed, Peer, RpcError, Tracer
+from protocol.version import version
 from symposium.eliza.engine import Eliza
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ class ElizaServer:
                 "sessionCapabilities": {"close": {}},
             },
             "authMethods": [],
-            "agentInfo": {"name": "eliza", "title": "Eliza", "version": "0.1.0"},
+            "agentInfo": {"name": "eliza", "title": "Eliza", "version": version()},
         }
 
     async def new_session(self, params: Any, _id: Any) -> dict[str, Any]:

@@ -1,0 +1,155 @@
+"""How the backend starts agents and how they reach it: the application's side of the actors' seams.
+
+The AgentProcess actor (`actors/agent_process.py`) speaks ACP over whatever `AgentConnection`
+its connector gives it; this module is the connector the backend uses (`connect`). The
+built-in Eliza runs in-process over an in-memory stream pair; every other agent is a
+subprocess in a process group of its own under `symposium/guard.py`, which stops the whole
+group when the backend ends, however it ends. Stopping is: close stdin, SIGTERM the group,
+SIGKILL it, each step bounded by STOP_GRACE.
+
+`RELAY` is how an agent reaches its conversation's ToolBridge (`actors/tool_bridge.py`): the
+stdio MCP server it starts (`symposium/mcp_relay.py`) and the variable carrying the token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import trio
+
+from actors.agent_process import AgentConnection, StreamConnection, agent_label
+from actors.messages import AgentError, resource_failure, session_failure
+from actors.tool_bridge import Relay
+from protocol.lm import Agent, ElizaAgent, ProcessAgent
+from protocol.streams import memory_stream_pair
+from symposium.mcp_relay import TOKEN_ENV
+
+log = logging.getLogger(__name__)
+
+GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard.py")
+STOP_GRACE = 2.0  # after closing stdin, before SIGTERM; then again before SIGKILL
+REAP_TIMEOUT = 1.0  # how long an agent whose output ended is given to exit, for its exit code
+
+RELAY = Relay(command=(sys.executable, "-m", "symposium.mcp_relay"), token_env=TOKEN_ENV)
+
+
+async def connect(agent: Agent, cwd: str, nursery: trio.Nursery) -> AgentConnection:
+    """Start `agent` (in folder `cwd`); its serving tasks run in `nursery`. Raises AgentError."""
+    if isinstance(agent, ElizaAgent):
+        from symposium.eliza.agent import serve_eliza
+
+        ours, theirs = memory_stream_pair()
+        nursery.start_soon(serve_eliza, theirs, agent.deterministic)
+        return StreamConnection(ours)
+    return await GuardedProcess.spawn(agent, cwd)
+
+
+class GuardedProcess:
+    """An agent subprocess under the guard, in a process group of its own.
+
+    The guard holds the read end of a pipe whose write end only this process holds (the
+    lifeline): when the backend ends, however it ends, the guard stops the agent's whole group.
+    """
+
+    def __init__(self, process: trio.Process, lifeline: int, name: str) -> None:
+        assert process.stdin and process.stdout and process.stderr
+        self._process = process
+        self._lifeline: int | None = lifeline
+        self._name = name
+        self.stream: trio.abc.Stream = trio.StapledStream(process.stdin, process.stdout)
+        self.stderr: trio.abc.ReceiveStream | None = process.stderr
+
+    @classmethod
+    async def spawn(cls, agent: ProcessAgent, cwd: str) -> GuardedProcess:
+        name = agent_label(agent)
+        env = dict(os.environ)
+        env.update({var.name: var.value for var in agent.env})
+        if not os.path.isdir(cwd):
+            message = f"Cannot start agent {name!r}: its working folder {cwd} does not exist"
+            raise AgentError(session_failure(message, kind="bad_cwd", command=agent.command, cwd=cwd))
+        if shutil.which(agent.command, path=env.get("PATH")) is None:
+            message = f"Cannot start agent {name!r}: {agent.command}: command not found"
+            raise AgentError(session_failure(message, kind="spawn_failed", command=agent.command))
+        watch: int | None = None
+        lifeline: int | None = None
+        try:
+            watch, lifeline = os.pipe()
+            process = await trio.lowlevel.open_process(
+                [sys.executable, "-I", "-S", GUARD, str(watch), "--", agent.command, *agent.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                pass_fds=(watch,),
+            )
+        except OSError as exc:
+            _close(lifeline)
+            failure = resource_failure(f"start agent {name!r}", exc, command=agent.command)
+            if failure is None:
+                failure = session_failure(f"Cannot start agent {name!r}: {agent.command}: {exc.strerror or exc}", kind="spawn_failed", command=agent.command)
+            raise AgentError(failure) from None
+        except ValueError as exc:  # what the definition's checks on arrival should have refused
+            _close(lifeline)
+            raise AgentError(session_failure(f"Cannot start agent {name!r}: {exc}", kind="spawn_failed", command=agent.command)) from None
+        finally:
+            _close(watch)
+        log.info("started agent %s (guard pid %d): %s", name, process.pid, agent.command)
+        return cls(process, lifeline, name)
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._process.returncode
+
+    async def ended(self) -> None:
+        with trio.move_on_after(REAP_TIMEOUT):
+            await self._process.wait()
+
+    async def stop(self) -> None:
+        """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group."""
+        process = self._process
+        if process.returncode is not None:
+            self._close_lifeline()
+            # The agent ended by itself: what it started may still run in its group.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            return
+        if process.stdin is not None:
+            with trio.move_on_after(STOP_GRACE):
+                await process.stdin.aclose()
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None:
+                try:
+                    os.killpg(process.pid, sig)
+                except ProcessLookupError:
+                    break
+            with trio.move_on_after(STOP_GRACE):
+                await process.wait()
+            if process.returncode is not None:
+                break
+        self._close_lifeline()
+        note = f" (exit code {process.returncode})" if process.returncode is not None else ""
+        log.info("agent %s stopped%s", self._name, note)
+
+    async def aclose(self) -> None:
+        """The agent's stdin, stdout and stderr, closed now rather than whenever the garbage
+        collector gets to them: an agent restarted after every crash must not pile up pipes."""
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            if stream is not None:
+                await trio.aclose_forcefully(stream)
+
+    def _close_lifeline(self) -> None:
+        _close(self._lifeline)
+        self._lifeline = None
+
+
+def _close(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)
