@@ -59,8 +59,7 @@ from actors.turn import (
     GATHER_WINDOW,
     AgentGone,
     AgentUpdates,
-    AnswerPermission,
-    AnswerToolCall,
+    Answer,
     CancelPrompt,
     Complete,
     CountUpdates,
@@ -200,8 +199,8 @@ class SessionActor:
             # `session/load` replays the conversation as updates; the user has seen it.
             for event in self._waiting():
                 if not isinstance(event, Update):
-                    self._carry_out(machine.handle(self._translate(event)), machine, session, bridge)
-        self._carry_out(machine.handle(TurnArrived(self._as_sent(first, session))), machine, session, bridge)
+                    self._carry_out(machine.handle(self._translate(event)), session, bridge)
+        self._carry_out(machine.handle(TurnArrived(self._as_sent(first, session))), session, bridge)
         while machine.wants is not Want.NOTHING:
             turn = machine.current
             if turn is None:
@@ -211,7 +210,7 @@ class SessionActor:
                 while machine.current is turn:
                     await self._step(machine, session, bridge)
             if machine.current is turn:
-                self._carry_out(machine.handle(TurnCancelled(turn.number)), machine, session, bridge)
+                self._carry_out(machine.handle(TurnCancelled(turn.number)), session, bridge)
 
     async def _step(self, machine: TurnMachine, session: AgentSession, bridge: ToolBridge) -> None:
         """Wait for one thing the machine wants, and carry out what it says to do."""
@@ -232,7 +231,7 @@ class SessionActor:
                 if machine.state is State.CANCELLING and isinstance(events[0], TimedOut):
                     log.warning("agent %s did not end a cancelled turn within %.1f s; retiring the conversation", session.agent_name, machine.cancel_timeout)
         for event in events:
-            self._carry_out(machine.handle(event), machine, session, bridge)
+            self._carry_out(machine.handle(event), session, bridge)
 
     def _as_sent(self, turn: Turn, session: AgentSession) -> Turn:
         if session.loaded and turn.context:
@@ -314,7 +313,7 @@ class SessionActor:
 
     # Carrying out the machine's effects --------------------------------------------------------
 
-    def _carry_out(self, effects: list[Effect], machine: TurnMachine, session: AgentSession, bridge: ToolBridge) -> None:
+    def _carry_out(self, effects: list[Effect], session: AgentSession, bridge: ToolBridge) -> None:
         for effect in effects:
             match effect:
                 case ShowUpdates(turn=turn, updates=updates):
@@ -331,13 +330,13 @@ class SessionActor:
                     self._send(turn, CompleteEvent())
                 case Fail(turn=turn, error=error, retire=retire):
                     self._fail(turn, error, retire=retire)
-                case AnswerPermission() | AnswerToolCall():
-                    self._answer(effect)
+                case Answer(handle=handle, reply=reply):
+                    handle.answer(reply)
                 case SendPrompt(blocks=blocks):
                     self._meter.start_turn(list(blocks))
                     session.prompt(list(blocks))
                 case CancelPrompt(then=then):
-                    session.cancel(then=tuple(partial(self._answer, answer) for answer in then))
+                    session.cancel(then=tuple(partial(answer.handle.answer, answer.reply) for answer in then))
                 case CountUpdates(updates=updates):
                     for update in updates:
                         self._meter.observe(update)  # what it cost still counts
@@ -349,13 +348,6 @@ class SessionActor:
                     self._report_usage(model_id, session, usage)
                 case ForgetToolCalls():
                     self._tracker = ToolCallTracker()
-
-    @staticmethod
-    def _answer(effect: AnswerPermission | AnswerToolCall) -> None:
-        if isinstance(effect, AnswerPermission):
-            effect.handle.answer(effect.outcome)
-        else:
-            effect.handle.answer(effect.result)
 
     def _send(self, turn: int | None, event: PartEvent | CompleteEvent | FailedEvent) -> None:
         try:

@@ -281,15 +281,13 @@ class ReportUsage:
 
 
 @attrs.frozen
-class AnswerPermission:
-    handle: Any = attrs.field(eq=False)
-    outcome: dict[str, Any]
+class Answer:
+    """Answer what the agent waits for through its handle: a permission with the outcome (one
+    of its options, or `cancelled`); a tool call with VS Code's result, or a string (the error
+    the agent gets instead)."""
 
-
-@attrs.frozen
-class AnswerToolCall:
     handle: Any = attrs.field(eq=False)
-    result: ToolResultPart | str
+    reply: dict[str, Any] | ToolResultPart | str
 
 
 @attrs.frozen
@@ -298,7 +296,7 @@ class CancelPrompt:
     for: answered before the cancel, a denied permission reads to an agent as a failed tool,
     and it goes on working until the cancel lands)."""
 
-    then: tuple[AnswerPermission | AnswerToolCall, ...]
+    then: tuple[Answer, ...]
 
 
 @attrs.frozen
@@ -322,8 +320,7 @@ Effect = (
     | Complete
     | Fail
     | ReportUsage
-    | AnswerPermission
-    | AnswerToolCall
+    | Answer
     | CancelPrompt
     | SetTimer
     | ForgetToolCalls
@@ -441,10 +438,10 @@ class TurnMachine:
             return
         if self._asked is not None:
             allow = approves(results[self._asked.call_id])
-            out.append(AnswerPermission(self._asked.handle, permission_outcome(self._asked.params.get("options"), allow=allow)))
+            out.append(Answer(self._asked.handle, permission_outcome(self._asked.params.get("options"), allow=allow)))
             self._refused = not allow
         else:
-            out.extend(AnswerToolCall(call.handle, results[call.call_id]) for call in self._calls)
+            out.extend(Answer(call.handle, results[call.call_id]) for call in self._calls)
             self._refused = False
         self._asked, self._calls = None, []
         self._turn = turn
@@ -480,7 +477,7 @@ class TurnMachine:
             return
         gathered, self._calls = self._calls, []
         self._cancel((), out, next_turn=None)
-        out.extend(AnswerToolCall(call.handle, CANCELLED_CALL) for call in gathered)
+        out.extend(Answer(call.handle, CANCELLED_CALL) for call in gathered)
 
     def _on_closed(self, out: list[Effect]) -> None:
         if self.state is State.IDLE:
@@ -521,9 +518,9 @@ class TurnMachine:
                 out += [EmitPart(turn.number, ToolCallPart(call_id, AGENT_ACTION_TOOL, agent_action_parameters(event.params))), Complete(turn.number)]
                 self.state = State.WAITING
             else:
-                out.append(AnswerPermission(event.handle, permission_outcome(event.params.get("options"), allow=permit is Permit.APPROVE)))
+                out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=permit is Permit.APPROVE)))
         elif self.state in (State.CANCELLING, State.ENDED):
-            out.append(AnswerPermission(event.handle, acp.CANCELLED_OUTCOME))
+            out.append(Answer(event.handle, acp.CANCELLED_OUTCOME))
         else:
             self._defer(event, out)
 
@@ -534,9 +531,9 @@ class TurnMachine:
             out += [EmitPart(self._number(), ToolCallPart(call_id, event.name, event.arguments if event.arguments is not None else {})), SetTimer(self.gather_window)]
             self.state = State.GATHERING
         elif self.state is State.CANCELLING:
-            out.append(AnswerToolCall(event.handle, CANCELLED_CALL))
+            out.append(Answer(event.handle, CANCELLED_CALL))
         elif self.state is State.ENDED:
-            out.append(AnswerToolCall(event.handle, ENDED_CALL))
+            out.append(Answer(event.handle, ENDED_CALL))
         else:
             self._defer(event, out)
 
@@ -590,13 +587,13 @@ class TurnMachine:
 
     # Transitions ------------------------------------------------------------------------------
 
-    def _owed(self) -> tuple[AnswerPermission | AnswerToolCall, ...]:
+    def _owed(self) -> tuple[Answer, ...]:
         """What the agent waits for while we wait on VS Code, answered as "no"."""
         if self._asked is not None:
-            return (AnswerPermission(self._asked.handle, acp.CANCELLED_OUTCOME),)
-        return tuple(AnswerToolCall(call.handle, UNANSWERED_CALL) for call in self._calls)
+            return (Answer(self._asked.handle, acp.CANCELLED_OUTCOME),)
+        return tuple(Answer(call.handle, UNANSWERED_CALL) for call in self._calls)
 
-    def _cancel(self, owed: tuple[AnswerPermission | AnswerToolCall, ...], out: list[Effect], *, next_turn: Turn | None) -> None:
+    def _cancel(self, owed: tuple[Answer, ...], out: list[Effect], *, next_turn: Turn | None) -> None:
         out += [CancelPrompt(owed), SetTimer(self.cancel_timeout)]
         self._turn, self._asked, self._calls, self._next = None, None, [], next_turn
         self.state = State.CANCELLING

@@ -13,8 +13,7 @@ from actors.messages import Turn
 from actors.turn import (
     AgentGone,
     AgentUpdates,
-    AnswerPermission,
-    AnswerToolCall,
+    Answer,
     CancelPrompt,
     Complete,
     EmitPart,
@@ -110,7 +109,7 @@ def test_an_approved_permission_selects_the_allow_option_and_the_prompt_goes_on_
     assert effects == [EmitPart(1, ToolCallPart("sym-1", AGENT_ACTION_TOOL, {"kind": "execute", "title": "Run ls"})), Complete(1)]
     assert m.state is State.WAITING and m.wants is Want.TURN
     effects = m.handle(TurnArrived(turn(2, results("sym-1"))))
-    assert effects[0] == AnswerPermission("ask", acp.selected_outcome("yes"))
+    assert effects[0] == Answer("ask", acp.selected_outcome("yes"))
     assert m.state is State.STREAMING and m.current is not None and m.current.number == 2
 
 
@@ -118,7 +117,7 @@ def test_a_skipped_permission_rejects_and_a_prompt_that_then_stops_says_why() ->
     m = machine()
     streaming(m)
     m.handle(permission())
-    assert m.handle(TurnArrived(turn(2, results("sym-1", text="The user chose to skip"))))[0] == AnswerPermission("ask", acp.selected_outcome("no"))
+    assert m.handle(TurnArrived(turn(2, results("sym-1", text="The user chose to skip"))))[0] == Answer("ask", acp.selected_outcome("no"))
     effects = m.handle(PromptEnded("cancelled"))
     assert isinstance(effects[1], EmitPart) and "not allowed" in effects[1].part.value  # type: ignore[union-attr]
 
@@ -128,7 +127,7 @@ def test_moving_on_cancels_the_prompt_then_answers_the_card_then_prepares_the_ne
     streaming(m)
     m.handle(permission())
     effects = m.handle(TurnArrived(turn(2)))
-    assert isinstance(effects[0], CancelPrompt) and effects[0].then == (AnswerPermission("ask", acp.CANCELLED_OUTCOME),)
+    assert isinstance(effects[0], CancelPrompt) and effects[0].then == (Answer("ask", acp.CANCELLED_OUTCOME),)
     assert m.state is State.CANCELLING and m.current is None
     assert m.handle(AgentUpdates(({"sessionUpdate": "usage_update"},)))[0].__class__.__name__ == "CountUpdates"
     m.handle(PromptEnded("cancelled"))
@@ -138,7 +137,7 @@ def test_moving_on_cancels_the_prompt_then_answers_the_card_then_prepares_the_ne
 def test_a_permission_with_nobody_to_ask_is_rejected_and_the_prompt_goes_on() -> None:
     m = machine()
     streaming(m, offers_agent_action=False)
-    assert m.handle(permission()) == [AnswerPermission("ask", acp.selected_outcome("no"))]
+    assert m.handle(permission()) == [Answer("ask", acp.selected_outcome("no"))]
     assert m.state is State.STREAMING
 
 
@@ -150,9 +149,9 @@ def test_tool_calls_made_together_go_to_vscode_in_one_response() -> None:
     assert m.state is State.GATHERING
     assert m.handle(TimedOut()) == [Complete(1)]
     effects = m.handle(TurnArrived(turn(2, results("sym-1", "sym-2", text="found"))))
-    assert [e for e in effects if isinstance(e, AnswerToolCall)] == [
-        AnswerToolCall("a", ToolResultPart("sym-1", (TextPart("found"),))),
-        AnswerToolCall("b", ToolResultPart("sym-2", (TextPart("found"),))),
+    assert [e for e in effects if isinstance(e, Answer)] == [
+        Answer("a", ToolResultPart("sym-1", (TextPart("found"),))),
+        Answer("b", ToolResultPart("sym-2", (TextPart("found"),))),
     ]
 
 
@@ -231,7 +230,7 @@ class Harness:
                     self.answer(waiting)  # History starts it afresh
             case Fail(turn=number):
                 self.answer(number)
-            case AnswerPermission(handle=handle) | AnswerToolCall(handle=handle):
+            case Answer(handle=handle):
                 handle.answers += 1
                 assert handle.answers == 1, f"{handle} answered twice"
             case CancelPrompt(then=then):
