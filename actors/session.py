@@ -1,10 +1,11 @@
-"""The Session actor: one per conversation, one ACP session (DESIGN §5).
+"""The Session actor: one per conversation, one ACP session.
 
-It takes turns from a peekable mailbox, prompts the agent with what is new, and streams
-the agent's updates back as parts. When the agent needs VS Code (a permission, or one of
-VS Code's tools through the ToolBridge), it emits tool call(s), completes the VS Code
-response, and *peeks* the next turn: exactly the awaited results continue the same agent
-turn; anything else cancels the agent's turn and is then taken as a fresh prompt.
+A thin trio loop around the conversation's `TurnMachine` (`actors/turn.py`), which decides
+everything a turn does: the loop waits for what the machine wants (the next turn from
+History's mailbox, the agent's next event, the prompt prepared), feeds it in, and carries
+out the effects that come back (parts and the end of a response to History, answers to the
+agent, `session/prompt`, `session/cancel`). See "The turn machine" and "Actors and channels"
+in `docs/DESIGN.md`.
 
 Cancellation from VS Code arrives as the turn's cancel scope being cancelled by History.
 Events from the agent connection and from the ToolBridge arrive on one channel the
@@ -13,12 +14,9 @@ Session owns, so one loop sees them in the order they happened.
 
 from __future__ import annotations
 
-import collections
 import logging
 import math
 import os
-import uuid
-from collections.abc import Callable, Iterator
 from functools import partial
 
 import attrs
@@ -51,45 +49,62 @@ from actors.agent_options import (
     set_request,
     updated,
 )
-from actors.mailbox import PeekableMailbox
 from actors.session_store import SessionStore
 from actors.settings import Settings
+from actors.mailbox import queued
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
-from actors.rendering import (
-    EMPTY_REPLY,
-    REFUSED_NOTE,
-    STOP_NOTES,
-    ToolCallTracker,
-    agent_action_parameters,
-    approves,
-    awaited_results,
-    bridged_tool,
-    build_prompt,
-    latest_system,
-    merge_parts,
-    permission_outcome,
-    render_update,
-)
+from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, merge_parts, render_update
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
-from protocol import acp
+from actors.turn import (
+    GATHER_WINDOW,
+    AgentGone,
+    AgentUpdates,
+    Answer,
+    CancelPrompt,
+    Complete,
+    CountUpdates,
+    Effect,
+    EmitPart,
+    Fail,
+    ForgetToolCalls,
+    MailboxClosed,
+    PermissionRequested,
+    Prepared,
+    PrepareFailed,
+    PromptEnded,
+    PromptErrored,
+    ReportUsage,
+    SendPrompt,
+    SetTimer,
+    ShowUpdates,
+    State,
+    TimedOut,
+    ToolRequested,
+    TurnArrived,
+    TurnCancelled,
+    TurnMachine,
+    UseTools,
+    Want,
+)
+from actors.turn import Event as TurnEvent
 from protocol.jsonrpc import RpcError
 from protocol.transcript import Recorder
-from protocol.lm import AGENT_ACTION_TOOL, Agent, Part, TextPart, ToolCallPart, ToolResultPart
+from protocol.lm import Agent, Part, TextPart, ToolCallPart
 
 log = logging.getLogger(__name__)
 
-GATHER_WINDOW = 0.02  # tool calls the agent makes within this of each other go to VS Code together
+__all__ = ["GATHER_WINDOW", "SessionActor"]  # GATHER_WINDOW: the benchmarks read it here
 
 Event = AgentEvent | ToolCalled
 
 
-class _Retired(Exception):
-    """The conversation cannot go on (agent gone, or it ignored a cancel)."""
-
-
 @attrs.frozen
-class _NeedsTools:
-    calls: tuple[tuple[str, ToolCalled], ...]  # (our toolCallId, the agent's call), already emitted
+class Resume:
+    """The agent's own session a conversation goes on in."""
+
+    session_id: str
+    cwd: str
+    named: bool  # named by the chat's opening (continue an agent session): fail rather than start anew
 
 
 class SessionActor:
@@ -110,7 +125,7 @@ class SessionActor:
         self.conversation = conversation
         self.agent = agent
         self._pool = pool
-        self._mailbox = PeekableMailbox(mailbox)
+        self._mailbox = mailbox
         self._outbox = outbox
         self._bridges = bridges
         self._after = after  # the previous Session of this conversation (released), still ending
@@ -118,11 +133,10 @@ class SessionActor:
         self._recorder = recorder
         self._store = store
         self._events_send, self._events = trio.open_memory_channel[Event](math.inf)
-        self._backlog: collections.deque[Event] = collections.deque()
+        self._deadline = math.inf  # when the machine's timer (SetTimer) runs out
         self._tracker = ToolCallTracker()
-        self._visible = False  # the current VS Code response has a text or tool-call part
+        self._visible: int | None = None  # the turn whose response has a text or tool-call part
         self._system_sent: str | None = None  # the system message last forwarded (if forwarding)
-        self._owed: list[Callable[[], None]] = []  # answers the agent gets once session/cancel is out
         self._choices: tuple[Choice, ...] = ()  # what the agent offers for this session, as it stands
         self._applied: dict[str, str | bool] = {}  # the options' values as last wanted and seen to
         self._before: dict[str, str | bool | None] = {}  # options we set: their values before we did
@@ -133,14 +147,10 @@ class SessionActor:
         if self._after is not None:
             await self._after.wait()  # it closes its agent session first: ours may load that one
         try:
-            first = await self._mailbox.peek()
+            first = await self._mailbox.receive()
         except trio.EndOfChannel:
             return
-        resume = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
-        catalog = self._pool.catalog
-        # A chat opened to continue one of the agent's own sessions names it in its opening.
-        named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None and resume is None else None
-        resume = named or resume
+        resume = self._resume(first)
         # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
         spare = await self._pool.spares.take(self.agent, first.cwd, first.tools) if self._pool.spares and not resume else None
         if spare is not None:
@@ -150,34 +160,83 @@ class SessionActor:
             try:
                 if spare is None:
                     await nursery.start(bridge.run, first.tools)  # raises AgentError when it cannot listen
-                session = spare.session if spare else await self._pool.open_session(
-                    self.agent, resume[1] if resume else first.cwd, [bridge.entry()], self._events_send, resume[0] if resume else None, named is not None
-                )
+                if spare is not None:
+                    session = spare.session
+                else:
+                    cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
+                    session = await self._pool.open_session(self.agent, cwd, [bridge.entry()], self._events_send, resumed, named)
             except AgentError as exc:
-                self._fail(first, exc.error, retire=True)
+                self._fail(first.number, exc.error, retire=True)
             else:
                 if self._store is not None:
                     self._store.save(self.conversation, agent_key(self.agent), session.id, os.path.abspath(first.cwd or os.getcwd()))
-                if session.loaded:
-                    self._drop_replayed_history()
                 self._take_choices(session)
                 try:
-                    await self._serve(session, bridge)
-                except _Retired:
-                    pass
+                    await self._serve(first, session, bridge)
                 finally:
                     session.close()
             bridge.close()
 
-    async def _serve(self, session: AgentSession, bridge: ToolBridge) -> None:
-        while True:
-            try:
-                turn = await self._mailbox.receive()
-            except trio.EndOfChannel:
-                return
-            if session.loaded and turn.context:
-                turn = attrs.evolve(turn, context=())  # the loaded session holds the history already
-            await self._run_turn(turn, session, bridge)
+    def _resume(self, first: Turn) -> Resume | None:
+        """The agent's own session this conversation goes on in, if any: the one remembered
+        for a conversation of an earlier backend run, else one the chat's opening names (a
+        chat opened to continue one of the agent's own sessions)."""
+        found = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
+        if found is not None:
+            session_id, cwd = found
+            return Resume(session_id, cwd, named=False)
+        catalog = self._pool.catalog
+        named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None else None
+        if named is not None:
+            session_id, cwd = named
+            return Resume(session_id, cwd, named=True)
+        return None
+
+    async def _serve(self, first: Turn, session: AgentSession, bridge: ToolBridge) -> None:
+        """The loop: wait for what the machine wants, feed it, carry out its effects."""
+        machine = TurnMachine(cancel_timeout=self._settings.cancel_timeout)
+        if session.loaded:
+            # `session/load` replays the conversation as updates; the user has seen it.
+            for event in queued(self._events):
+                if not isinstance(event, Update):
+                    self._carry_out(machine.handle(self._translate(event)), session, bridge)
+        self._carry_out(machine.handle(TurnArrived(self._as_sent(first, session))), session, bridge)
+        while machine.wants is not Want.NOTHING:
+            turn = machine.current
+            if turn is None:
+                await self._step(machine, session, bridge)
+                continue
+            with turn.scope:  # History cancels it on lm/cancel, or when a newer turn supersedes it
+                while machine.current is turn:
+                    await self._step(machine, session, bridge)
+            if machine.current is turn:
+                self._carry_out(machine.handle(TurnCancelled(turn.number)), session, bridge)
+
+    async def _step(self, machine: TurnMachine, session: AgentSession, bridge: ToolBridge) -> None:
+        """Wait for one thing the machine wants, and carry out what it says to do."""
+        match machine.wants:
+            case Want.TURN:
+                try:
+                    events: list[TurnEvent] = [TurnArrived(self._as_sent(await self._mailbox.receive(), session))]
+                except trio.EndOfChannel:
+                    events = [MailboxClosed()]
+            case Want.PREPARED:
+                # What the agent said meanwhile goes first: an agent that exited gives the turn back.
+                waiting = [self._translate(event) for event in queued(self._events)]
+                turn = machine.current
+                assert turn is not None
+                events = waiting or [await self._prepare(turn, session)]
+            case _:
+                events = await self._next_events()
+                if machine.state is State.CANCELLING and isinstance(events[0], TimedOut):
+                    log.warning("agent %s did not end a cancelled turn within %.1f s; retiring the conversation", session.agent_name, machine.cancel_timeout)
+        for event in events:
+            self._carry_out(machine.handle(event), session, bridge)
+
+    def _as_sent(self, turn: Turn, session: AgentSession) -> Turn:
+        if session.loaded and turn.context:
+            return attrs.evolve(turn, context=())  # the loaded session holds the history already
+        return turn
 
     def _take_choices(self, session: AgentSession) -> None:
         self._choices = read_choices(session.answer)
@@ -187,13 +246,14 @@ class SessionActor:
         if mode is not None and isinstance(mode.current, str) and bypasses_permissions(Value(mode.current, mode.label(mode.current))):
             log.warning("agent %s starts its sessions in mode %r: it acts without asking permission", session.agent_name, mode.label(mode.current))
 
-    async def _apply_options(self, turn: Turn, session: AgentSession) -> bool:
+    async def _apply_options(self, turn: Turn, session: AgentSession) -> RpcError | None:
         """Set what the turn wants of the agent's options, where it changed, before prompting
         (the model first); options an earlier turn set and this one no longer names go back to
         what they were (`agent_options.pending_options`).
 
-        A model the agent does not offer fails the turn (the user picked it); another option
-        it does not offer is logged and left as it is.
+        A model the agent does not offer fails the turn (the user picked it): its error is
+        returned. Another option it does not offer is logged and left as it is. Raises
+        AgentError when the agent exited.
         """
         asked = dict(turn.options)
         wanted = pending_options(asked, self._applied, self._before)
@@ -202,19 +262,17 @@ class SessionActor:
             key, change = step
             done.append(key)
             if isinstance(change, str):
-                if not self._option_problem(turn, session, key, wanted[key], f"agent {session.agent_name!r} {change}"):
-                    return False
+                if (failure := self._option_problem(key, wanted[key], f"agent {session.agent_name!r} {change}")) is not None:
+                    return failure
                 continue
             method, params = set_request(session.id, change)
             try:
                 answer = await session.call(method, params)
             except RpcError as exc:
-                if not self._option_problem(turn, session, key, change.value, f"agent {session.agent_name!r} refused {change.choice.name} {change.value!r}: {exc.message}"):
-                    return False
+                problem = f"agent {session.agent_name!r} refused {change.choice.name} {change.value!r}: {exc.message}"
+                if (failure := self._option_problem(key, change.value, problem)) is not None:
+                    return failure
                 continue
-            except AgentError as exc:
-                self._fail(turn, exc.error, retire=True)
-                raise _Retired from None
             self._before.setdefault(key, change.choice.current)
             self._choices = after_set(self._choices, change.choice, change.value, answer)
             log.info("agent %s, conversation %s: %s set to %s", session.agent_name, self.conversation[:8], change.choice.name, change.choice.label(change.value))
@@ -223,99 +281,21 @@ class SessionActor:
                 self._applied[key] = asked[key]
             else:
                 self._applied.pop(key, None)  # set back
-        return True
+        return None
 
-    def _option_problem(self, turn: Turn, session: AgentSession, key: str, value: str | bool, problem: str) -> bool:
-        """Fails the turn for the model the user picked; logs (once) any other option. Whether to go on."""
+    def _option_problem(self, key: str, value: str | bool, problem: str) -> RpcError | None:
+        """The turn's failure for the model the user picked; any other option is logged (once)."""
         if is_model_key(key):
-            self._fail(turn, session_failure(f"Cannot use this model: {problem}", kind="option_refused", option=key), retire=False)
-            return False
+            return session_failure(f"Cannot use this model: {problem}", kind="option_refused", option=key)
         if (key, value) not in self._warned:
             self._warned.add((key, value))
             log.warning("option %s=%r not set: %s", key, value, problem)
-        return True
+        return None
 
-    def _drop_replayed_history(self) -> None:
-        """`session/load` replays the conversation as updates; the user has seen it."""
-        self._backlog.extend(event for event in self._waiting() if not isinstance(event, Update))
+    # Preparing a prompt ---------------------------------------------------------------------
 
-    # Emitting to History ------------------------------------------------------------------
-
-    def _send(self, turn: Turn | None, event: PartEvent | CompleteEvent | FailedEvent) -> None:
-        try:
-            self._outbox.send_nowait(SessionEvent(self.conversation, turn.number if turn else None, event))
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass  # History is shutting down
-
-    def _part(self, turn: Turn, part: Part) -> None:
-        if isinstance(part, (TextPart, ToolCallPart)):
-            self._visible = True
-        self._send(turn, PartEvent(part))
-
-    def _complete(self, turn: Turn) -> None:
-        if not self._visible:
-            self._part(turn, TextPart(EMPTY_REPLY))  # consumers report a bare end as "no response"
-        self._send(turn, CompleteEvent())
-
-    def _fail(self, turn: Turn | None, error: RpcError, *, retire: bool) -> None:
-        self._send(turn, FailedEvent(error, retire))
-
-    # Events --------------------------------------------------------------------------------
-
-    def _waiting(self) -> Iterator[Event]:
-        """The events already queued, taken without waiting."""
-        while True:
-            try:
-                yield self._events.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                return
-
-    async def _next_event(self) -> Event:
-        if self._backlog:
-            await trio.lowlevel.checkpoint()
-            return self._backlog.popleft()
-        return await self._events.receive()
-
-    async def _gather_calls(self, request: Turn, first: ToolCalled) -> tuple[tuple[str, ToolCalled], ...]:
-        """Emit the agent's tool call, and any it makes right after, in one VS Code response.
-
-        Each part goes out at once; the response completes once the agent has been quiet
-        for GATHER_WINDOW, so calls the agent makes together run in parallel in VS Code.
-        """
-        calls = [self._emit_call(request, first)]
-        try:
-            while True:
-                with trio.move_on_after(GATHER_WINDOW):
-                    event = await self._next_event()
-                    if isinstance(event, ToolCalled):
-                        calls.append(self._emit_call(request, event))
-                        continue
-                    self._backlog.appendleft(event)
-                return tuple(calls)
-        except trio.Cancelled:
-            self._backlog.extendleft(call for _, call in reversed(calls))  # still owed an answer
-            raise
-
-    def _emit_call(self, request: Turn, call: ToolCalled) -> tuple[str, ToolCalled]:
-        # Our own id: unique across the conversation, whatever ids the agent uses (seed 004 §3.3).
-        call_id = f"sym-{uuid.uuid4()}"
-        self._part(request, ToolCallPart(call_id, call.name, call.arguments if call.arguments is not None else {}))
-        return call_id, call
-
-    # One agent turn, possibly spanning several VS Code requests ----------------------------------
-
-    def _agent_gone(self) -> AgentExited | None:
-        """An agent that exited while the conversation was idle (stopped for idleness, crashed)."""
-        self._backlog.extend(self._waiting())
-        return next((e for e in self._backlog if isinstance(e, AgentExited)), None)
-
-    async def _run_turn(self, turn: Turn, session: AgentSession, bridge: ToolBridge) -> None:
-        if (gone := self._agent_gone()) is not None:
-            # Nothing of this turn was started: History retries it as a new conversation.
-            self._fail(None, gone.error, retire=True)
-            raise _Retired
-        self._visible = False
-        bridge.update_tools(turn.tools)
+    async def _prepare(self, turn: Turn, session: AgentSession) -> TurnEvent:
+        """The turn's prompt, with the agent's options set as the turn wants them."""
         system = latest_system(turn) if self._settings.forward_system else None
         if system == self._system_sent:
             system = None  # forwarded already; Copilot re-renders it every request
@@ -323,62 +303,73 @@ class SessionActor:
             self._system_sent = system
         blocks = build_prompt(turn, accepts_images=session.accepts_images, accepts_resources=session.accepts_resources, system=system)
         if not blocks:
-            self._part(turn, TextPart("*(Nothing new to send to the agent.)*"))
-            self._complete(turn)
-            return
-        request = turn
-        refused = False  # the user said no to the agent's last permission
-        prompted = False
-        while True:
-            outcome = None
-            with request.scope:
-                if not prompted:
-                    # The agent's options first (the model the user picked, the mode in settings).
-                    if not await self._apply_options(turn, session):
-                        return  # the turn failed, saying why
-                    self._meter.start_turn(blocks)
-                    session.prompt(blocks)
-                    prompted = True
-                outcome = await self._pump(request, bridge)
-            if outcome is None:  # VS Code cancelled (lm/cancel, or a newer request)
-                if prompted:
-                    await self._cancel_agent_turn(session)
-                return
-            match outcome:
-                case PromptDone(stop_reason=stop, usage=usage):
-                    self._report_usage(request, session, usage)
-                    if stop == "cancelled" and refused:
-                        # Some agents' only "no" ends their turn (Codex's `abort`): say why.
-                        self._part(request, TextPart(REFUSED_NOTE))
-                    elif stop in STOP_NOTES:
-                        self._part(request, TextPart(STOP_NOTES[stop]))
-                    self._complete(request)
-                    return
-                case PromptFailed(error=error):
-                    failure = session_failure(f"The agent failed: {error.message}", kind="prompt_failed", code=error.code)
-                    self._fail(request, failure, retire=False)
-                    return
-                case AgentExited(error=error):
-                    self._fail(request, error, retire=True)
-                    raise _Retired
-                case PermissionAsked() as ask:
-                    following, refused = await self._ask_permission(request, ask)
-                case _NeedsTools(calls=calls):
-                    following, refused = await self._run_vscode_tools(request, calls), False
-            if following is None:
-                await self._cancel_agent_turn(session)
-                return
-            request = following
-            bridge.update_tools(request.tools)
-            self._visible = False
+            return Prepared(())
+        # The agent's options first (the model the user picked, the mode in settings).
+        try:
+            failure = await self._apply_options(turn, session)
+        except AgentError as exc:
+            return PrepareFailed(exc.error, retire=True)
+        return PrepareFailed(failure, retire=False) if failure is not None else Prepared(tuple(blocks))
 
-    def _report_usage(self, turn: Turn, session: AgentSession, prompt_usage: dict | None) -> None:
-        """The log shows what the turn cost; the catalog learns the context window and bytes per token."""
+    # Carrying out the machine's effects --------------------------------------------------------
+
+    def _carry_out(self, effects: list[Effect], session: AgentSession, bridge: ToolBridge) -> None:
+        for effect in effects:
+            match effect:
+                case ShowUpdates(turn=turn, updates=updates):
+                    parts: list[Part] = []
+                    for update in updates:
+                        parts += self._observe(update)
+                    for part in merge_parts(parts):
+                        self._part(turn, part)
+                case EmitPart(turn=turn, part=part):
+                    self._part(turn, part)
+                case Complete(turn=turn):
+                    if self._visible != turn:
+                        self._part(turn, TextPart(EMPTY_REPLY))  # consumers report a bare end as "no response"
+                    self._send(turn, CompleteEvent())
+                case Fail(turn=turn, error=error, retire=retire):
+                    self._fail(turn, error, retire=retire)
+                case Answer(handle=handle, reply=reply):
+                    handle.answer(reply)
+                case SendPrompt(blocks=blocks):
+                    self._meter.start_turn(list(blocks))
+                    session.prompt(list(blocks))
+                case CancelPrompt(then=then):
+                    session.cancel(then=tuple(partial(answer.handle.answer, answer.reply) for answer in then))
+                case CountUpdates(updates=updates):
+                    for update in updates:
+                        self._meter.observe(update)  # what it cost still counts
+                case UseTools(tools=tools):
+                    bridge.update_tools(tools)
+                case SetTimer(seconds=seconds):
+                    self._deadline = math.inf if seconds is None else trio.current_time() + seconds
+                case ReportUsage(model_id=model_id, usage=usage):
+                    self._report_usage(model_id, session, usage)
+                case ForgetToolCalls():
+                    self._tracker = ToolCallTracker()
+
+    def _send(self, turn: int | None, event: PartEvent | CompleteEvent | FailedEvent) -> None:
+        try:
+            self._outbox.send_nowait(SessionEvent(self.conversation, turn, event))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # History is shutting down
+
+    def _part(self, turn: int, part: Part) -> None:
+        if isinstance(part, (TextPart, ToolCallPart)):
+            self._visible = turn
+        self._send(turn, PartEvent(part))
+
+    def _fail(self, turn: int | None, error: RpcError, *, retire: bool) -> None:
+        self._send(turn, FailedEvent(error, retire))
+
+    def _report_usage(self, model_id: str, session: AgentSession, prompt_usage: dict | None) -> None:
+        """The log shows what the prompt cost; the catalog learns the context window and bytes per token."""
         usage = self._meter.finish(prompt_usage)
         if usage.reported:
             log.info("agent %s, conversation %s, turn usage: %s", session.agent_name, self.conversation[:8], usage.describe())
         if self._pool.catalog is not None:
-            self._pool.catalog.learn_usage(agent_key(self.agent), turn.model_id, usage)
+            self._pool.catalog.learn_usage(agent_key(self.agent), model_id, usage)
 
     def _observe(self, update: dict) -> list[Part]:
         """An agent update: what it changes of the session's options and usage, and its parts."""
@@ -387,101 +378,43 @@ class SessionActor:
             self._choices = choices
         return render_update(update, self._tracker)
 
-    async def _pump(self, request: Turn, bridge: ToolBridge) -> PromptDone | PromptFailed | AgentExited | PermissionAsked | _NeedsTools:
-        """Forward agent updates until the prompt ends or the agent needs VS Code."""
-        while True:
-            event = await self._next_event()
-            match event:
-                case Update(update=update):
-                    parts = self._observe(update)
-                    # Updates that are already waiting go out with this one, merged.
-                    for more in () if self._backlog else self._waiting():
-                        if not isinstance(more, Update):
-                            self._backlog.append(more)
-                            break
-                        parts += self._observe(more.update)
-                    for part in merge_parts(parts):
-                        self._part(request, part)
-                case PermissionAsked() as ask:
-                    if bridged_tool(ask.params, bridge.tool_names()) is not None:
-                        # VS Code confirms its own tools when it runs them.
-                        ask.answer(permission_outcome(ask.params.get("options"), allow=True))
-                    elif request.offers_agent_action:
-                        return ask
-                    else:
-                        # Nobody to ask: reject, so the agent knows and carries on (a bare
-                        # `cancelled` would end the whole turn with nothing to show).
-                        ask.answer(permission_outcome(ask.params.get("options"), allow=False))
-                case ToolCalled():
-                    return _NeedsTools(await self._gather_calls(request, event))
-                case PromptDone() | PromptFailed() | AgentExited():
-                    return event
+    # Events ------------------------------------------------------------------------------------
 
-    async def _ask_permission(self, request: Turn, ask: PermissionAsked) -> tuple[Turn | None, bool]:
-        """Surface a permission as a tool call; returns the turn that answered it, if one did,
-        and whether the answer was "no".
+    async def _next_events(self) -> list[TurnEvent]:
+        """The next event, or the timer running out. Updates already queued behind an update
+        come with it, so their parts go out merged."""
+        if self._deadline == math.inf:
+            event: Event | None = await self._events.receive()  # no cancel scope per event: this is the hot path
+        else:
+            event = None
+            with trio.move_on_at(self._deadline):
+                event = await self._events.receive()
+            if event is None:
+                self._deadline = math.inf
+                return [TimedOut()]
+        if not isinstance(event, Update):
+            return [self._translate(event)]
+        updates = [event.update]
+        for more in queued(self._events):
+            if not isinstance(more, Update):
+                return [AgentUpdates(tuple(updates)), self._translate(more)]
+            updates.append(more.update)
+        return [AgentUpdates(tuple(updates))]
 
-        Its result approves only if it is exactly the approval token; any other result (Skip,
-        a disabled tool, invalid input, an error) rejects, and the agent's turn goes on in the
-        response to that result. A next turn that is not the result (the user moved on) is None.
-        """
-        call_id = f"sym-{uuid.uuid4()}"
-        self._part(request, ToolCallPart(call_id, AGENT_ACTION_TOOL, agent_action_parameters(ask.params)))
-        self._complete(request)
-        results = await self._peek_results([call_id])
-        if results is None:
-            self._owed.append(lambda: ask.answer(acp.CANCELLED_OUTCOME))  # after session/cancel
-            return None, False
-        allow = approves(results[call_id])
-        ask.answer(permission_outcome(ask.params.get("options"), allow=allow))
-        return self._mailbox.consume(), not allow
-
-    async def _run_vscode_tools(self, request: Turn, calls: tuple[tuple[str, ToolCalled], ...]) -> Turn | None:
-        """Complete the response VS Code runs the calls from; returns the turn with their results."""
-        self._complete(request)
-        results = await self._peek_results([call_id for call_id, _ in calls])
-        if results is None:
-            for _, call in calls:
-                self._owed.append(partial(call.answer, "VS Code did not run the tool: the user cancelled or moved on"))
-            return None
-        for call_id, call in calls:
-            call.answer(results[call_id])
-        return self._mailbox.consume()
-
-    async def _peek_results(self, ids: list[str]) -> dict[str, ToolResultPart] | None:
-        """The peek/consume rule: the next turn's results if it is exactly them, else None."""
-        try:
-            following = await self._mailbox.peek()
-        except trio.EndOfChannel:
-            return None
-        return awaited_results(following, ids)
-
-    async def _cancel_agent_turn(self, session: AgentSession) -> None:
-        """`session/cancel`, deny what is pending, and wait (bounded) for the stop reason.
-
-        Draining the cancelled prompt's end here is what keeps the next turn from ending
-        early on a stale stop reason (predecessor bug 11).
-        """
-        owed, self._owed = tuple(self._owed), []
-        session.cancel(then=owed)
-        with trio.move_on_after(self._settings.cancel_timeout):
-            while True:
-                match await self._next_event():
-                    case Update(update=update):
-                        self._meter.observe(update)  # what it cost still counts
-                    case PermissionAsked() as ask:
-                        ask.answer(acp.CANCELLED_OUTCOME)
-                    case ToolCalled() as call:
-                        call.answer("the turn was cancelled")
-                    case PromptDone() | PromptFailed():
-                        self._tracker = ToolCallTracker()
-                        return
-                    case AgentExited(error=error):
-                        self._fail(None, error, retire=True)
-                        raise _Retired
-        log.warning(
-            "agent %s did not end a cancelled turn within %.1f s; retiring the conversation", session.agent_name, self._settings.cancel_timeout
-        )
-        self._fail(None, session_failure("The agent did not stop after a cancel", kind="cancel_timeout"), retire=True)
-        raise _Retired
-
+    @staticmethod
+    def _translate(event: Event) -> TurnEvent:
+        """An agent's (or the bridge's) event as the machine knows it; the event itself answers."""
+        match event:
+            case Update(update=update):
+                return AgentUpdates((update,))
+            case PermissionAsked(params=params):
+                return PermissionRequested(event, params)
+            case ToolCalled(name=name, arguments=arguments):
+                return ToolRequested(event, name, arguments)
+            case PromptDone(stop_reason=stop_reason, usage=usage):
+                return PromptEnded(stop_reason, usage)
+            case PromptFailed(error=error):
+                return PromptErrored(error)
+            case AgentExited(error=error):
+                return AgentGone(error)
+        raise TypeError(f"not an agent event: {event!r}")

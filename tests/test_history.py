@@ -123,7 +123,8 @@ def holds_nothing_of(history: HistoryActor, conversation: str) -> bool:
         and conversation not in history._releases
         and conversation not in history._ending
         and conversation not in history._by_request.values()
-        and len(history._index) == len([c for c in history._live.values() if not c.throwaway])
+        and conversation not in history._conversations
+        and history._conversations.indexed == len([c for c in history._live.values() if not c.record.throwaway])
     )
 
 

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-import itertools
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.matching import Conversation, ConversationIndex, canonical, normalise, root
-from protocol.lm import DataPart, ElizaAgent, Message, ProcessAgent, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from actors.history import Conversations, Route
+from actors.matching import Conversation, canonical, normalise
+from protocol.lm import (
+    ChatParams,
+    DataPart,
+    ElizaAgent,
+    Message,
+    Options,
+    ProcessAgent,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+    to_wire,
+)
 
 AGENT = ElizaAgent(deterministic=True)
 
@@ -22,25 +33,20 @@ def assistant(*parts: object) -> Message:
 
 
 class Model:
-    """Drives the index the way History does: match, then record the turn and the reply."""
+    """History's own transitions (`actors.history.Conversations`), driven without trio: route a
+    request, hand its turn over, record the reply."""
 
     def __init__(self) -> None:
-        self.index = ConversationIndex()
-        self.ids = itertools.count()
+        self.conversations = Conversations()
 
     def request(self, messages: list[Message], reply: list[object] | None = None, agent: object = AGENT) -> tuple[Conversation, int, bool]:
-        messages = [normalise(m) for m in messages]
-        match = self.index.match(agent, messages)  # type: ignore[arg-type]
-        if match.conversation is None:
-            conversation = Conversation(f"c{next(self.ids)}", agent, root(agent), list(messages))  # type: ignore[arg-type]
-            start, canceled = 0, False
-        else:
-            conversation, start, canceled = match.conversation, match.start, match.canceled
-            conversation.begin_turn(match.committed, list(messages[start:]))
+        params = ChatParams("m", tuple(to_wire(m) for m in messages), agent, Options(()))  # type: ignore[arg-type]
+        route = self.conversations.route(params, None)  # no markers: the content decides
+        assert isinstance(route, Route) and route.error is None, route
+        self.conversations.begin(route.record, route.read)
         for part in reply or []:
-            conversation.reply.append(TextPart(part) if isinstance(part, str) else part)  # type: ignore[arg-type]
-        self.index.update(conversation)
-        return conversation, start, canceled
+            self.conversations.reply(route.record, TextPart(part) if isinstance(part, str) else part)  # type: ignore[arg-type]
+        return route.record.state, route.start, route.canceled
 
 
 def test_a_reply_accepted_by_the_next_request_continues_the_conversation() -> None:
@@ -171,9 +177,8 @@ def test_random_interleavings_of_conversations_never_cross(order: list[int], sto
     Always: a request lands only on a conversation whose history (what its agent saw) the
     request really continues. Conversations 2 and 3 have unique openings, so they must also
     land on their own conversation, with canceled set exactly when their reply was dropped.
-    Conversations 0 and 1 open identically; after a dropped reply only a marker
-    (docs/DESIGN.md, "Identity and markers") could tell them apart, so for them only the
-    first rule is checked.
+    Conversations 0 and 1 open identically; after a dropped reply only a marker ("Identity and
+    markers" in docs/DESIGN.md) could tell them apart, so for them only the first rule is checked.
     """
     model = Model()
     histories: dict[int, list[Message]] = {}

@@ -1,0 +1,613 @@
+"""The turn machine: what a conversation's Session does on each event. No awaits, no clock, no I/O.
+
+Two words, used the same way everywhere in `actors/`:
+
+- a **turn** is one VS Code chat request as its conversation sees it (`messages.Turn`). Every
+  turn is answered exactly once: completed, failed, or cancelled by VS Code (History answers
+  that one itself, and the machine says nothing more about the turn);
+- a **prompt** is one ACP `session/prompt`: the agent's work on what it was sent. A prompt
+  spans several turns when the agent needs VS Code in between (a permission card, VS Code's
+  own tools): the turn that asked is completed with tool calls, and the next turn, if it is
+  exactly their results, carries the same prompt on.
+
+The Session actor (`actors/session.py`) is the machine's trio loop, in the manner of h11: it
+waits for what `TurnMachine.wants` (the next turn from History, the agent's next event, or
+the prompt prepared), feeds it to `TurnMachine.handle`, and carries out the effects it
+returns, in order. The machine never reads anything else, so tests drive it through any
+order of events without trio (`tests/test_turn.py`). See "The turn machine" in
+`docs/DESIGN.md`.
+
+The permission policy is `permission_policy`, a plain function of the request and the turn.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import uuid
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from actors.messages import session_failure
+from actors.rendering import (
+    REFUSED_NOTE,
+    STOP_NOTES,
+    agent_action_parameters,
+    approves,
+    awaited_results,
+    bridged_tool,
+    permission_outcome,
+)
+from protocol import acp
+from protocol.jsonrpc import RpcError
+from protocol.lm import AGENT_ACTION_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
+
+if TYPE_CHECKING:
+    from actors.messages import Turn
+
+GATHER_WINDOW = 0.02  # tool calls the agent makes within this of each other go to VS Code together
+
+NOTHING_NEW = "*(Nothing new to send to the agent.)*"
+CANCELLED_CALL = "the turn was cancelled"
+UNANSWERED_CALL = "VS Code did not run the tool: the user cancelled or moved on"
+ENDED_CALL = "the conversation ended before VS Code ran the tool"
+
+
+def new_call_id() -> str:
+    """Our own tool-call id: unique across the conversation, whatever ids the agent uses."""
+    return f"sym-{uuid.uuid4()}"
+
+
+# The permission policy ------------------------------------------------------------------------
+
+
+class Permit(enum.Enum):
+    APPROVE = "approve"  # one of our own bridged tools: VS Code confirms it when it runs it
+    ASK = "ask"  # VS Code's card (a `symposium-agent-action` tool call) decides
+    REJECT = "reject"  # nobody to ask: the agent hears "no" and carries on
+
+
+def permission_policy(params: dict[str, Any], bridged: Collection[str], can_ask: bool) -> Permit:
+    """What to do with the agent's `session/request_permission`.
+
+    `bridged` are the names of the VS Code tools this turn offers through the bridge;
+    `can_ask` whether the turn offers `symposium-agent-action`. Rejecting (rather than
+    answering `cancelled`) matters: a bare `cancelled` would end the whole prompt with
+    nothing to show.
+    """
+    if bridged_tool(params, set(bridged)) is not None:
+        return Permit.APPROVE
+    return Permit.ASK if can_ask else Permit.REJECT
+
+
+# States ---------------------------------------------------------------------------------------
+
+
+class State(enum.Enum):
+    IDLE = "idle"  # no turn in hand
+    PREPARING = "preparing"  # a turn in hand: the loop sets the agent's options and builds its prompt
+    STREAMING = "streaming"  # the agent works on a prompt; its updates go to the turn
+    GATHERING = "gathering"  # the agent called VS Code tools; calls made within GATHER_WINDOW join them
+    WAITING = "waiting"  # the turn was completed with tool calls; the next turn may be their results
+    CANCELLING = "cancelling"  # `session/cancel` is out; waiting (bounded) for the prompt's end
+    ENDED = "ended"  # the conversation cannot go on (its agent is gone), or History closed it
+
+
+class Want(enum.Enum):
+    """What the loop must wait for next."""
+
+    TURN = "turn"  # the next turn from History (or the mailbox's end)
+    PREPARED = "prepared"  # the current turn's prompt: `Prepared` or `PrepareFailed`
+    EVENT = "event"  # the agent's (or the bridge's) next event, or the timer
+    NOTHING = "nothing"  # ended
+
+
+_WANTS = {
+    State.IDLE: Want.TURN,
+    State.WAITING: Want.TURN,
+    State.PREPARING: Want.PREPARED,
+    State.STREAMING: Want.EVENT,
+    State.GATHERING: Want.EVENT,
+    State.CANCELLING: Want.EVENT,
+    State.ENDED: Want.NOTHING,
+}
+
+_HOLDS_TURN = frozenset({State.PREPARING, State.STREAMING, State.GATHERING})  # VS Code may still cancel it
+
+
+# Events in ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class TurnArrived:
+    """History handed the conversation its next turn."""
+
+    turn: Turn
+
+
+@attrs.frozen
+class MailboxClosed:
+    """History closed the conversation (released, retired, shutting down)."""
+
+
+@attrs.frozen
+class TurnCancelled:
+    """VS Code cancelled the turn (`lm/cancel`, or a newer turn superseded it); History answered it."""
+
+    number: int
+
+
+@attrs.frozen
+class Prepared:
+    """The agent's options are set and the prompt is built; empty: nothing new to send."""
+
+    blocks: tuple[dict[str, Any], ...]
+
+
+@attrs.frozen
+class PrepareFailed:
+    """The turn cannot be prompted (a model the agent refused; `retire`: the agent exited)."""
+
+    error: RpcError
+    retire: bool
+
+
+@attrs.frozen
+class AgentUpdates:
+    """`session/update`s, in order (the loop passes those already queued together)."""
+
+    updates: tuple[dict[str, Any], ...]
+
+
+@attrs.frozen
+class PermissionRequested:
+    """The agent asks permission; `handle` is whatever the loop answers it through."""
+
+    handle: Any = attrs.field(eq=False)
+    params: dict[str, Any]
+
+
+@attrs.frozen
+class ToolRequested:
+    """The agent called one of VS Code's tools through the bridge."""
+
+    handle: Any = attrs.field(eq=False)
+    name: str
+    arguments: dict[str, Any] | None
+
+
+@attrs.frozen
+class PromptEnded:
+    stop_reason: str
+    usage: dict[str, Any] | None = None
+
+
+@attrs.frozen
+class PromptErrored:
+    error: RpcError
+
+
+@attrs.frozen
+class AgentGone:
+    error: RpcError
+
+
+@attrs.frozen
+class TimedOut:
+    """The timer last set (`SetTimer`) ran out."""
+
+
+Event = (
+    TurnArrived
+    | MailboxClosed
+    | TurnCancelled
+    | Prepared
+    | PrepareFailed
+    | AgentUpdates
+    | PermissionRequested
+    | ToolRequested
+    | PromptEnded
+    | PromptErrored
+    | AgentGone
+    | TimedOut
+)
+AgentEvent = AgentUpdates | PermissionRequested | ToolRequested | PromptEnded | PromptErrored | AgentGone
+
+
+# Effects out ----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class UseTools:
+    """The bridge offers the agent these VS Code tools from now on."""
+
+    tools: tuple[Tool, ...]
+
+
+@attrs.frozen
+class SendPrompt:
+    blocks: tuple[dict[str, Any], ...]
+
+
+@attrs.frozen
+class ShowUpdates:
+    """Render the agent's updates as parts of the turn."""
+
+    turn: int
+    updates: tuple[dict[str, Any], ...]
+
+
+@attrs.frozen
+class CountUpdates:
+    """Updates of a cancelled prompt: nobody sees them, but what they report it cost counts."""
+
+    updates: tuple[dict[str, Any], ...]
+
+
+@attrs.frozen
+class EmitPart:
+    turn: int
+    part: Part
+
+
+@attrs.frozen
+class Complete:
+    """The turn's response ends (the loop adds a note when it showed nothing)."""
+
+    turn: int
+
+
+@attrs.frozen
+class Fail:
+    """The turn fails with `error`; `retire`: the conversation cannot go on.
+
+    `turn` None: nothing of the turn History is waiting on was started, so History starts
+    it afresh as a new conversation (the agent exited while the conversation was idle, or
+    while a cancelled prompt was winding down).
+    """
+
+    turn: int | None
+    error: RpcError
+    retire: bool
+
+
+@attrs.frozen
+class ReportUsage:
+    turn: int
+    model_id: str
+    usage: dict[str, Any] | None
+
+
+@attrs.frozen
+class Answer:
+    """Answer what the agent waits for through its handle: a permission with the outcome (one
+    of its options, or `cancelled`); a tool call with VS Code's result, or a string (the error
+    the agent gets instead)."""
+
+    handle: Any = attrs.field(eq=False)
+    reply: dict[str, Any] | ToolResultPart | str
+
+
+@attrs.frozen
+class CancelPrompt:
+    """`session/cancel`, and only once it is out, `then` (the answers the agent still waits
+    for: answered before the cancel, a denied permission reads to an agent as a failed tool,
+    and it goes on working until the cancel lands)."""
+
+    then: tuple[Answer, ...]
+
+
+@attrs.frozen
+class SetTimer:
+    """Feed `TimedOut` after this many seconds without another event; None: no timer."""
+
+    seconds: float | None
+
+
+@attrs.frozen
+class ForgetToolCalls:
+    """A cancelled prompt ended: the status lines of its tool calls are not owed any more."""
+
+
+Effect = (
+    UseTools
+    | SendPrompt
+    | ShowUpdates
+    | CountUpdates
+    | EmitPart
+    | Complete
+    | Fail
+    | ReportUsage
+    | Answer
+    | CancelPrompt
+    | SetTimer
+    | ForgetToolCalls
+)
+
+
+# What the machine holds -----------------------------------------------------------------------
+
+
+@attrs.frozen
+class PendingCall:
+    """A tool call we emitted to VS Code, whose result answers the agent through `handle`."""
+
+    call_id: str
+    handle: Any = attrs.field(eq=False)
+
+
+@attrs.frozen
+class PendingPermission:
+    """A permission shown as a `symposium-agent-action` card."""
+
+    call_id: str
+    handle: Any = attrs.field(eq=False)
+    params: dict[str, Any]
+
+
+class TurnMachineError(Exception):
+    """The loop fed an event the machine does not want now (see `TurnMachine.wants`)."""
+
+
+class TurnMachine:
+    """One conversation's turns and prompts; see the module's docstring and `docs/DESIGN.md`."""
+
+    def __init__(self, *, cancel_timeout: float, gather_window: float = GATHER_WINDOW, new_id: Callable[[], str] = new_call_id) -> None:
+        self.cancel_timeout = cancel_timeout
+        self.gather_window = gather_window
+        self._new_id = new_id
+        self.state = State.IDLE
+        self._turn: Turn | None = None  # the turn being answered; in WAITING, the one that asked
+        self._calls: list[PendingCall] = []  # GATHERING, WAITING: VS Code tool calls emitted
+        self._asked: PendingPermission | None = None  # WAITING: the permission card shown
+        self._refused = False  # the user said no to the prompt's latest permission
+        self._next: Turn | None = None  # CANCELLING: the turn to prepare once the prompt has ended
+        self._closing = False  # CANCELLING: History closed the conversation meanwhile
+        # Agent events that came when they could not be acted on (while idle, preparing,
+        # waiting on VS Code, or ending a gathering): acted on, in order, once they can be.
+        self._deferred: collections.deque[AgentEvent] = collections.deque()
+
+    @property
+    def wants(self) -> Want:
+        return _WANTS[self.state]
+
+    @property
+    def current(self) -> Turn | None:
+        """The turn VS Code may still cancel (its cancel scope is the loop's to watch)."""
+        return self._turn if self.state in _HOLDS_TURN else None
+
+    def handle(self, event: Event) -> list[Effect]:
+        out: list[Effect] = []
+        self._handle(event, out)
+        if self.state in (State.STREAMING, State.GATHERING, State.CANCELLING):
+            while self._deferred and self.state in (State.STREAMING, State.GATHERING, State.CANCELLING):
+                self._handle(self._deferred.popleft(), out)
+        return out
+
+    # Dispatch ---------------------------------------------------------------------------------
+
+    def _handle(self, event: Event, out: list[Effect]) -> None:
+        match event:
+            case AgentUpdates():
+                self._on_updates(event, out)
+            case PermissionRequested():
+                self._on_permission(event, out)
+            case ToolRequested():
+                self._on_tool(event, out)
+            case PromptEnded() | PromptErrored():
+                self._on_prompt_end(event, out)
+            case AgentGone():
+                self._on_agent_gone(event, out)
+            case TimedOut():
+                self._on_timeout(out)
+            case TurnArrived(turn=turn):
+                self._on_turn(turn, out)
+            case MailboxClosed():
+                self._on_closed(out)
+            case TurnCancelled(number=number):
+                self._on_cancelled(number, out)
+            case Prepared(blocks=blocks):
+                self._on_prepared(blocks, out)
+            case PrepareFailed(error=error, retire=retire):
+                self._expect(State.PREPARING, event)
+                out.append(Fail(self._number(), error, retire))
+                self._end(out) if retire else self._idle()
+
+    def _expect(self, state: State, event: Event) -> None:
+        if self.state is not state:
+            raise TurnMachineError(f"{type(event).__name__} while {self.state.value}")
+
+    def _number(self) -> int:
+        assert self._turn is not None
+        return self._turn.number
+
+    # History's side ---------------------------------------------------------------------------
+
+    def _on_turn(self, turn: Turn, out: list[Effect]) -> None:
+        if self.state is State.IDLE:
+            self._start(turn, out)
+            return
+        self._expect(State.WAITING, TurnArrived(turn))
+        ids = [self._asked.call_id] if self._asked is not None else [call.call_id for call in self._calls]
+        results = awaited_results(turn, ids)
+        if results is None:
+            # The user moved on: the prompt is cancelled, then this turn is prepared afresh.
+            self._cancel(self._owed(), out, next_turn=turn)
+            return
+        if self._asked is not None:
+            allow = approves(results[self._asked.call_id])
+            out.append(Answer(self._asked.handle, permission_outcome(self._asked.params.get("options"), allow=allow)))
+            self._refused = not allow
+        else:
+            out.extend(Answer(call.handle, results[call.call_id]) for call in self._calls)
+            self._refused = False
+        self._asked, self._calls = None, []
+        self._turn = turn
+        self.state = State.STREAMING
+        out.append(UseTools(turn.tools))
+
+    def _start(self, turn: Turn, out: list[Effect]) -> None:
+        gone = next((e for e in self._deferred if isinstance(e, AgentGone)), None)
+        if gone is not None:
+            out.append(Fail(None, gone.error, retire=True))  # History starts the turn afresh
+            self._end(out)
+            return
+        self._turn = turn
+        self.state = State.PREPARING
+        out.append(UseTools(turn.tools))
+
+    def _on_prepared(self, blocks: tuple[dict[str, Any], ...], out: list[Effect]) -> None:
+        self._expect(State.PREPARING, Prepared(blocks))
+        number = self._number()
+        if not blocks:
+            out += [EmitPart(number, TextPart(NOTHING_NEW)), Complete(number)]
+            self._idle()
+            return
+        out.append(SendPrompt(blocks))
+        self._refused = False
+        self.state = State.STREAMING
+
+    def _on_cancelled(self, number: int, out: list[Effect]) -> None:
+        if self.state not in _HOLDS_TURN or self._number() != number:
+            return  # answered already
+        if self.state is State.PREPARING:
+            self._idle()  # nothing was sent to the agent
+            return
+        gathered, self._calls = self._calls, []
+        self._cancel((), out, next_turn=None)
+        out.extend(Answer(call.handle, CANCELLED_CALL) for call in gathered)
+
+    def _on_closed(self, out: list[Effect]) -> None:
+        if self.state is State.IDLE:
+            self._end(out)
+            return
+        self._expect(State.WAITING, MailboxClosed())
+        self._cancel(self._owed(), out, next_turn=None)
+        self._closing = True
+
+    # The agent's side -------------------------------------------------------------------------
+
+    def _defer(self, event: AgentEvent, out: list[Effect]) -> None:
+        if self.state is State.GATHERING:
+            # The agent did something else: the calls gathered go to VS Code now, and the
+            # event is acted on once their results are in (or the prompt is cancelled).
+            self._deferred.appendleft(event)
+            out += [SetTimer(None), Complete(self._number())]
+            self.state = State.WAITING
+        else:
+            self._deferred.append(event)
+
+    def _on_updates(self, event: AgentUpdates, out: list[Effect]) -> None:
+        if self.state is State.STREAMING:
+            out.append(ShowUpdates(self._number(), event.updates))
+        elif self.state is State.CANCELLING:
+            out.append(CountUpdates(event.updates))
+        elif self.state is not State.ENDED:
+            self._defer(event, out)
+
+    def _on_permission(self, event: PermissionRequested, out: list[Effect]) -> None:
+        if self.state is State.STREAMING:
+            turn = self._turn
+            assert turn is not None
+            permit = permission_policy(event.params, [t.name for t in turn.tools], turn.offers_agent_action)
+            if permit is Permit.ASK:
+                call_id = self._new_id()
+                self._asked = PendingPermission(call_id, event.handle, event.params)
+                out += [EmitPart(turn.number, ToolCallPart(call_id, AGENT_ACTION_TOOL, agent_action_parameters(event.params))), Complete(turn.number)]
+                self.state = State.WAITING
+            else:
+                out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=permit is Permit.APPROVE)))
+        elif self.state in (State.CANCELLING, State.ENDED):
+            out.append(Answer(event.handle, acp.CANCELLED_OUTCOME))
+        else:
+            self._defer(event, out)
+
+    def _on_tool(self, event: ToolRequested, out: list[Effect]) -> None:
+        if self.state in (State.STREAMING, State.GATHERING):
+            call_id = self._new_id()
+            self._calls.append(PendingCall(call_id, event.handle))
+            out += [EmitPart(self._number(), ToolCallPart(call_id, event.name, event.arguments if event.arguments is not None else {})), SetTimer(self.gather_window)]
+            self.state = State.GATHERING
+        elif self.state is State.CANCELLING:
+            out.append(Answer(event.handle, CANCELLED_CALL))
+        elif self.state is State.ENDED:
+            out.append(Answer(event.handle, ENDED_CALL))
+        else:
+            self._defer(event, out)
+
+    def _on_prompt_end(self, event: PromptEnded | PromptErrored, out: list[Effect]) -> None:
+        if self.state is State.STREAMING:
+            turn = self._turn
+            assert turn is not None
+            if isinstance(event, PromptErrored):
+                failure = session_failure(f"The agent failed: {event.error.message}", kind="prompt_failed", code=event.error.code)
+                out.append(Fail(turn.number, failure, retire=False))
+            else:
+                out.append(ReportUsage(turn.number, turn.model_id, event.usage))
+                if event.stop_reason == "cancelled" and self._refused:
+                    out.append(EmitPart(turn.number, TextPart(REFUSED_NOTE)))  # some agents' only "no" ends their prompt
+                elif event.stop_reason in STOP_NOTES:
+                    out.append(EmitPart(turn.number, TextPart(STOP_NOTES[event.stop_reason])))
+                out.append(Complete(turn.number))
+            self._idle()
+        elif self.state is State.CANCELLING:
+            out += [SetTimer(None), ForgetToolCalls()]
+            following, self._next = self._next, None
+            if self._closing:
+                self._end(out)
+                return
+            self._idle()
+            if following is not None:
+                self._start(following, out)
+        elif self.state is not State.ENDED:
+            self._defer(event, out)
+
+    def _on_agent_gone(self, event: AgentGone, out: list[Effect]) -> None:
+        if self.state is State.STREAMING:
+            out.append(Fail(self._number(), event.error, retire=True))
+            self._end(out)
+        elif self.state in (State.PREPARING, State.CANCELLING):
+            # Nothing of the turn History waits on was sent (preparing), or it is answered
+            # already and a newer one waits (cancelling): History starts that one afresh.
+            out.append(Fail(None, event.error, retire=True))
+            self._end(out)
+        elif self.state is not State.ENDED:
+            self._defer(event, out)
+
+    def _on_timeout(self, out: list[Effect]) -> None:
+        if self.state is State.GATHERING:
+            out.append(Complete(self._number()))
+            self.state = State.WAITING
+        elif self.state is State.CANCELLING:
+            out.append(Fail(None, session_failure("The agent did not stop after a cancel", kind="cancel_timeout"), retire=True))
+            self._end(out)
+        # else: a timer that ran out as its state ended
+
+    # Transitions ------------------------------------------------------------------------------
+
+    def _owed(self) -> tuple[Answer, ...]:
+        """What the agent waits for while we wait on VS Code, answered as "no"."""
+        if self._asked is not None:
+            return (Answer(self._asked.handle, acp.CANCELLED_OUTCOME),)
+        return tuple(Answer(call.handle, UNANSWERED_CALL) for call in self._calls)
+
+    def _cancel(self, owed: tuple[Answer, ...], out: list[Effect], *, next_turn: Turn | None) -> None:
+        out += [CancelPrompt(owed), SetTimer(self.cancel_timeout)]
+        self._turn, self._asked, self._calls, self._next = None, None, [], next_turn
+        self.state = State.CANCELLING
+
+    def _idle(self) -> None:
+        self._turn, self._asked, self._calls = None, None, []
+        self.state = State.IDLE
+
+    def _end(self, out: list[Effect]) -> None:
+        """Nothing more will happen; whatever the agent still waits for is answered "no"."""
+        self._idle()
+        self.state = State.ENDED
+        deferred, self._deferred = self._deferred, collections.deque()
+        for event in deferred:
+            if isinstance(event, (PermissionRequested, ToolRequested)):
+                self._handle(event, out)
+

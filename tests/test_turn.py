@@ -1,0 +1,331 @@
+"""The turn machine (pure, no trio): its transitions, the permission policy, and properties
+that hold whatever order events come in."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actors.messages import Turn
+from actors.turn import (
+    AgentGone,
+    AgentUpdates,
+    Answer,
+    CancelPrompt,
+    Complete,
+    EmitPart,
+    Event,
+    Fail,
+    MailboxClosed,
+    Permit,
+    PermissionRequested,
+    Prepared,
+    PrepareFailed,
+    PromptEnded,
+    PromptErrored,
+    ReportUsage,
+    SendPrompt,
+    ShowUpdates,
+    State,
+    TimedOut,
+    ToolRequested,
+    TurnArrived,
+    TurnCancelled,
+    TurnMachine,
+    Want,
+    permission_policy,
+)
+from protocol import acp
+from protocol.jsonrpc import RpcError
+from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
+
+OPTIONS = [{"optionId": "yes", "kind": "allow_once", "name": "Yes"}, {"optionId": "no", "kind": "reject_once", "name": "No"}]
+LOOKUP = Tool("lookup", "Look something up", {"type": "object"})
+BLOCKS = ({"type": "text", "text": "hello"},)
+ERROR = RpcError(-32000, "boom")
+
+
+def turn(number: int, *messages: Message, offers_agent_action: bool = True, tools: tuple[Tool, ...] = (LOOKUP,)) -> Turn:
+    return Turn(
+        number=number,
+        messages=messages or (Message("user", (TextPart(f"message {number}"),)),),
+        context=(),
+        canceled=False,
+        tools=tools,
+        offers_agent_action=offers_agent_action,
+        scope=None,  # type: ignore[arg-type]  # the loop's business, never the machine's
+    )
+
+
+def results(*call_ids: str, text: str = AGENT_ACTION_APPROVED) -> Message:
+    return Message("user", tuple(ToolResultPart(call_id, (TextPart(text),)) for call_id in call_ids))
+
+
+def permission(title: str = "Run ls", handle: object = "ask") -> PermissionRequested:
+    return PermissionRequested(handle, {"toolCall": {"title": title, "kind": "execute"}, "options": OPTIONS})
+
+
+def machine() -> TurnMachine:
+    ids = itertools.count(1)
+    return TurnMachine(cancel_timeout=10, new_id=lambda: f"sym-{next(ids)}")
+
+
+def streaming(m: TurnMachine, number: int = 1, **kwargs: Any) -> None:
+    m.handle(TurnArrived(turn(number, **kwargs)))
+    assert m.wants is Want.PREPARED
+    assert SendPrompt(BLOCKS) in m.handle(Prepared(BLOCKS))
+    assert m.state is State.STREAMING
+
+
+# The permission policy --------------------------------------------------------------------------
+
+
+def test_the_permission_policy_approves_our_own_tools_asks_vscode_or_rejects() -> None:
+    bridged = {"toolCall": {"title": "mcp__vscode_tools__lookup"}}
+    assert permission_policy(bridged, ["lookup"], can_ask=False) is Permit.APPROVE
+    assert permission_policy(bridged, ["other"], can_ask=True) is Permit.ASK  # not a tool this turn offers
+    assert permission_policy({"toolCall": {"title": "Run ls"}}, ["lookup"], can_ask=True) is Permit.ASK
+    assert permission_policy({"toolCall": {"title": "Run ls"}}, ["lookup"], can_ask=False) is Permit.REJECT
+
+
+# Transitions --------------------------------------------------------------------------------------
+
+
+def test_a_prompt_streams_its_updates_and_completes_the_turn() -> None:
+    m = machine()
+    streaming(m)
+    assert m.handle(AgentUpdates(({"sessionUpdate": "agent_message_chunk"},))) == [ShowUpdates(1, ({"sessionUpdate": "agent_message_chunk"},))]
+    assert m.handle(PromptEnded("end_turn", {"inputTokens": 1})) == [ReportUsage(1, "", {"inputTokens": 1}), Complete(1)]
+    assert m.state is State.IDLE and m.wants is Want.TURN
+
+
+def test_an_approved_permission_selects_the_allow_option_and_the_prompt_goes_on_in_the_next_turn() -> None:
+    m = machine()
+    streaming(m)
+    effects = m.handle(permission())
+    assert effects == [EmitPart(1, ToolCallPart("sym-1", AGENT_ACTION_TOOL, {"kind": "execute", "title": "Run ls"})), Complete(1)]
+    assert m.state is State.WAITING and m.wants is Want.TURN
+    effects = m.handle(TurnArrived(turn(2, results("sym-1"))))
+    assert effects[0] == Answer("ask", acp.selected_outcome("yes"))
+    assert m.state is State.STREAMING and m.current is not None and m.current.number == 2
+
+
+def test_a_skipped_permission_rejects_and_a_prompt_that_then_stops_says_why() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(permission())
+    assert m.handle(TurnArrived(turn(2, results("sym-1", text="The user chose to skip"))))[0] == Answer("ask", acp.selected_outcome("no"))
+    effects = m.handle(PromptEnded("cancelled"))
+    assert isinstance(effects[1], EmitPart) and "not allowed" in effects[1].part.value  # type: ignore[union-attr]
+
+
+def test_moving_on_cancels_the_prompt_then_answers_the_card_then_prepares_the_new_turn() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(permission())
+    effects = m.handle(TurnArrived(turn(2)))
+    assert isinstance(effects[0], CancelPrompt) and effects[0].then == (Answer("ask", acp.CANCELLED_OUTCOME),)
+    assert m.state is State.CANCELLING and m.current is None
+    assert m.handle(AgentUpdates(({"sessionUpdate": "usage_update"},)))[0].__class__.__name__ == "CountUpdates"
+    m.handle(PromptEnded("cancelled"))
+    assert m.state is State.PREPARING and m.current is not None and m.current.number == 2
+
+
+def test_a_permission_with_nobody_to_ask_is_rejected_and_the_prompt_goes_on() -> None:
+    m = machine()
+    streaming(m, offers_agent_action=False)
+    assert m.handle(permission()) == [Answer("ask", acp.selected_outcome("no"))]
+    assert m.state is State.STREAMING
+
+
+def test_tool_calls_made_together_go_to_vscode_in_one_response() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(ToolRequested("a", "lookup", {"q": 1}))
+    m.handle(ToolRequested("b", "lookup", None))
+    assert m.state is State.GATHERING
+    assert m.handle(TimedOut()) == [Complete(1)]
+    effects = m.handle(TurnArrived(turn(2, results("sym-1", "sym-2", text="found"))))
+    assert [e for e in effects if isinstance(e, Answer)] == [
+        Answer("a", ToolResultPart("sym-1", (TextPart("found"),))),
+        Answer("b", ToolResultPart("sym-2", (TextPart("found"),))),
+    ]
+
+
+def test_an_agent_that_exited_while_idle_gives_the_next_turn_back() -> None:
+    m = machine()
+    m.handle(AgentGone(ERROR))
+    assert m.handle(TurnArrived(turn(1))) == [Fail(None, ERROR, retire=True)]
+    assert m.state is State.ENDED
+
+
+def test_a_cancel_that_the_agent_ignores_retires_the_conversation() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(TurnCancelled(1))
+    [fail] = m.handle(TimedOut())
+    assert isinstance(fail, Fail) and fail.turn is None and fail.retire and fail.error.data["kind"] == "cancel_timeout"
+
+
+# Properties: any order of events ----------------------------------------------------------------
+
+
+class Handle:
+    """What the agent waits on: counts its answers."""
+
+    def __init__(self, kind: str, number: int) -> None:
+        self.kind, self.number, self.answers = kind, number, 0
+
+    def __repr__(self) -> str:
+        return f"{self.kind}#{self.number}"
+
+
+class Harness:
+    """Feeds the machine only what its loop would (`wants`), with History's rules, and checks
+    every effect as it comes out."""
+
+    def __init__(self) -> None:
+        self.machine = machine()
+        self.turns = itertools.count(1)
+        self.handles = itertools.count(1)
+        self.arrived: list[int] = []
+        self.answered: dict[int, int] = {}  # turn → times answered
+        self.asked: list[Handle] = []
+        self.emitted: dict[int, list[str]] = {}  # turn → tool-call ids it showed VS Code
+        self.last_completed: int | None = None
+
+    def waiting_for(self) -> int | None:
+        """The turn History waits on: arrived, not answered."""
+        return next((n for n in reversed(self.arrived) if n not in self.answered), None)
+
+    def answer(self, number: int) -> None:
+        assert number in self.arrived, f"turn {number} answered before it arrived"
+        assert number not in self.answered, f"turn {number} answered twice"
+        self.answered[number] = 1
+
+    def feed(self, event: Event) -> None:
+        if isinstance(event, TurnArrived):
+            self.arrived.append(event.turn.number)
+        if isinstance(event, TurnCancelled):
+            self.answer(event.number)  # History answers it -32800
+        for effect in self.machine.handle(event):
+            self.check(effect)
+
+    def check(self, effect: object) -> None:
+        number = getattr(effect, "turn", None)
+        if isinstance(effect, (ShowUpdates, EmitPart, Complete, Fail, ReportUsage)) and number is not None:
+            assert number not in self.answered, f"{effect} about turn {number}, answered already"
+        match effect:
+            case EmitPart(turn=number, part=ToolCallPart(tool_call_id=call_id)):
+                self.emitted.setdefault(number, []).append(call_id)
+            case Complete(turn=number):
+                self.answer(number)
+                self.last_completed = number
+            case Fail(turn=None, retire=retire):
+                assert retire and self.machine.state is State.ENDED
+                if (waiting := self.waiting_for()) is not None:
+                    self.answer(waiting)  # History starts it afresh
+            case Fail(turn=number):
+                self.answer(number)
+            case Answer(handle=handle):
+                handle.answers += 1
+                assert handle.answers == 1, f"{handle} answered twice"
+            case CancelPrompt(then=then):
+                for answer in then:
+                    self.check(answer)
+
+    def handle(self, kind: str) -> Handle:
+        handle = Handle(kind, next(self.handles))
+        self.asked.append(handle)
+        return handle
+
+    def agent_event(self, data: st.DataObject) -> Event:
+        choice = data.draw(st.sampled_from(["update", "update", "permission", "bridged", "tool", "end", "end", "error", "gone", "timer"]))
+        match choice:
+            case "update":
+                return AgentUpdates(({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}},))
+            case "permission":
+                return PermissionRequested(self.handle("permission"), permission().params)
+            case "bridged":
+                return PermissionRequested(self.handle("permission"), {"toolCall": {"title": "mcp__vscode_tools__lookup"}, "options": OPTIONS})
+            case "tool":
+                return ToolRequested(self.handle("tool"), "lookup", {"q": 1})
+            case "end":
+                return PromptEnded(data.draw(st.sampled_from(["end_turn", "cancelled", "max_tokens", "refusal"])))
+            case "error":
+                return PromptErrored(ERROR)
+            case "gone":
+                return AgentGone(ERROR)
+        return TimedOut()
+
+    def next_turn(self, data: st.DataObject) -> Event:
+        number = next(self.turns)
+        offers = data.draw(st.booleans())
+        awaited = self.emitted.get(self.last_completed or -1, [])
+        if self.machine.state is State.WAITING and awaited:
+            kind = data.draw(st.sampled_from(["approved", "other", "partial", "moved on", "closed"]))
+            if kind == "approved":
+                return TurnArrived(turn(number, results(*awaited), offers_agent_action=offers))
+            if kind == "other":
+                return TurnArrived(turn(number, results(*awaited, text="Skipped"), offers_agent_action=offers))
+            if kind == "partial" and len(awaited) > 1:
+                return TurnArrived(turn(number, results(*awaited[1:]), offers_agent_action=offers))
+            if kind == "closed":
+                return MailboxClosed()
+        elif data.draw(st.integers(0, 9)) == 0:
+            return MailboxClosed()
+        return TurnArrived(turn(number, offers_agent_action=offers))
+
+    def step(self, data: st.DataObject) -> None:
+        m = self.machine
+        current = m.current
+        if current is not None and data.draw(st.integers(0, 7)) == 0:
+            self.feed(TurnCancelled(current.number))
+        elif m.wants is Want.TURN:
+            if data.draw(st.integers(0, 4)) == 0:
+                self.feed(self.agent_event(data))  # queued while idle or waiting: the machine keeps it
+            else:
+                self.feed(self.next_turn(data))
+        elif m.wants is Want.PREPARED:
+            kind = data.draw(st.sampled_from(["blocks", "blocks", "blocks", "nothing", "refused", "exited", "event"]))
+            if kind == "event":
+                self.feed(self.agent_event(data))
+            elif kind == "nothing":
+                self.feed(Prepared(()))
+            elif kind in ("refused", "exited"):
+                self.feed(PrepareFailed(ERROR, retire=kind == "exited"))
+            else:
+                self.feed(Prepared(BLOCKS))
+        elif m.wants is Want.EVENT:
+            self.feed(self.agent_event(data))
+
+    def finish(self) -> None:
+        """Drive the machine to its end the way a conversation ends: cancel, close."""
+        for _ in range(50):
+            m = self.machine
+            if m.wants is Want.NOTHING:
+                return
+            if m.current is not None:
+                self.feed(TurnCancelled(m.current.number) if m.wants is Want.EVENT else Prepared(BLOCKS))
+            elif m.wants is Want.TURN:
+                self.feed(MailboxClosed())
+            else:
+                self.feed(PromptEnded("cancelled"))
+        raise AssertionError(f"the machine did not end: {self.machine.state}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), steps=st.integers(min_value=1, max_value=60))
+def test_any_order_of_events_answers_every_turn_and_every_agent_request_exactly_once(data: st.DataObject, steps: int) -> None:
+    harness = Harness()
+    for _ in range(steps):
+        if harness.machine.wants is Want.NOTHING:
+            break
+        harness.step(data)
+    harness.finish()
+    unanswered = [n for n in harness.arrived if n not in harness.answered]
+    assert not unanswered, f"turns never answered: {unanswered}"
+    assert [h for h in harness.asked if h.answers != 1] == [], "every permission and tool call is answered exactly once"
