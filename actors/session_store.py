@@ -3,7 +3,10 @@
 After a backend restart, a request whose marker names a conversation this process does not
 hold can then `session/load` the agent's own session (when the agent supports it) instead
 of priming a new one with a transcript. Plain synchronous sqlite3: each call is one small
-indexed statement, well under a millisecond.
+indexed statement, well under a millisecond. That holds for writes only with a write-ahead log
+and `synchronous = normal`: in the default rollback mode every commit waits for fsyncs (6 ms
+typical, 24 ms seen), and a new conversation saves its session before its first prompt. A
+crash may then lose the last saves, which costs a transcript instead of a `session/load`.
 
 The agent a session belongs to is kept as a keyed digest of its definition, never the
 definition itself: definitions carry environment values (API keys). The file is 0600.
@@ -47,6 +50,9 @@ class SessionStore:
             self._db.execute("pragma secure_delete = on")  # what is replaced or deleted is overwritten
             self._db.execute(SCHEMA)
             self._migrate()
+            # After the migration: its `vacuum` rewrites the main file, not a log beside it.
+            self._db.execute("pragma journal_mode = wal")
+            self._db.execute("pragma synchronous = normal")
         except (sqlite3.Error, OSError) as exc:
             log.warning("not remembering agent sessions: %s", exc)
             self._db = None
