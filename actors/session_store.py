@@ -50,12 +50,15 @@ class SessionStore:
             self._db.execute("pragma secure_delete = on")  # what is replaced or deleted is overwritten
             self._db.execute(SCHEMA)
             self._migrate()
-            # After the migration: its `vacuum` rewrites the main file, not a log beside it.
-            self._db.execute("pragma journal_mode = wal")
-            self._db.execute("pragma synchronous = normal")
         except (sqlite3.Error, OSError) as exc:
             log.warning("not remembering agent sessions: %s", exc)
             self._db = None
+            return
+        try:  # after the migration, whose `vacuum` must rewrite the main file, not a log beside it
+            self._db.execute("pragma journal_mode = wal")
+            self._db.execute("pragma synchronous = normal")
+        except sqlite3.Error as exc:  # e.g. another backend holds the file: slower saves, same answers
+            log.info("agent sessions saved without a write-ahead log: %s", exc)
 
     def _migrate(self) -> None:
         """Replace definitions stored by earlier versions with their digests, and purge them."""
