@@ -102,6 +102,18 @@ def _agent_start() -> list[Row]:
             "<= 1.5x",
             a["ratio"] <= 1.5,
         ),
+        (
+            "  of which until Claude Code's model request reaches the API: new / follow-up",
+            f"{a['new_warm_asked_ms']:.0f} ms / {a['follow_up_asked_ms']:.0f} ms",
+            "info",
+            None,
+        ),
+        (
+            "Claude Code alone over ACP (no Symposium): a new session's first prompt / a follow-up",
+            f"{a['alone_new_ms']:.0f} ms / {a['alone_follow_up_ms']:.0f} ms = {a['alone_ratio']:.2f}x",
+            "info",
+            None,
+        ),
     ]
 
 

@@ -6,7 +6,12 @@ Every figure is the time from sending a chat request to its first streamed part:
 - the same through `npx -y <package>@<version>` (its cache already filled by one untimed run);
 - a second conversation with a process that is already running (it waits for `session/new`);
 - with warm-up (`lm/prepareModel`, which the extension sends): a new conversation, which takes
-  the spare session, against a follow-up turn in a conversation, on the same process.
+  the spare session, against a follow-up turn in a conversation, on the same process; and of
+  each, the time until the agent's model request reaches the fake API (the rest, from there to
+  the first part, is the same path for both);
+- the floor: Claude Code alone, driven over ACP without Symposium (no MCP server), the first
+  prompt of a new session against a follow-up in it. Each session is its own Claude Code CLI
+  process, whose first turn runs cold code (and asks for a title); no client can go below it.
 Each sample waits until the backend and its agents are idle (a spare session is made after
 the request that took the one before it, and Claude Code keeps working for a moment after
 `session/new`), so the two warm figures compare the agent's work, not the machine's load.
@@ -14,8 +19,10 @@ the request that took the one before it, and Claude Code keeps working for a mom
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -26,6 +33,8 @@ from typing import Any
 
 import trio
 
+from protocol import acp
+from protocol.jsonrpc import Peer
 from symposium.client import BackendClient, process_agent, user
 from tests.claude import VERSION, installed_claude
 from tests.fake_anthropic import FakeAnthropic, reply, text
@@ -96,6 +105,11 @@ class _Bench:
 
     async def first_part(self, agent: dict[str, Any], messages: list[dict[str, Any]]) -> tuple[float, dict[str, Any]]:
         """Seconds to the first part, and the assistant message (for a follow-up)."""
+        elapsed, _, answer = await self.timed(agent, messages)
+        return elapsed, answer
+
+    async def timed(self, agent: dict[str, Any], messages: list[dict[str, Any]]) -> tuple[float, float, dict[str, Any]]:
+        """Seconds to the first part, seconds to the agent's model request, the assistant message."""
         self.api.script(reply(text("Hello from the fake model.")))
         arrived: list[float] = []
         start = time.perf_counter()
@@ -103,7 +117,8 @@ class _Bench:
             result = await self.client.chat(messages, agent=agent, model_id="claude", cwd=self.cwd, on_part=lambda _: arrived.append(time.perf_counter()))
         if result.error is not None or not arrived:
             raise RuntimeError(f"no reply from Claude Code: {result.error.message if result.error else 'no parts'}")
-        return arrived[0] - start, result.assistant_message()
+        asked = min(r.at for r in self.api.main if r.at >= start)
+        return arrived[0] - start, asked - start, result.assistant_message()
 
     async def quiet(self) -> None:
         assert self.client.process is not None
@@ -111,6 +126,53 @@ class _Bench:
 
     def prompt(self) -> str:
         return f"Hello, conversation {next(self.runs)}"
+
+
+async def _alone(node: str, entry: str, api: FakeAnthropic, env: dict[str, str], cwd: Path) -> tuple[list[float], list[float]]:
+    """Claude Code without Symposium: seconds to the first text chunk of a new session's first
+    prompt, and of a follow-up in it, per sample (each session made, and the process idle, first)."""
+    process = await trio.lowlevel.open_process(
+        [node, entry], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **env}, cwd=str(cwd), start_new_session=True
+    )
+    assert process.stdin is not None and process.stdout is not None
+    chunks: dict[str, float] = {}
+
+    async def update(params: dict[str, Any]) -> None:
+        if params["update"].get("sessionUpdate") == "agent_message_chunk":
+            chunks.setdefault(params["sessionId"], time.perf_counter())
+
+    async def permission(_params: Any, _id: Any) -> dict[str, Any]:
+        return {"outcome": acp.CANCELLED_OUTCOME}
+
+    async def prompt(session_id: str, words: str) -> float:
+        api.script(reply(text("Hello from the fake model.")))
+        start = time.perf_counter()
+        await peer.request("session/prompt", {"sessionId": session_id, "prompt": [acp.text_block(words)]})
+        return chunks.pop(session_id) - start
+
+    firsts: list[float] = []
+    follow_ups: list[float] = []
+    try:
+        async with trio.open_nursery() as nursery:
+            peer = Peer(trio.StapledStream(process.stdin, process.stdout), name="claude")
+            peer.on_notification("session/update", update)
+            peer.on_request("session/request_permission", permission)
+            nursery.start_soon(peer.serve)
+            with trio.fail_after(GUARD):
+                await peer.request("initialize", acp.initialize_params())
+            for run in range(WARM_SAMPLES):
+                with trio.fail_after(GUARD):
+                    session_id = (await peer.request("session/new", acp.new_session_params(str(cwd), [])))["sessionId"]
+                    await _quiet(process.pid)
+                    firsts.append(await prompt(session_id, f"Hello, session {run}"))
+                    await _quiet(process.pid)
+                    follow_ups.append(await prompt(session_id, "And then?"))
+            nursery.cancel_scope.cancel()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the adapter and the CLI of each session
+        await process.wait()
+    return firsts, follow_ups
 
 
 def _agent(command: str, args: list[str], env: dict[str, str], run: int) -> dict[str, Any]:
@@ -134,7 +196,9 @@ async def _measure() -> dict[str, Any]:
             env = _env(api, home)
             async with BackendClient.spawn(stderr=subprocess.DEVNULL, cwd=str(cwd)) as client:
                 bench = _Bench(client, api, cwd)
-                found_ms: dict[str, list[float]] = {"pinned": [], "npx": [], "second": [], "new_warm": [], "follow_up": []}
+                found_ms: dict[str, list[float]] = {
+                    "pinned": [], "npx": [], "second": [], "new_warm": [], "follow_up": [], "new_warm_asked": [], "follow_up_asked": [],
+                }
                 runs = iter(range(1, 1 << 30))
                 if npx is not None:
                     # Fill npx's cache (a first npx run downloads the package); not timed.
@@ -159,16 +223,24 @@ async def _measure() -> dict[str, Any]:
                         await client.prepare(warm, model_id="claude", cwd=str(cwd))  # the spare is ready
                     await bench.quiet()
                     first = [user(bench.prompt())]
-                    elapsed, answer = await bench.first_part(warm, first)
+                    elapsed, asked, answer = await bench.timed(warm, first)
                     found_ms["new_warm"].append(elapsed)
+                    found_ms["new_warm_asked"].append(asked)
                     with trio.fail_after(GUARD):
                         await client.prepare(warm, model_id="claude", cwd=str(cwd))
                     await bench.quiet()
-                    elapsed, _ = await bench.first_part(warm, [*first, answer, user("And then?")])
+                    elapsed, asked, _ = await bench.timed(warm, [*first, answer, user("And then?")])
                     found_ms["follow_up"].append(elapsed)
+                    found_ms["follow_up_asked"].append(asked)
+            found_ms["alone_new"], found_ms["alone_follow_up"] = await _alone(node, entry, api, env, cwd)
             nursery.cancel_scope.cancel()
     medians = {name: statistics.median(values) * 1000 if values else None for name, values in found_ms.items()}
-    return {**{f"{name}_ms": value for name, value in medians.items()}, "ratio": medians["new_warm"] / medians["follow_up"], "version": VERSION}
+    return {
+        **{f"{name}_ms": value for name, value in medians.items()},
+        "ratio": medians["new_warm"] / medians["follow_up"],
+        "alone_ratio": medians["alone_new"] / medians["alone_follow_up"],
+        "version": VERSION,
+    }
 
 
 def measure() -> dict[str, Any]:

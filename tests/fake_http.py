@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from typing import Any, ClassVar
 
 import attrs
@@ -38,6 +39,7 @@ class Request:
     reply: Any = None
     finished: bool = False  # the response was sent whole
     aborted: bool = False  # the client hung up before the end of the response
+    at: float = attrs.field(factory=time.perf_counter)  # when it was read whole (for benchmarks)
 
 
 class Closed(Exception):
