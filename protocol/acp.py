@@ -27,12 +27,18 @@ def initialize_params() -> dict[str, Any]:
     }
 
 
+# Claude Code predicts the user's next prompt after every turn, with a model call of its own
+# that the user pays for and VS Code has nowhere to show: off. Other agents ignore what is
+# not theirs in `_meta`.
+SESSION_META = {"claudeCode": {"options": {"promptSuggestions": False}}}
+
+
 def new_session_params(cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"cwd": cwd, "mcpServers": mcp_servers}
+    return {"cwd": cwd, "mcpServers": mcp_servers, "_meta": SESSION_META}
 
 
 def load_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}
+    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": SESSION_META}
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -53,7 +59,7 @@ def selected_outcome(option_id: str) -> dict[str, Any]:
 
 
 def resume_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}
+    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": SESSION_META}
 
 
 def list_sessions_params(cwd: str | None, cursor: str | None = None) -> dict[str, Any]:

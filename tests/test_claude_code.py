@@ -9,6 +9,7 @@ The tests skip, saying why, only when the adapter cannot be installed from npm.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -19,7 +20,7 @@ import trio
 from protocol.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
 from tests.claude import ClaudeCode, installed_claude, process_gone, process_group, processes_in_group
-from tests.fake_anthropic import FakeAnthropic, reply, text, thinking, tool_use
+from tests.fake_anthropic import SUGGESTION_PREFIX, FakeAnthropic, reply, text, thinking, tool_use
 
 GUARD = 60  # a hang guard, not a timing budget: the tests wait on events
 
@@ -277,3 +278,20 @@ async def test_a_vscode_tool_reaches_claude_code_as_an_mcp_tool(backend: Backend
     assert result["tool_use_id"] == ask_reply.tool_use_ids()[0]
     assert result["content"] == [{"type": "text", "text": "Sunny, 25 C"}]
     assert not claude.api.unscripted
+
+
+async def test_no_next_prompt_suggestion_is_asked_of_the_model(backend: BackendClient, claude: ClaudeCode) -> None:
+    # Claude Code predicts the next prompt after each turn (from the second on) with a model call
+    # of its own, which VS Code has nowhere to show: the backend turns it off at session/new.
+    # When it is on, the call for turn 2 reaches the model before turn 3 does (it is started as
+    # turn 2 ends, while the next request is still on its way).
+    claude.api.script(*(reply(text(f"Answer {n}.")) for n in range(3)))
+    history = [user("Question 0?")]
+    with trio.fail_after(GUARD):
+        for n in range(3):
+            answer = await backend.chat(history, agent=claude.agent, cwd=str(claude.cwd))
+            assert_well_formed(answer)
+            history += [answer.assistant_message(), user(f"Question {n + 1}?")]
+    assert len(claude.api.main) == 3
+    asked = [r for r in claude.api.requests if SUGGESTION_PREFIX in json.dumps(r.body)]
+    assert asked == []
