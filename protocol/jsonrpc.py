@@ -426,6 +426,7 @@ def _repair(value: JSON, depth: int, repaired: list[str]) -> JSON:
 
 RequestHandler = Callable[[JSON, JSON], Awaitable[JSON]]  # (params, id)
 NotificationHandler = Callable[[JSON], Awaitable[None]]
+BatchHandler = Callable[[list[JSON]], None]  # the params of notifications read together, in order
 Tracer = Callable[..., None]  # (direction, message, raw line if at hand) → None
 
 
@@ -459,6 +460,9 @@ class Peer:
         self._tracer = tracer
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
+        self._batch_handlers: dict[str, BatchHandler] = {}
+        self._batch: list[JSON] = []  # params of batched notifications read, not yet handed over
+        self._batch_method = ""
         self._pending: dict[str, trio.MemorySendChannel[Response]] = {}
         self._inbound: dict[str, trio.CancelScope] = {}
         self._ids = itertools.count()
@@ -472,6 +476,15 @@ class Peer:
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
         self._notification_handlers[method] = handler
+
+    def on_notifications(self, method: str, handler: BatchHandler) -> None:
+        """Handle a notification that comes in floods (an agent's `session/update`) in batches.
+
+        The params of consecutive ones that arrived in one read go to `handler` as one list,
+        synchronously, before anything read after them is dispatched: the order is the same as
+        `on_notification`'s, at one call per read instead of one await per line.
+        """
+        self._batch_handlers[method] = handler
 
     # Outbound --------------------------------------------------------------------------
 
@@ -570,12 +583,14 @@ class Peer:
                         await self._dispatch(line, nursery)
                         if self.failure is not None:
                             break
+                    self._hand_over()
                     if self.failure is not None:
                         break
                 else:
                     tail = self._splitter.leftover()
                     if tail is not None:
                         await self._dispatch(tail, nursery)
+                        self._hand_over()
             finally:
                 self.eof.set()
                 for send in list(self._pending.values()):
@@ -594,13 +609,21 @@ class Peer:
             else:
                 if self._tracer is not None and isinstance(obj, dict):
                     self._tracer("recv", obj, line)
-                if type(obj) is dict and "id" not in obj and type(obj.get("method")) is str:
+                if type(obj) is dict and "id" not in obj and type(method := obj.get("method")) is str:
                     # The hot path (an agent streaming updates): no classification objects.
                     params = obj.get("params")
                     if params is None or isinstance(params, (dict, list)):
-                        await self._handle_notification(obj["method"], params)
+                        if method in self._batch_handlers:
+                            if method != self._batch_method:
+                                self._hand_over()
+                                self._batch_method = method
+                            self._batch.append(params)
+                            return
+                        self._hand_over()
+                        await self._handle_notification(method, params)
                         return
                 msg = classify_object(obj)
+        self._hand_over()  # what was read before this message is handled before it
         match msg:
             case Invalid(reply=reply, reason=reason, unreadable=unreadable):
                 excerpt = f"{line.size} bytes" if isinstance(line, Overlong) else repr(redacted_excerpt(line))
@@ -624,6 +647,16 @@ class Peer:
                 scope = trio.CancelScope()
                 self._inbound[key] = scope
                 nursery.start_soon(self._handle_request, msg, scope)
+
+    def _hand_over(self) -> None:
+        """Give the batched notifications read so far to their handler."""
+        if not self._batch:
+            return
+        batch, self._batch = self._batch, []
+        try:
+            self._batch_handlers[self._batch_method](batch)
+        except Exception:
+            log.exception("%s: notification handler for %s failed", self.name, self._batch_method)
 
     def _deliver(self, response: Response) -> None:
         send = self._pending.pop(id_key(response.id), None)

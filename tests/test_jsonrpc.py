@@ -359,6 +359,47 @@ async def test_notifications_run_in_order(nursery: trio.Nursery) -> None:
     assert seen == [[i] for i in range(50)]
 
 
+async def test_batched_notifications_keep_their_order_among_other_messages(nursery: trio.Nursery) -> None:
+    # An agent's flood of updates is handed over one list per read, but never after a message
+    # read later (the prompt's reply must find every update of its turn already delivered).
+    ours, theirs = trio.testing.memory_stream_pair()
+    peer = Peer(ours, name="t")
+    seen: list[Any] = []
+
+    def batch(params: list[Any]) -> None:
+        seen.append(("u", params))
+        if params == [["boom"]]:
+            raise ValueError("a failing handler is logged; reading goes on")
+
+    async def other(params: Any) -> None:
+        seen.append(("other", params))
+
+    peer.on_notifications("u", batch)
+    peer.on_notification("other", other)
+    nursery.start_soon(peer.serve)
+    wire = Wire(theirs)
+
+    async def answer() -> None:
+        request = await wire.receive()
+        lines = [
+            {"jsonrpc": "2.0", "method": "u", "params": [0]},
+            {"jsonrpc": "2.0", "method": "u", "params": [1]},
+            {"jsonrpc": "2.0", "method": "other", "params": ["x"]},
+            {"jsonrpc": "2.0", "method": "u", "params": [2]},
+            {"jsonrpc": "2.0", "id": request["id"], "result": list(seen)},
+            {"jsonrpc": "2.0", "method": "u", "params": ["boom"]},
+        ]
+        await wire.stream.send_all(b"".join(json.dumps(line).encode() + b"\n" for line in lines))  # one read
+        await wire.send({"jsonrpc": "2.0", "method": "u", "params": [3]})
+        await wire.stream.aclose()
+
+    nursery.start_soon(answer)
+    assert await peer.request("q") == []
+    assert seen[:3] == [("u", [[0], [1]]), ("other", ["x"]), ("u", [[2]])]  # all read before the reply
+    await peer.eof.wait()
+    assert seen == [("u", [[0], [1]]), ("other", ["x"]), ("u", [[2]]), ("u", [["boom"]]), ("u", [[3]])]
+
+
 async def test_an_unreadable_line_ends_a_connection_that_treats_it_as_fatal(nursery: trio.Nursery) -> None:
     # How the backend talks to agents: the unreadable line may have been the awaited reply,
     # so the request fails at once instead of waiting forever.
