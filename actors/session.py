@@ -33,7 +33,7 @@ from actors.agent_process import (
     PermissionAsked,
     PromptDone,
     PromptFailed,
-    Update,
+    Updates,
     agent_key,
 )
 from actors.agent_options import (
@@ -66,9 +66,8 @@ from actors.rendering import (
     bridged_tool,
     build_prompt,
     latest_system,
-    merge_parts,
     permission_outcome,
-    render_update,
+    render_updates,
 )
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from protocol import acp
@@ -237,7 +236,7 @@ class SessionActor:
 
     def _drop_replayed_history(self) -> None:
         """`session/load` replays the conversation as updates; the user has seen it."""
-        self._backlog.extend(event for event in self._waiting() if not isinstance(event, Update))
+        self._backlog.extend(event for event in self._waiting() if not isinstance(event, Updates))
 
     # Emitting to History ------------------------------------------------------------------
 
@@ -380,27 +379,27 @@ class SessionActor:
         if self._pool.catalog is not None:
             self._pool.catalog.learn_usage(agent_key(self.agent), turn.model_id, usage)
 
-    def _observe(self, update: dict) -> list[Part]:
-        """An agent update: what it changes of the session's options and usage, and its parts."""
-        self._meter.observe(update)
-        if (choices := updated(self._choices, update)) is not None:
-            self._choices = choices
-        return render_update(update, self._tracker)
+    def _observe(self, updates: list[dict]) -> list[Part]:
+        """Agent updates: what they change of the session's options and usage, and their parts."""
+        for update in updates:
+            self._meter.observe(update)
+            if (choices := updated(self._choices, update)) is not None:
+                self._choices = choices
+        return render_updates(updates, self._tracker)
 
     async def _pump(self, request: Turn, bridge: ToolBridge) -> PromptDone | PromptFailed | AgentExited | PermissionAsked | _NeedsTools:
         """Forward agent updates until the prompt ends or the agent needs VS Code."""
         while True:
             event = await self._next_event()
             match event:
-                case Update(update=update):
-                    parts = self._observe(update)
-                    # Updates that are already waiting go out with this one, merged.
+                case Updates(updates=updates):
+                    # Updates that are already waiting go out with these, merged.
                     for more in () if self._backlog else self._waiting():
-                        if not isinstance(more, Update):
+                        if not isinstance(more, Updates):
                             self._backlog.append(more)
                             break
-                        parts += self._observe(more.update)
-                    for part in merge_parts(parts):
+                        updates = [*updates, *more.updates]
+                    for part in self._observe(updates):
                         self._part(request, part)
                 case PermissionAsked() as ask:
                     if bridged_tool(ask.params, bridge.tool_names()) is not None:
@@ -467,8 +466,9 @@ class SessionActor:
         with trio.move_on_after(self._settings.cancel_timeout):
             while True:
                 match await self._next_event():
-                    case Update(update=update):
-                        self._meter.observe(update)  # what it cost still counts
+                    case Updates(updates=updates):
+                        for update in updates:
+                            self._meter.observe(update)  # what it cost still counts
                     case PermissionAsked() as ask:
                         ask.answer(acp.CANCELLED_OUTCOME)
                     case ToolCalled() as call:
