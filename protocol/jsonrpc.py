@@ -580,49 +580,47 @@ class Peer:
                     if not data:
                         break
                     for line in self._splitter.feed(data):
-                        await self._dispatch(line, nursery)
-                        if self.failure is not None:
-                            break
+                        if (msg := self._read(line)) is not None:
+                            await self._dispatch(line, msg, nursery)
+                            if self.failure is not None:
+                                break
                     self._hand_over()
                     if self.failure is not None:
                         break
                 else:
                     tail = self._splitter.leftover()
-                    if tail is not None:
-                        await self._dispatch(tail, nursery)
-                        self._hand_over()
+                    if tail is not None and (msg := self._read(tail)) is not None:
+                        await self._dispatch(tail, msg, nursery)
+                    self._hand_over()
             finally:
                 self.eof.set()
                 for send in list(self._pending.values()):
                     send.close()
 
-    async def _dispatch(self, line: bytes | Overlong, nursery: trio.Nursery) -> None:
+    def _read(self, line: bytes | Overlong) -> Message | None:
+        """A line as the message to dispatch; None when there is none (a blank line, or a
+        notification batched for `on_notifications`, which this takes: no await per line)."""
         if isinstance(line, Overlong):
-            problem = f"line of {line.size} bytes exceeds the limit of {self._splitter.max_line}"
-            msg: Message = _unreadable(line.head, problem)
-        elif not line.strip():
-            return
-        else:
-            obj = parse_line(line)
-            if type(obj) is Invalid:
-                msg = obj
-            else:
-                if self._tracer is not None and isinstance(obj, dict):
-                    self._tracer("recv", obj, line)
-                if type(obj) is dict and "id" not in obj and type(method := obj.get("method")) is str:
-                    # The hot path (an agent streaming updates): no classification objects.
-                    params = obj.get("params")
-                    if params is None or isinstance(params, (dict, list)):
-                        if method in self._batch_handlers:
-                            if method != self._batch_method:
-                                self._hand_over()
-                                self._batch_method = method
-                            self._batch.append(params)
-                            return
-                        self._hand_over()
-                        await self._handle_notification(method, params)
-                        return
-                msg = classify_object(obj)
+            return _unreadable(line.head, f"line of {line.size} bytes exceeds the limit of {self._splitter.max_line}")
+        obj = parse_line(line)
+        if type(obj) is Invalid:
+            return None if not line.strip() else obj
+        if self._tracer is not None and isinstance(obj, dict):
+            self._tracer("recv", obj, line)
+        if type(obj) is dict and "id" not in obj and type(method := obj.get("method")) is str:
+            # The hot path (an agent streaming updates): no classification objects.
+            params = obj.get("params")
+            if params is None or isinstance(params, (dict, list)):
+                if method not in self._batch_handlers:
+                    return Notification(method, params)
+                if method != self._batch_method:
+                    self._hand_over()
+                    self._batch_method = method
+                self._batch.append(params)
+                return None
+        return classify_object(obj)
+
+    async def _dispatch(self, line: bytes | Overlong, msg: Message, nursery: trio.Nursery) -> None:
         self._hand_over()  # what was read before this message is handled before it
         match msg:
             case Invalid(reply=reply, reason=reason, unreadable=unreadable):
