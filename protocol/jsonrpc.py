@@ -238,6 +238,18 @@ def _finite_float(text: str) -> float:
 # bound on digits (a ValueError beyond 4,300).
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 _decode = _DECODER.decode
+_scan = _DECODER.scan_once  # the C scanner `decode` wraps; a line it reads whole needs no more
+
+
+def _decode_line(text: str) -> JSON:
+    """`_decode`, at about half the cost for a line that is one JSON value and nothing else:
+    the scanner is called directly, and anything else (whitespace around the value, an
+    error) goes through `_decode`, which reads or refuses it exactly as before."""
+    try:
+        obj, end = _scan(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return _decode(text)
+    return obj if end == len(text) else _decode(text)
 
 _QUOTED = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 _MEMBER = re.compile(
@@ -320,7 +332,7 @@ def parse_line(line: bytes) -> JSON | Invalid:
     if len(line) > 2 * MAX_DEPTH and line.count(b"[") + line.count(b"{") > MAX_DEPTH and (depth := nesting_depth(line, MAX_DEPTH)) > MAX_DEPTH:
         return _unreadable(line, f"nesting {depth} deep exceeds the limit of {MAX_DEPTH}")
     try:
-        obj = _decode(line.decode())
+        obj = _decode_line(line.decode())
     except UnicodeDecodeError as exc:
         return _unreadable(line, f"invalid UTF-8 at byte {exc.start}")
     except RecursionError:

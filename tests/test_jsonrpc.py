@@ -417,3 +417,31 @@ async def test_an_unreadable_line_ends_a_connection_that_treats_it_as_fatal(nurs
     with pytest.raises(ConnectionClosed, match="invalid UTF-8"):
         await peer.request("session/prompt", {})
     assert peer.eof.is_set() and peer.failure == "invalid UTF-8 at byte 34"
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def _outcome(decode: Any, text: str) -> Any:
+    try:
+        return ("value", decode(text))
+    except Exception as exc:  # noqa: BLE001 - the comparison is of what was raised
+        return ("error", type(exc), str(exc))
+
+
+@given(
+    st.one_of(
+        st.builds(lambda v, pad: pad + json.dumps(v) + pad, _JSON_VALUES, st.sampled_from(["", " ", "\t", "\r", " \n "])),
+        st.text(alphabet='{}[]",:0123456789.eE+-truefalsnl \\u', max_size=20),
+        st.sampled_from(["NaN", "[Infinity]", "1e400", '{"a":1} x', '{"a":1}{"b":2}', "", " "]),
+    )
+)
+def test_a_line_is_decoded_as_the_decoder_alone_decodes_it(text: str) -> None:
+    # The scanner is called directly on the hot path; nothing it accepts or refuses may change.
+    from protocol.jsonrpc import _decode, _decode_line
+
+    assert _outcome(_decode_line, text) == _outcome(_decode, text)
