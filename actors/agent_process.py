@@ -664,17 +664,19 @@ class AgentProcess:
     # Agent → client traffic ------------------------------------------------------------------
 
     def _on_updates(self, batch: list[Any]) -> None:
-        session: str | None = None
+        session = ""  # the session of the run of updates being gathered
         updates: list[dict[str, Any]] = []
         for params in batch:
-            if isinstance(params, dict) and isinstance(update := params.get("update"), dict):
-                if (to := str(params.get("sessionId"))) != session:
+            if type(params) is dict and type(update := params.get("update")) is dict:
+                if type(to := params.get("sessionId")) is not str:
+                    to = str(to)
+                if to != session:
                     if updates:
-                        self._deliver(session, Updates(updates))  # type: ignore[arg-type]
+                        self._deliver(session, Updates(updates))
                     session, updates = to, []
                 updates.append(update)
         if updates:
-            self._deliver(session, Updates(updates))  # type: ignore[arg-type]
+            self._deliver(session, Updates(updates))
 
     async def _on_cancel_request(self, params: Any) -> None:
         """The agent withdrew one of its requests (e.g. a permission): answer it -32800."""

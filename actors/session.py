@@ -381,8 +381,8 @@ class SessionActor:
 
     def _observe(self, updates: list[dict]) -> list[Part]:
         """Agent updates: what they change of the session's options and usage, and their parts."""
+        self._meter.observe_all(updates)
         for update in updates:
-            self._meter.observe(update)
             if (choices := updated(self._choices, update)) is not None:
                 self._choices = choices
         return render_updates(updates, self._tracker)
@@ -467,8 +467,7 @@ class SessionActor:
             while True:
                 match await self._next_event():
                     case Updates(updates=updates):
-                        for update in updates:
-                            self._meter.observe(update)  # what it cost still counts
+                        self._meter.observe_all(updates)  # what it cost still counts
                     case PermissionAsked() as ask:
                         ask.answer(acp.CANCELLED_OUTCOME)
                     case ToolCalled() as call:
