@@ -99,6 +99,19 @@ class LineSplitter:
         self._head = b""  # the start of the line being discarded
 
     def feed(self, data: bytes) -> list[bytes | Overlong]:
+        if not self._discarding and len(self._buf) + len(data) <= self.max_line:
+            # Every line within the bound (all but always): cut in C, no loop per line.
+            if b"\n" not in data:
+                self._buf += data  # a long line arriving: appended, never copied whole
+                return []
+            lines: list[bytes] = data.split(b"\n")
+            if self._buf:
+                lines[0] = bytes(self._buf) + lines[0]
+            self._buf = bytearray(lines.pop())
+            return lines  # type: ignore[return-value]
+        return self._feed_bounded(data)
+
+    def _feed_bounded(self, data: bytes) -> list[bytes | Overlong]:
         out: list[bytes | Overlong] = []
         start = 0
         while True:

@@ -445,3 +445,15 @@ def test_a_line_is_decoded_as_the_decoder_alone_decodes_it(text: str) -> None:
     from protocol.jsonrpc import _decode, _decode_line
 
     assert _outcome(_decode_line, text) == _outcome(_decode, text)
+
+
+@given(st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\x00", b"\n")), max_size=8), st.integers(1, 12))
+def test_the_splitters_fast_path_cuts_as_the_bounded_one(chunks: list[bytes], max_line: int) -> None:
+    fast, bounded = LineSplitter(max_line), LineSplitter(max_line)
+    bounded.feed = bounded._feed_bounded  # type: ignore[method-assign]
+
+    def seen(splitter: LineSplitter) -> list[Any]:
+        out = [line for chunk in chunks for line in splitter.feed(chunk)] + [splitter.leftover()]
+        return [(line.size, line.head) if isinstance(line, Overlong) else line for line in out]
+
+    assert seen(fast) == seen(bounded)
