@@ -40,7 +40,7 @@ FLOOD_N = 20_000
 FLOOD_ROUNDS = 5  # each round: one run through the backend, one direct
 PACE_N = 250
 PACE_MS = 4  # the direct stream is paced 10% slower, so the two rarely arrive at the same instant
-PACE_ROUNDS = 5  # the figure is the median over rounds of each round's p99 difference
+PACE_ROUNDS = 7  # the figure is the median over rounds of each round's p99 difference
 GUARD = 60
 
 
