@@ -507,7 +507,8 @@ class Peer:
 
         The params of consecutive ones that arrived in one read go to `handler` as one list,
         synchronously, before anything read after them is dispatched: the order is the same as
-        `on_notification`'s, at one call per read instead of one await per line.
+        `on_notification`'s, at one call per read instead of one await per line. An exception
+        is logged, as `on_notification`'s are, and costs the rest of that batch.
         """
         self._batch_handlers[method] = handler
 
