@@ -1,5 +1,7 @@
 """`make bench`: measure, print a table, and say whether each figure is within its budget.
 
+`python -m bench NAME ...` runs only the named measures (the names in MEASURES).
+
 A row whose `ok` is None is information (no budget of its own). A measurement that fails
 is a row of its own, over budget, and the others still run.
 """
@@ -225,9 +227,16 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
 ]
 
 
-def main() -> int:
+def main(names: list[str]) -> int:
+    """Every measure, or only those named (`python -m bench matching streaming`)."""
+    unknown = set(names) - {name for name, _ in MEASURES}
+    if unknown:
+        print(f"unknown measures: {', '.join(sorted(unknown))}; known: {', '.join(name for name, _ in MEASURES)}", file=sys.stderr)
+        return 2
     rows: list[Row] = []
     for name, measure in MEASURES:
+        if names and name not in names:
+            continue
         try:
             rows += measure()
         except Exception as exc:  # noqa: BLE001 - a broken measurement is a failed row, not a crash
@@ -248,4 +257,4 @@ def _first_line(exc: BaseException) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
