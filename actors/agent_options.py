@@ -373,6 +373,17 @@ class UsageMeter:
                 if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)) and math.isfinite(cost["amount"]):
                     self._cost = (float(cost["amount"]), str(cost.get("currency", "")))
 
+    def observe_all(self, updates: Iterable[dict[str, Any]]) -> None:
+        """`observe` each update; a streamed chunk of plain text (the hot path) counted inline."""
+        for update in updates:
+            tag = update.get("sessionUpdate")
+            if tag == "agent_message_chunk" or tag == "agent_thought_chunk":
+                content = update.get("content")
+                if type(content) is dict and content.get("type") == "text" and type(text := content.get("text")) is str:
+                    self._reply_bytes += len(text) if text.isascii() else len(text.encode())
+                    continue
+            self.observe(update)
+
     def finish(self, prompt_usage: Any) -> TurnUsage:
         usage = prompt_usage if isinstance(prompt_usage, dict) else {}
         input_tokens, output_tokens = _count(usage.get("inputTokens")), _count(usage.get("outputTokens"))

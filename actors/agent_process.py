@@ -51,8 +51,11 @@ PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent 
 
 
 @attrs.frozen
-class Update:
-    update: dict[str, Any]  # the `update` of a session/update notification
+class Updates:
+    """The `update`s of a session's `session/update` notifications read together, in order:
+    a streaming agent's chunks cross to the Session a read at a time, not one by one."""
+
+    updates: list[dict[str, Any]]
 
 
 @attrs.frozen
@@ -83,7 +86,7 @@ class AgentExited:
     error: RpcError
 
 
-AgentEvent = Update | PermissionAsked | PromptDone | PromptFailed | AgentExited
+AgentEvent = Updates | PermissionAsked | PromptDone | PromptFailed | AgentExited
 
 
 # How an agent is started ------------------------------------------------------------------
@@ -350,7 +353,7 @@ class AgentProcess:
         # An unreadable line may have been the reply a prompt waits for: give the agent up
         # (its turns fail, saying why) rather than leave that prompt waiting forever.
         peer = Peer(stream, name=f"agent {self.name}", tracer=tracer, unreadable_is_fatal=True)
-        peer.on_notification("session/update", self._on_update)
+        peer.on_notifications("session/update", self._on_updates)
         peer.on_request("session/request_permission", self._on_permission)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
         self._peer = peer
@@ -614,9 +617,20 @@ class AgentProcess:
 
     # Agent → client traffic ------------------------------------------------------------------
 
-    async def _on_update(self, params: Any) -> None:
-        if isinstance(params, dict) and isinstance(params.get("update"), dict):
-            self._deliver(str(params.get("sessionId")), Update(params["update"]))
+    def _on_updates(self, batch: list[Any]) -> None:
+        session = ""  # the session of the run of updates being gathered
+        updates: list[dict[str, Any]] = []
+        for params in batch:
+            if type(params) is dict and type(update := params.get("update")) is dict:
+                if type(to := params.get("sessionId")) is not str:
+                    to = str(to)
+                if to != session:
+                    if updates:
+                        self._deliver(session, Updates(updates))
+                    session, updates = to, []
+                updates.append(update)
+        if updates:
+            self._deliver(session, Updates(updates))
 
     async def _on_cancel_request(self, params: Any) -> None:
         """The agent withdrew one of its requests (e.g. a permission): answer it -32800."""

@@ -146,6 +146,43 @@ def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part
     return []
 
 
+def render_updates(updates: Iterable[dict[str, Any]], tracker: ToolCallTracker) -> list[Part]:
+    """Updates as parts: `merge_parts` of `render_update` on each, without a part per chunk.
+
+    A streamed chunk of text is the hot path (thousands a second from a fast agent): it
+    becomes a string in a run, and each run one part.
+    """
+    parts: list[Part] = []
+    kind: type[TextPart | ThinkingPart] | None = None  # the kind of the run being gathered
+    run: list[str] = []
+    for update in updates:
+        tag = update.get("sessionUpdate")
+        if tag == "agent_message_chunk" or tag == "agent_thought_chunk":
+            cls: type[TextPart | ThinkingPart] = TextPart if tag == "agent_message_chunk" else ThinkingPart
+            content = update.get("content")
+            if type(content) is dict and content.get("type") == "text":
+                text = content.get("text", "")
+                if type(text) is not str:
+                    text = str(text)
+            else:
+                text = block_text(content)
+            if not text:
+                continue
+        else:
+            rendered = render_update(update, tracker)  # at most one text part
+            if not rendered:
+                continue
+            cls, text = type(rendered[0]), rendered[0].value  # type: ignore[assignment, union-attr]
+        if cls is not kind:
+            if run:
+                parts.append(kind("".join(run)))  # type: ignore[misc]
+            kind, run = cls, []
+        run.append(text)
+    if run:
+        parts.append(kind("".join(run)))  # type: ignore[misc]
+    return parts
+
+
 def merge_parts(parts: Iterable[Part]) -> list[Part]:
     """Consecutive text (or thinking) parts as one: a flood of tiny chunks costs less downstream."""
     merged: list[Part] = []

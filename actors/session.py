@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Sequence
 from functools import partial
 
 import attrs
@@ -31,7 +32,7 @@ from actors.agent_process import (
     PermissionAsked,
     PromptDone,
     PromptFailed,
-    Update,
+    Updates,
     agent_key,
 )
 from actors.agent_options import (
@@ -53,7 +54,7 @@ from actors.session_store import SessionStore
 from actors.settings import Settings
 from actors.mailbox import queued
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
-from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, merge_parts, render_update
+from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from actors.turn import (
     GATHER_WINDOW,
@@ -198,7 +199,7 @@ class SessionActor:
         if session.loaded:
             # `session/load` replays the conversation as updates; the user has seen it.
             for event in queued(self._events):
-                if not isinstance(event, Update):
+                if not isinstance(event, Updates):
                     self._carry_out(machine.handle(self._translate(event)), session, bridge)
         self._carry_out(machine.handle(TurnArrived(self._as_sent(first, session))), session, bridge)
         while machine.wants is not Want.NOTHING:
@@ -317,10 +318,7 @@ class SessionActor:
         for effect in effects:
             match effect:
                 case ShowUpdates(turn=turn, updates=updates):
-                    parts: list[Part] = []
-                    for update in updates:
-                        parts += self._observe(update)
-                    for part in merge_parts(parts):
+                    for part in self._observe(updates):
                         self._part(turn, part)
                 case EmitPart(turn=turn, part=part):
                     self._part(turn, part)
@@ -338,8 +336,7 @@ class SessionActor:
                 case CancelPrompt(then=then):
                     session.cancel(then=tuple(partial(answer.handle.answer, answer.reply) for answer in then))
                 case CountUpdates(updates=updates):
-                    for update in updates:
-                        self._meter.observe(update)  # what it cost still counts
+                    self._meter.observe_all(updates)  # what it cost still counts
                 case UseTools(tools=tools):
                     bridge.update_tools(tools)
                 case SetTimer(seconds=seconds):
@@ -371,12 +368,14 @@ class SessionActor:
         if self._pool.catalog is not None:
             self._pool.catalog.learn_usage(agent_key(self.agent), model_id, usage)
 
-    def _observe(self, update: dict) -> list[Part]:
-        """An agent update: what it changes of the session's options and usage, and its parts."""
-        self._meter.observe(update)
-        if (choices := updated(self._choices, update)) is not None:
-            self._choices = choices
-        return render_update(update, self._tracker)
+    def _observe(self, updates: Sequence[dict]) -> list[Part]:
+        """Agent updates: what they change of the session's options and usage, and their parts
+        (merged: chunks read together go out as one part)."""
+        self._meter.observe_all(updates)
+        for update in updates:
+            if (choices := updated(self._choices, update)) is not None:
+                self._choices = choices
+        return render_updates(updates, self._tracker)
 
     # Events ------------------------------------------------------------------------------------
 
@@ -392,21 +391,21 @@ class SessionActor:
             if event is None:
                 self._deadline = math.inf
                 return [TimedOut()]
-        if not isinstance(event, Update):
+        if not isinstance(event, Updates):
             return [self._translate(event)]
-        updates = [event.update]
+        updates = list(event.updates)
         for more in queued(self._events):
-            if not isinstance(more, Update):
+            if not isinstance(more, Updates):
                 return [AgentUpdates(tuple(updates)), self._translate(more)]
-            updates.append(more.update)
+            updates += more.updates
         return [AgentUpdates(tuple(updates))]
 
     @staticmethod
     def _translate(event: Event) -> TurnEvent:
         """An agent's (or the bridge's) event as the machine knows it; the event itself answers."""
         match event:
-            case Update(update=update):
-                return AgentUpdates((update,))
+            case Updates(updates=updates):
+                return AgentUpdates(tuple(updates))
             case PermissionAsked(params=params):
                 return PermissionRequested(event, params)
             case ToolCalled(name=name, arguments=arguments):

@@ -2,9 +2,12 @@
 
 Throughput: the flood agent writes N small `agent_message_chunk`s as fast as it can; we
 count them arriving as text at the VS Code side of a spawned backend, and arriving at a
-plain ACP reader that spawned the agent itself (same line framing and `json.loads` as the
-client's peer, nothing else). Runs alternate between the two, so a busy machine slows both;
-the ratio is the median over rounds of each backend run against the direct run beside it.
+plain ACP reader that spawned the agent itself (the "direct pipe": `bytes.split` framing and
+`json.loads` per line, nothing else). Runs alternate between the two, so a busy machine
+slows both; the ratio is the median over rounds of each backend run against the direct run
+beside it. The CPU each costs per chunk (the backend process's, from /proc, its turn's own
+work included; the reader's, this process's) is reported beside it: it moves less with the
+machine's load than rates do.
 
 Latency: the agent sends a chunk every few milliseconds stamped with its `time.monotonic()`
 (CLOCK_MONOTONIC, shared by every process); receive time minus that stamp, per chunk, through
@@ -34,10 +37,10 @@ AGENT_PATH = str(Path(__file__).with_name("flood_agent.py"))
 MODEL = "flood"
 
 FLOOD_N = 20_000
-FLOOD_ROUNDS = 3  # each round: one run through the backend, one direct
+FLOOD_ROUNDS = 5  # each round: one run through the backend, one direct
 PACE_N = 250
 PACE_MS = 4  # the direct stream is paced 10% slower, so the two rarely arrive at the same instant
-PACE_ROUNDS = 5  # the figure is the median over rounds of each round's p99 difference
+PACE_ROUNDS = 7  # the figure is the median over rounds of each round's p99 difference
 GUARD = 60
 
 
@@ -181,6 +184,7 @@ async def _measure() -> dict[str, Any]:
 
     backend_rates: list[float] = []
     direct_rates: list[float] = []
+    backend_cpu = direct_cpu = 0.0  # CPU seconds the floods cost the backend / the direct reader
     backend_latency: list[float] = []
     direct_latency: list[float] = []
     added_p99: list[float] = []  # per round: p99 through the backend minus p99 direct
@@ -212,10 +216,15 @@ async def _measure() -> dict[str, Any]:
                     text = f"flood {FLOOD_N} #{next(runs)}"
                     with trio.fail_after(GUARD):
                         if through_backend:
-                            await _through_backend(client, await fresh_agent(), text, counter.on_text)
+                            agent = await fresh_agent()
+                            before = cpu_seconds(client.process.pid)
+                            await _through_backend(client, agent, text, counter.on_text)
+                            backend_cpu += cpu_seconds(client.process.pid) - before
                             backend_rates.append(counter.rate())
                         else:
+                            before = time.process_time()
                             await direct.prompt(text, counter.on_text)
+                            direct_cpu += time.process_time() - before
                             direct_rates.append(counter.rate())
         finally:
             with trio.CancelScope(shield=True):
@@ -228,6 +237,8 @@ async def _measure() -> dict[str, Any]:
         "rate_ratio": statistics.median(ratios),
         "backend_rates": backend_rates,
         "direct_rates": direct_rates,
+        "backend_cpu_us": backend_cpu / (FLOOD_N * FLOOD_ROUNDS) * 1e6,  # per chunk
+        "direct_cpu_us": direct_cpu / (FLOOD_N * FLOOD_ROUNDS) * 1e6,
         "backend_p50_ms": percentile(backend_latency, 50) * 1000,
         "direct_p50_ms": percentile(direct_latency, 50) * 1000,
         "backend_p99_ms": percentile(backend_latency, 99) * 1000,

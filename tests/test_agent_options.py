@@ -7,6 +7,9 @@ import os
 import stat
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from actors import continuing
 from actors.agent_catalog import AgentCatalog
 from actors.agent_options import (
@@ -192,3 +195,24 @@ def test_the_catalog_survives_a_restart_and_keeps_no_definition(tmp_path: Path) 
     assert b"sk-secret-value" not in path.read_bytes() and b"ANTHROPIC_API_KEY" not in path.read_bytes()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert AgentCatalog(path, os.urandom(32)).get(definition).choices == (), "another key finds nothing"
+
+
+_CHUNK_CONTENT = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.one_of(st.text(max_size=5), st.integers())}),
+    st.fixed_dictionaries({"type": st.just("resource"), "resource": st.fixed_dictionaries({"text": st.text(max_size=5)})}),
+    st.none(),
+)
+_METERED = st.one_of(
+    st.fixed_dictionaries({"sessionUpdate": st.sampled_from(["agent_message_chunk", "agent_thought_chunk"]), "content": _CHUNK_CONTENT}),
+    st.fixed_dictionaries({"sessionUpdate": st.just("usage_update"), "used": st.integers(0, 10_000), "size": st.integers(0, 10_000)}),
+    st.just({"sessionUpdate": "tool_call", "toolCallId": "t"}),
+)
+
+
+@given(st.lists(_METERED, max_size=10))
+def test_a_batch_of_updates_is_metered_as_each_one(updates: list[dict]) -> None:
+    one_by_one, batched = UsageMeter(), UsageMeter()
+    for update in updates:
+        one_by_one.observe(update)
+    batched.observe_all(updates)
+    assert vars(batched) == vars(one_by_one)

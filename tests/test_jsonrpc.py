@@ -359,6 +359,47 @@ async def test_notifications_run_in_order(nursery: trio.Nursery) -> None:
     assert seen == [[i] for i in range(50)]
 
 
+async def test_batched_notifications_keep_their_order_among_other_messages(nursery: trio.Nursery) -> None:
+    # An agent's flood of updates is handed over one list per read, but never after a message
+    # read later (the prompt's reply must find every update of its turn already delivered).
+    ours, theirs = trio.testing.memory_stream_pair()
+    peer = Peer(ours, name="t")
+    seen: list[Any] = []
+
+    def batch(params: list[Any]) -> None:
+        seen.append(("u", params))
+        if params == [["boom"]]:
+            raise ValueError("a failing handler is logged; reading goes on")
+
+    async def other(params: Any) -> None:
+        seen.append(("other", params))
+
+    peer.on_notifications("u", batch)
+    peer.on_notification("other", other)
+    nursery.start_soon(peer.serve)
+    wire = Wire(theirs)
+
+    async def answer() -> None:
+        request = await wire.receive()
+        lines = [
+            {"jsonrpc": "2.0", "method": "u", "params": [0]},
+            {"jsonrpc": "2.0", "method": "u", "params": [1]},
+            {"jsonrpc": "2.0", "method": "other", "params": ["x"]},
+            {"jsonrpc": "2.0", "method": "u", "params": [2]},
+            {"jsonrpc": "2.0", "id": request["id"], "result": list(seen)},
+            {"jsonrpc": "2.0", "method": "u", "params": ["boom"]},
+        ]
+        await wire.stream.send_all(b"".join(json.dumps(line).encode() + b"\n" for line in lines))  # one read
+        await wire.send({"jsonrpc": "2.0", "method": "u", "params": [3]})
+        await wire.stream.aclose()
+
+    nursery.start_soon(answer)
+    assert await peer.request("q") == []
+    assert seen[:3] == [("u", [[0], [1]]), ("other", ["x"]), ("u", [[2]])]  # all read before the reply
+    await peer.eof.wait()
+    assert seen == [("u", [[0], [1]]), ("other", ["x"]), ("u", [[2]]), ("u", [["boom"]]), ("u", [[3]])]
+
+
 async def test_an_unreadable_line_ends_a_connection_that_treats_it_as_fatal(nursery: trio.Nursery) -> None:
     # How the backend talks to agents: the unreadable line may have been the awaited reply,
     # so the request fails at once instead of waiting forever.
@@ -376,3 +417,43 @@ async def test_an_unreadable_line_ends_a_connection_that_treats_it_as_fatal(nurs
     with pytest.raises(ConnectionClosed, match="invalid UTF-8"):
         await peer.request("session/prompt", {})
     assert peer.eof.is_set() and peer.failure == "invalid UTF-8 at byte 34"
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def _outcome(decode: Any, text: str) -> Any:
+    try:
+        return ("value", decode(text))
+    except Exception as exc:  # noqa: BLE001 - the comparison is of what was raised
+        return ("error", type(exc), str(exc))
+
+
+@given(
+    st.one_of(
+        st.builds(lambda v, pad: pad + json.dumps(v) + pad, _JSON_VALUES, st.sampled_from(["", " ", "\t", "\r", " \n "])),
+        st.text(alphabet='{}[]",:0123456789.eE+-truefalsnl \\u', max_size=20),
+        st.sampled_from(["NaN", "[Infinity]", "1e400", '{"a":1} x', '{"a":1}{"b":2}', "", " "]),
+    )
+)
+def test_a_line_is_decoded_as_the_decoder_alone_decodes_it(text: str) -> None:
+    # The scanner is called directly on the hot path; nothing it accepts or refuses may change.
+    from protocol.jsonrpc import _decode, _decode_line
+
+    assert _outcome(_decode_line, text) == _outcome(_decode, text)
+
+
+@given(st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\x00", b"\n")), max_size=8), st.integers(1, 12))
+def test_the_splitters_fast_path_cuts_as_the_bounded_one(chunks: list[bytes], max_line: int) -> None:
+    fast, bounded = LineSplitter(max_line), LineSplitter(max_line)
+    bounded.feed = bounded._feed_bounded  # type: ignore[method-assign]
+
+    def seen(splitter: LineSplitter) -> list[Any]:
+        out = [line for chunk in chunks for line in splitter.feed(chunk)] + [splitter.leftover()]
+        return [(line.size, line.head) if isinstance(line, Overlong) else line for line in out]
+
+    assert seen(fast) == seen(bounded)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from actors.messages import Turn
 from actors.rendering import (
@@ -14,14 +16,43 @@ from actors.rendering import (
     bridged_tool,
     build_prompt,
     choose_option,
+    merge_parts,
     permission_outcome,
     render_update,
+    render_updates,
 )
 from protocol.lm import DataPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 
 
 def turn(*messages: Message, canceled: bool = False, context: tuple[Message, ...] = ()) -> Turn:
     return Turn(1, tuple(messages), context, canceled, (), True, trio.CancelScope())
+
+
+_CONTENT = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.one_of(st.sampled_from(["", "a", "b c", "é"]), st.integers(0, 3))}),
+    st.fixed_dictionaries({"type": st.just("image"), "mimeType": st.just("image/png")}),
+    st.fixed_dictionaries({"type": st.just("resource"), "resource": st.fixed_dictionaries({"uri": st.just("file:///x"), "text": st.just("body")})}),
+    st.just({"type": "text"}),
+    st.none(),
+    st.just("not a block"),
+)
+_UPDATE = st.one_of(
+    st.fixed_dictionaries({"sessionUpdate": st.sampled_from(["agent_message_chunk", "agent_thought_chunk"]), "content": _CONTENT}),
+    st.fixed_dictionaries({
+        "sessionUpdate": st.sampled_from(["tool_call", "tool_call_update"]),
+        "toolCallId": st.sampled_from(["t1", "t2"]),
+        "status": st.sampled_from(["pending", "completed", "failed"]),
+    }),
+    st.just({"sessionUpdate": "plan", "entries": [{"content": "step", "status": "pending"}]}),
+    st.just({"sessionUpdate": "usage_update", "used": 5}),
+)
+
+
+@given(st.lists(_UPDATE, max_size=12))
+def test_updates_rendered_together_are_each_rendered_then_merged(updates: list[dict]) -> None:
+    tracker = ToolCallTracker()  # each sequence has its own: a call's line comes once
+    one_by_one = merge_parts([part for update in updates for part in render_update(update, tracker)])
+    assert render_updates(updates, ToolCallTracker()) == one_by_one
 
 
 def test_message_and_thought_chunks() -> None:
