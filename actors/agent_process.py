@@ -659,23 +659,21 @@ async def _warm_up_mcp() -> None:
         log.warning("could not import the MCP SDK ahead of time: %s", exc)
 
 
+@attrs.define(eq=False)
 class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
-    def __init__(
-        self, nursery: trio.Nursery, *, cwd: str, connector: Connector, idle: float = Settings().agent_idle, recorder: Recorder | None = None
-    ) -> None:
-        self._nursery = nursery
-        self._cwd = cwd
-        self._idle = idle
-        self._recorder = recorder
-        self._connector = connector
-        self.started = 0  # agent processes started so far
-        self._agents: dict[str, AgentProcess] = {}
-        self._locks: collections.defaultdict[str, trio.Lock] = collections.defaultdict(trio.Lock)
-        self._warmed = False
-        self.spares: Spares | None = None  # sessions made ahead for prepared agents (actors/warm.py)
-        self.catalog: AgentCatalog | None = None  # what agents offer and cost, learned from their sessions
+    _nursery: trio.Nursery
+    _cwd: str = attrs.field(kw_only=True)
+    _connector: Connector = attrs.field(kw_only=True)
+    _idle: float = attrs.field(default=Settings().agent_idle, kw_only=True)
+    _recorder: Recorder | None = attrs.field(default=None, kw_only=True)
+    started: int = attrs.field(default=0, init=False)  # agent processes started so far
+    _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
+    _locks: collections.defaultdict[str, trio.Lock] = attrs.field(factory=lambda: collections.defaultdict(trio.Lock), init=False)
+    _warmed: bool = attrs.field(default=False, init=False)
+    spares: Spares | None = attrs.field(default=None, init=False)  # sessions made ahead for prepared agents (actors/warm.py)
+    catalog: AgentCatalog | None = attrs.field(default=None, init=False)  # what agents offer and cost, learned from their sessions
 
     async def open_session(
         self,
