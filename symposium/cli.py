@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ctypes
 import fcntl
 import gc
 import logging
@@ -65,6 +66,24 @@ async def _until_signalled(main: Callable[[], Awaitable[None]]) -> None:
 # start-up imported lives as long as the process, so it is frozen out of the collector's way.
 GC_THRESHOLDS = (10_000, 10, 10)
 
+# A long conversation's request is read into a few buffers of hundreds of KiB (the line, its
+# text, the part compared with the previous request). glibc serves blocks that size by mmap,
+# or gives freed ones back to the system at once, so every request paid page faults on fresh
+# memory: a fifth of a millisecond at 430 KB, a tenth of the whole turn. Up to 16 MiB of freed
+# memory is kept for reuse instead.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+KEPT_FREE = 16 << 20
+MMAP_FROM = 4 << 20
+
+
+def _keep_freed_memory() -> None:
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc: its allocator decides
+        return
+    mallopt(M_MMAP_THRESHOLD, MMAP_FROM)
+    mallopt(M_TRIM_THRESHOLD, KEPT_FREE)
+
 
 def _vscodelm(args: argparse.Namespace) -> int:
     from actors.settings import default_max_conversations
@@ -74,6 +93,7 @@ def _vscodelm(args: argparse.Namespace) -> int:
 
     gc.set_threshold(*GC_THRESHOLDS)
     gc.freeze()
+    _keep_freed_memory()
 
     settings = Settings(
         agent_idle=args.agent_idle,
