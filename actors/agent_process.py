@@ -248,7 +248,7 @@ async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: s
 
 def agent_key(agent: Agent) -> str:
     """One agent definition, one key: for the pool's processes and the remembered sessions."""
-    return canonical_json(agent_to_wire(agent))
+    return canonical_json(agent_to_wire(agent), escaped=True)
 
 
 def agent_label(agent: Agent) -> str:

@@ -475,9 +475,8 @@ class TurnMachine:
         if self.state is State.PREPARING:
             self._idle()  # nothing was sent to the agent
             return
-        gathered, self._calls = self._calls, []
-        self._cancel((), out, next_turn=None)
-        out.extend(Answer(call.handle, CANCELLED_CALL) for call in gathered)
+        # The gathered calls are answered after session/cancel has gone out, as ACP wants.
+        self._cancel(tuple(Answer(call.handle, CANCELLED_CALL) for call in self._calls), out, next_turn=None)
 
     def _on_closed(self, out: list[Effect]) -> None:
         if self.state is State.IDLE:

@@ -31,7 +31,7 @@ Path = tuple[str, ...]
 
 SMALLEST = 64 * 1024  # lines shorter than this are parsed whole: too short to win anything
 KEPT = 8  # arrays kept for each path (the active conversations' last requests)
-KEPT_CHARS = 32 * 1024 * 1024  # and at most this much of their text, all paths together
+KEPT_CHARS = 32 * 1024 * 1024  # and at most this many characters of their text (1 to 4 bytes each), all paths together
 SEARCHES = 4  # binary searches for a shared run, per array, before going element by element
 TINY = 32  # fresh elements shorter than this on average are parsed by `parse_line` instead
 

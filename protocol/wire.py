@@ -20,10 +20,14 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 T = TypeVar("T")
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: Any, *, escaped: bool = False) -> str:
     """One text per JSON value (keys sorted, no spaces, characters as they are): what keys and
-    digests over wire values are taken from, so equal values always give equal keys."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    digests over wire values are taken from, so equal values always give equal keys.
+
+    `escaped`: non-ASCII characters as `\\u` escapes, the form agent keys have always been
+    stored in (`actors/agent_process.agent_key`); another form would forget what the state
+    folder remembers of an agent whose definition has non-ASCII text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=escaped)
 
 
 class WireError(ValueError):

@@ -14,9 +14,10 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent_process import AgentError, AgentPool, StreamConnection
+from actors.agent_process import AgentError, AgentPool, StreamConnection, agent_key
 from protocol.jsonrpc import Peer
 from protocol.lm import Agent, ElizaAgent
+from protocol.wire import structure
 from protocol.streams import memory_stream_pair
 
 GUARD = 10
@@ -75,3 +76,10 @@ async def test_a_session_waiting_to_load_after_a_close_learns_that_the_agent_die
             assert "session/load" not in agent.methods
             assert agent.stream is not None
             await agent.stream.aclose()  # the agent dies meanwhile
+
+
+def test_an_agent_keeps_its_key_across_versions_even_with_non_ascii_in_its_definition() -> None:
+    # What the state folder remembers of an agent (its sessions, its models, continue tokens) is
+    # keyed by this text; it has always been written with non-ASCII characters escaped.
+    agent = structure({"mcp_server": {"name": "zoë", "command": "/home/zoë/bin/agent", "args": ["--ü"], "env": []}}, Agent, "agent")
+    assert agent_key(agent) == '{"mcp_server":{"args":["--\\u00fc"],"command":"/home/zo\\u00eb/bin/agent","env":[],"name":"zo\\u00eb"}}'
