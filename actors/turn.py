@@ -347,6 +347,20 @@ class PendingPermission:
     params: dict[str, Any]
 
 
+def _answers_after_cancel(effects: list[Effect]) -> list[Effect]:
+    """Answers that come after a `CancelPrompt` in one step (what the agent asked meanwhile,
+    answered "cancelled") go out once `session/cancel` has: ACP wants the cancel first, and an
+    agent that reads a refusal before it takes it for a failed tool and goes on working."""
+    for index, effect in enumerate(effects):
+        if isinstance(effect, CancelPrompt):
+            after = effects[index + 1 :]
+            answers = tuple(e for e in after if isinstance(e, Answer))
+            if not answers:
+                return effects
+            return [*effects[:index], CancelPrompt((*effect.then, *answers)), *(e for e in after if not isinstance(e, Answer))]
+    return effects
+
+
 class TurnMachineError(Exception):
     """The loop fed an event the machine does not want now (see `TurnMachine.wants`)."""
 
@@ -384,7 +398,7 @@ class TurnMachine:
         if self.state in (State.STREAMING, State.GATHERING, State.CANCELLING):
             while self._deferred and self.state in (State.STREAMING, State.GATHERING, State.CANCELLING):
                 self._handle(self._deferred.popleft(), out)
-        return out
+        return _answers_after_cancel(out)
 
     # Dispatch ---------------------------------------------------------------------------------
 

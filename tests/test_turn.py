@@ -134,6 +134,17 @@ def test_moving_on_cancels_the_prompt_then_answers_the_card_then_prepares_the_ne
     assert m.state is State.PREPARING and m.current is not None and m.current.number == 2
 
 
+def test_what_the_agent_asked_behind_the_card_is_answered_after_the_cancel_too() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(permission("Run ls", handle="first"))
+    assert m.handle(permission("Run rm", handle="second")) == []  # held while the card is shown
+    effects = m.handle(TurnArrived(turn(2)))  # the user moved on
+    assert not any(isinstance(e, Answer) for e in effects)  # nothing answered before session/cancel
+    [cancel] = [e for e in effects if isinstance(e, CancelPrompt)]
+    assert cancel.then == (Answer("first", acp.CANCELLED_OUTCOME), Answer("second", acp.CANCELLED_OUTCOME))
+
+
 def test_a_permission_with_nobody_to_ask_is_rejected_and_the_prompt_goes_on() -> None:
     m = machine()
     streaming(m, offers_agent_action=False)
