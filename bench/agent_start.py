@@ -36,29 +36,12 @@ import trio
 from protocol import acp
 from protocol.jsonrpc import Peer
 from symposium.client import BackendClient, process_agent, user
-from tests.claude import VERSION, installed_claude
+from tests.claude import PACKAGE, VERSION, claude_env, installed_claude
 from tests.fake_anthropic import FakeAnthropic, reply, text
 
-PACKAGE = "@agentclientprotocol/claude-agent-acp"
 COLD_SAMPLES = 3
 WARM_SAMPLES = 7
 GUARD = 120  # a hang guard per step, not a budget
-
-
-def _env(api: FakeAnthropic, home: Path) -> dict[str, str]:
-    env = {
-        "ANTHROPIC_BASE_URL": api.url,
-        "ANTHROPIC_API_KEY": "sk-ant-fake",
-        "HOME": str(home),
-        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-    }
-    if os.geteuid() == 0:
-        env["IS_SANDBOX"] = "1"  # otherwise the CLI refuses to run as root
-    return env
 
 
 def _tree_cpu(root: int) -> float:
@@ -193,7 +176,7 @@ async def _measure() -> dict[str, Any]:
         cwd.mkdir()
         async with trio.open_nursery() as nursery:
             await nursery.start(api.serve)
-            env = _env(api, home)
+            env = claude_env(api.url, home)
             async with BackendClient.spawn(stderr=subprocess.DEVNULL, cwd=str(cwd)) as client:
                 bench = _Bench(client, api, cwd)
                 found_ms: dict[str, list[float]] = {

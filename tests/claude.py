@@ -8,41 +8,40 @@ to a `FakeAnthropic` server the test scripts.
 
 from __future__ import annotations
 
-import functools
 import os
-import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import trio
 
 from symposium.client import process_agent
-from tests.conftest import Tap
+from tests.conftest import Tap, installed_adapter, pinned
 from tests.fake_anthropic import FakeAnthropic
 
-ROOT = Path(__file__).resolve().parent.parent
-INSTALL_SCRIPT = ROOT / "scripts" / "install-agents.sh"
-VERSION = re.search(r"^CLAUDE_AGENT_ACP_VERSION=(\S+)", INSTALL_SCRIPT.read_text(), re.M).group(1)  # type: ignore[union-attr]
+PACKAGE = "@agentclientprotocol/claude-agent-acp"
+VERSION = pinned("CLAUDE_AGENT_ACP_VERSION")
 
 
-@functools.cache
 def installed_claude() -> tuple[str, str] | str:
     """(node, the adapter's entry point), installing it if need be; or why it cannot be had."""
-    node = shutil.which("node")
-    if node is None or shutil.which("npm") is None:
-        return "node and npm are needed to install @agentclientprotocol/claude-agent-acp"
-    try:
-        done = subprocess.run(["bash", str(INSTALL_SCRIPT), "claude"], capture_output=True, text=True, timeout=600)
-        folder = subprocess.run(["bash", str(INSTALL_SCRIPT), "--print", "claude"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"scripts/install-agents.sh failed: {exc}"
-    entry = Path(folder) / "node_modules" / "@agentclientprotocol" / "claude-agent-acp" / "dist" / "index.js"
-    if done.returncode != 0 or not entry.exists():
-        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-        return f"cannot install @agentclientprotocol/claude-agent-acp@{VERSION} from npm: {tail or 'no entry point'}"
-    return node, str(entry)
+    return installed_adapter("claude", PACKAGE, VERSION, "dist", "index.js")
+
+
+def claude_env(api_url: str, home: Path) -> dict[str, str]:
+    """Claude Code's environment: the fake API, a home of its own, nothing sent elsewhere."""
+    env = {
+        "ANTHROPIC_BASE_URL": api_url,
+        "ANTHROPIC_API_KEY": "sk-ant-fake",
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+    if os.geteuid() == 0:
+        env["IS_SANDBOX"] = "1"  # otherwise the CLI refuses to run as root
+    return env
 
 
 class ClaudeCode(Tap):
@@ -58,18 +57,7 @@ class ClaudeCode(Tap):
         self.cwd = root / "work"
         self.home.mkdir()
         self.cwd.mkdir()
-        env = {
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "sk-ant-fake",
-            "HOME": str(self.home),
-            "CLAUDE_CONFIG_DIR": str(self.home / ".claude"),
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
-        if os.geteuid() == 0:
-            env["IS_SANDBOX"] = "1"  # otherwise the CLI refuses to run as root
+        env = claude_env(api.url, self.home)
         self.agent = process_agent("claude", sys.executable, [str(Path(__file__).with_name("acp_tee.py")), str(self.log), "--", node, entry], env=env)
 
     def agent_pids(self) -> list[int]:

@@ -10,42 +10,23 @@ provider: a custom provider speaking the Responses API, its key in an environmen
 
 from __future__ import annotations
 
-import functools
-import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from symposium.client import process_agent
-from tests.conftest import Tap
+from tests.conftest import Tap, installed_adapter, pinned
 from tests.fake_openai import FakeOpenAI
 
-ROOT = Path(__file__).resolve().parent.parent
-INSTALL_SCRIPT = ROOT / "scripts" / "install-agents.sh"
-VERSION = re.search(r"^CODEX_ACP_VERSION=(\S+)", INSTALL_SCRIPT.read_text(), re.M).group(1)  # type: ignore[union-attr]
+VERSION = pinned("CODEX_ACP_VERSION")
 PACKAGE = "@zed-industries/codex-acp"
 MODEL = "gpt-5.4-mini"  # a model Codex knows (its metadata is bundled), served by the fake
 PROVIDER = "symposium_fake"
 KEY_VARIABLE = "SYMPOSIUM_FAKE_OPENAI_KEY"
 
 
-@functools.cache
 def installed_codex() -> tuple[str, str] | str:
     """(node, the adapter's entry point), installing it if need be; or why it cannot be had."""
-    node = shutil.which("node")
-    if node is None or shutil.which("npm") is None:
-        return f"node and npm are needed to install {PACKAGE}"
-    try:
-        done = subprocess.run(["bash", str(INSTALL_SCRIPT), "codex"], capture_output=True, text=True, timeout=600)
-        folder = subprocess.run(["bash", str(INSTALL_SCRIPT), "--print", "codex"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"scripts/install-agents.sh failed: {exc}"
-    entry = Path(folder) / "node_modules" / "@zed-industries" / "codex-acp" / "bin" / "codex-acp.js"
-    if done.returncode != 0 or not entry.exists():
-        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-        return f"cannot install {PACKAGE}@{VERSION} from npm: {tail or 'no entry point'}"
-    return node, str(entry)
+    return installed_adapter("codex", PACKAGE, VERSION, "bin", "codex-acp.js")
 
 
 def config_toml(api: FakeOpenAI, *, approval_policy: str, sandbox_mode: str = "danger-full-access") -> str:
