@@ -31,7 +31,7 @@ Path = tuple[str, ...]
 
 SMALLEST = 64 * 1024  # lines shorter than this are parsed whole: too short to win anything
 KEPT = 8  # arrays kept for each path (the active conversations' last requests)
-KEPT_CHARS = 32 * 1024 * 1024  # and at most this many characters of their text (1 to 4 bytes each), all paths together
+KEPT_CHARS = 32 * 1024 * 1024  # and at most this many characters of the lines they stand in (1 to 4 bytes each)
 SEARCHES = 4  # binary searches for a shared run, per array, before going element by element
 TINY = 32  # fresh elements shorter than this on average are parsed by `parse_line` instead
 
@@ -46,12 +46,18 @@ class _Surprise(Exception):
 
 @attrs.frozen(eq=False)
 class _Seen:
-    """An array read earlier: its text and, for each element, its value and where it lies."""
+    """An array read earlier: the line it stands in (kept, not copied), and for each element its
+    value and where it lies."""
 
-    text: str
+    line: str
+    base: int  # where the array begins in `line`
     values: list[Any]
-    starts: list[int]  # offsets into `text`
+    starts: list[int]  # offsets from `base`
     ends: list[int]
+
+    def text(self, start: int, end: int) -> str:
+        """The text from element `start`'s beginning to element `end`'s end."""
+        return self.line[self.base + self.starts[start] : self.base + self.ends[end]]
 
 
 def _skip(s: str, pos: int) -> int:
@@ -136,7 +142,7 @@ class Decoder:
             index = len(values)
             run = 0
             for seen in (chosen,) if chosen is not None else candidates:
-                if index < len(seen.values) and s.startswith(seen.text[seen.starts[index] : seen.ends[index]], pos):
+                if index < len(seen.values) and s.startswith(seen.text(index, index), pos):
                     chosen = seen
                     run = _shared_run(s, pos, seen, index, searches < SEARCHES)
                     searches += run < len(seen.values) - index
@@ -167,8 +173,7 @@ class Decoder:
             if s[pos] == ",":
                 pos = _skip(s, pos + 1)
             elif s[pos] == "]":
-                text = s[begin : pos + 1]
-                found.append((path, _Seen(text, values, starts, ends), chosen))
+                found.append((path, _Seen(s, begin, values, starts, ends), chosen))
                 return values, pos + 1
             else:
                 raise _Surprise
@@ -180,7 +185,7 @@ class Decoder:
         total = 0
         for arrays in self._seen.values():
             for position, earlier in enumerate(arrays):
-                total += len(earlier.text)
+                total += len(earlier.line)
                 if total > KEPT_CHARS:
                     del arrays[position:]
                     break
@@ -189,23 +194,21 @@ class Decoder:
 def _shared_run(s: str, pos: int, seen: _Seen, index: int, search: bool) -> int:
     """How many elements of `seen` from `index` on (at least one: the caller matched it) have
     their text, separators included, at `pos` in `s` and end where an element may end."""
-    starts, ends, text = seen.starts, seen.ends, seen.text
-    first = starts[index]
     low, high = 1, len(seen.values) - index  # `low` elements are shared; more than `high` are not
-    if high > 1 and not s.startswith(text[first : ends[index + high - 1]], pos):
+    if high > 1 and not s.startswith(seen.text(index, index + high - 1), pos):
         if not search:
             high = 1
         else:
             high -= 1
             while low < high:
                 middle = (low + high + 1) // 2
-                if s.startswith(text[first : ends[index + middle - 1]], pos):
+                if s.startswith(seen.text(index, index + middle - 1), pos):
                     low = middle
                 else:
                     high = middle - 1
     # The last element's text may be the start of a longer one (a number, say): it ends only
     # where a separator follows. Those before it are followed by separators that matched.
-    return high if s[_skip(s, pos + ends[index + high - 1] - first)] in ",]" else high - 1
+    return high if s[_skip(s, pos + seen.ends[index + high - 1] - seen.starts[index])] in ",]" else high - 1
 
 
 def _plain(s: str, start: int, end: int) -> None:
