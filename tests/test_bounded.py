@@ -29,7 +29,17 @@ CONCURRENCY = 8
 
 
 def open_fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
+    """The descriptors the backend holds, not counting a module file being read: the backend
+    imports the MCP SDK in a thread ahead of need, and that thread may hold a `.pyc` open
+    at the moment we look, which says nothing about what conversations hold."""
+    held = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:  # closed while we looked
+            continue
+        held += not target.endswith((".py", ".pyc"))
+    return held
 
 
 def with_marker(result: ChatResult) -> dict[str, Any]:
