@@ -31,12 +31,20 @@ Row = tuple[str, str, str, bool | None]
 
 def _cold_start() -> list[Row]:
     cold = cold_start.measure()
-    return [(
-        "cold start: spawn to first model list, / `import trio, attrs, cattrs`",
-        f"{cold['backend_s'] * 1000:.0f} ms / {cold['imports_s'] * 1000:.0f} ms = {cold['ratio']:.2f}x",
-        "<= 1.5x",
-        cold["ratio"] <= 1.5,
-    )]
+    return [
+        (
+            f"cold start: spawn to first model list, / `import trio, attrs, cattrs`, from bytecode (median of {cold_start.RUNS} pairs)",
+            f"{cold['backend_s'] * 1000:.0f} ms / {cold['imports_s'] * 1000:.0f} ms = {cold['ratio']:.2f}x",
+            "<= 1.5x",
+            cold["ratio"] <= 1.5,
+        ),
+        (
+            "cold start: the same, our modules compiled at every start (PYTHONDONTWRITEBYTECODE)",
+            f"{cold['compiling_s'] * 1000:.0f} ms = {cold['compiling_ratio']:.2f}x",
+            "info",
+            None,
+        ),
+    ]
 
 
 def _matching() -> list[Row]:
