@@ -1,8 +1,10 @@
 """Matching: the cost of one more request as conversations pile up (History's own work).
 
-Each request is read as History reads it (`actors/reading.py`: the messages it shares with
-its conversation's previous request are reused, the rest parsed and hashed), then matched
-against every conversation by its prefixes' digests, and the conversation re-indexed.
+Each request goes through History's own transitions (`actors.history.Conversations`): read
+(the messages it shares with its conversation's previous request are reused, the rest parsed
+and hashed), matched against every conversation by its prefixes' digests, its turn begun and
+the conversation re-indexed, then a reply recorded. No markers: the content decides, which is
+the slower path.
 """
 
 from __future__ import annotations
@@ -11,12 +13,9 @@ import statistics
 import time
 from typing import Any
 
-from actors.matching import Conversation, ConversationIndex, root
-from actors.reading import Read, read_messages
-from protocol.lm import ElizaAgent, TextPart
+from actors.history import Conversations, Route
+from protocol.lm import ChatParams, TextPart
 
-AGENT = ElizaAgent()
-ROOT = root(AGENT)
 LENGTH = 200
 SAMPLES = 200
 
@@ -32,32 +31,27 @@ def _history(conversation: int, length: int) -> list[dict[str, Any]]:
     ]
 
 
-def _handle(index: ConversationIndex, raw: list[dict[str, Any]], earlier: Read | None) -> tuple[Conversation, Read]:
-    """What History does with a request: read, match, begin the turn, re-index."""
-    read = read_messages(raw, ROOT, [earlier] if earlier else [])
-    match = index.match(AGENT, read.messages, read.prefixes())
-    conversation = match.conversation or Conversation("new", AGENT, ROOT, [])
-    conversation.begin_turn(match.committed, list(read.messages[match.start :]), read.after[-1])
-    conversation.reply = [TextPart("a reply")]
-    index.update(conversation)
-    return conversation, read
+def _handle(conversations: Conversations, raw: list[dict[str, Any]]) -> None:
+    """What History does with a request: route it, begin its turn, record the reply."""
+    route = conversations.route(ChatParams("eliza", tuple(raw)), None)
+    assert isinstance(route, Route) and route.error is None, route
+    conversations.begin(route.record, route.read)
+    conversations.reply(route.record, TextPart("a reply"))
 
 
-def per_request_ms(conversations: int) -> float:
-    index = ConversationIndex()
+def per_request_ms(count: int) -> float:
+    conversations = Conversations()
     histories: list[list[dict[str, Any]]] = []
-    reads: list[Read] = []
-    for c in range(conversations):
-        history = _history(c, LENGTH - 1)
-        _, read = _handle(index, history[:-1], None)  # the conversation so far, with its last reply
-        histories.append(history)
-        reads.append(read)
+    for c in range(count):
+        history = _history(c, LENGTH - 1)  # ends with the user's message
+        _handle(conversations, history)
+        histories.append([*history, _message("assistant", "a reply")])  # as the client sends the reply back
     timings = []
     for sample in range(SAMPLES):
-        c = sample % conversations
+        c = sample % count
         histories[c] = [*histories[c], _message("user", f"more {sample}")]
         start = time.perf_counter()
-        conversation, reads[c] = _handle(index, histories[c], reads[c])
+        _handle(conversations, histories[c])
         timings.append(time.perf_counter() - start)
         histories[c].append(_message("assistant", "a reply"))
     return statistics.median(timings) * 1000
