@@ -477,9 +477,11 @@ class HistoryActor:
         if isinstance(event, FailedEvent) and event.retire:
             streaming = live.streaming
             self._retire(live)
-            if streaming is not None and message.turn is None:
-                # The session ended between turns (its agent stopped while idle, or ignored
-                # a cancel): the waiting request was never started, so it starts afresh.
+            if streaming is not None and message.turn != streaming.turn.number:
+                # The session ended before it took the waiting request's turn: between turns
+                # (its agent stopped while idle, or ignored a cancel), or still on the older
+                # turn this request replaced (its agent exited just then). Nothing of this
+                # request reached the agent, so it starts afresh.
                 live.streaming = None
                 self._by_request.pop(id_key(streaming.request_id), None)
                 log.info("conversation %s ended between turns (%s); starting it afresh", live.id, event.error.message)

@@ -10,7 +10,7 @@ import trio
 from actors.agent_process import AgentPool
 from actors.tool_bridge import BridgeListener
 from actors.history import ChatRequest, HistoryActor
-from actors.messages import PartEvent, Reply, SessionEvent
+from actors.messages import FailedEvent, PartEvent, Reply, SessionEvent, session_failure
 from actors.markers import MarkerCodec
 from actors.settings import Settings
 from protocol.lm import (
@@ -69,6 +69,25 @@ async def test_stale_events_of_an_older_turn_never_reach_the_newer_request(nurse
     assert "STALE" not in text
     assert text == "How do you do. Please state your problem."
     assert new_replies[-1].complete
+
+
+async def test_an_agent_lost_on_the_replaced_turn_does_not_fail_the_request_that_replaced_it(nursery: trio.Nursery) -> None:
+    history = await start_history(nursery)
+    with trio.fail_after(30):
+        old = ask(history, 1, user("count slowly to 100"))
+        assert (await old.receive()).part is not None
+        [conversation] = list(history._live)
+        new = ask(history, 2, user("count slowly to 100"), user("Hello"))
+        await collect(old)
+        # What a Session says when its agent exits while it still holds turn 1: the agent is
+        # gone, the conversation retired. Request 2 never reached that agent.
+        exited = session_failure("Agent 'eliza' exited", kind="agent_exited")
+        history.mailbox.send_nowait(SessionEvent(conversation, 1, FailedEvent(exited, retire=True)))
+        new_replies = await collect(new)
+    assert new_replies[-1].complete, new_replies[-1].error
+    text = "".join(r.part.value for r in new_replies if isinstance(r.part, TextPart))
+    assert text == "How do you do. Please state your problem."
+    assert conversation not in history._live  # it went on in a new conversation
 
 
 async def test_every_request_gets_exactly_one_answer_at_shutdown(nursery: trio.Nursery) -> None:
