@@ -260,7 +260,7 @@ def agent_label(agent: Agent) -> str:
 class AgentProcess:
     """Owns one agent connection and routes its traffic to the sessions it serves."""
 
-    def __init__(self, agent: Agent, *, cwd: str, connector: Connector, recorder: Recorder | None = None) -> None:
+    def __init__(self, agent: Agent, *, cwd: str, connector: Connector, recorder: Recorder | None = None, secrets: Redactor | None = None) -> None:
         self.agent = agent
         self.name = agent_label(agent)
         self.cwd = cwd
@@ -270,11 +270,14 @@ class AgentProcess:
         self._commands_send, self._commands = trio.open_memory_channel[_Command](math.inf)
         self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
-        # Agents print their configuration, keys included: stderr is redacted before it is
-        # kept (for errors' data.stderr), logged or recorded.
-        self._redactor = Redactor(var.value for var in agent.env) if isinstance(agent, ProcessAgent) else Redactor()
-        if recorder is not None and isinstance(agent, ProcessAgent):
-            for var in agent.env:
+        # Agents print their configuration, keys included, and quote it in their errors: what
+        # the agent says (stderr, error messages) is redacted before it is kept (for errors'
+        # data.stderr), passed on, logged or recorded. `secrets` is the backend's, which its
+        # log handler redacts with: every agent's env values are added to it.
+        self._redactor = secrets if secrets is not None else Redactor()
+        for var in agent.env if isinstance(agent, ProcessAgent) else ():
+            self._redactor.add(var.value)
+            if recorder is not None:
                 recorder.secret(var.value)
         self._connection: AgentConnection | None = None
         self._peer: Peer | None = None
@@ -440,7 +443,11 @@ class AgentProcess:
         return ""
 
     def _failure(self, message: str, kind: str) -> RpcError:
-        return session_failure(message, kind=kind, stderr=list(self._stderr), agent=self.name)
+        return session_failure(self._redactor.values(message), kind=kind, stderr=list(self._stderr), agent=self.name)
+
+    def _scrubbed(self, exc: RpcError) -> RpcError:
+        """The agent's error as it is passed on: its message redacted, its data (anything at all) left out."""
+        return RpcError(exc.code, self._redactor.values(exc.message))
 
     def _broadcast_exit(self) -> None:
         if not self._sessions:
@@ -573,7 +580,7 @@ class AgentProcess:
         try:
             result = await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
         except RpcError as exc:
-            self._deliver(session_id, PromptFailed(exc))
+            self._deliver(session_id, PromptFailed(self._scrubbed(exc)))
             return
         except ConnectionClosed:
             return  # AgentExited follows
@@ -589,7 +596,7 @@ class AgentProcess:
             try:
                 result = await peer.request(command.method, command.params)
             except RpcError as exc:
-                command.reply.send_nowait(exc)
+                command.reply.send_nowait(self._scrubbed(exc))
             except ConnectionClosed:
                 return  # the reply channel closes: the caller reports the exit
             else:
@@ -668,6 +675,7 @@ class AgentPool:
     _connector: Connector = attrs.field(kw_only=True)
     _idle: float = attrs.field(default=Settings().agent_idle, kw_only=True)
     _recorder: Recorder | None = attrs.field(default=None, kw_only=True)
+    secrets: Redactor = attrs.field(factory=Redactor, kw_only=True)  # every agent's env values (protocol/redact.py)
     started: int = attrs.field(default=0, init=False)  # agent processes started so far
     _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
     _locks: collections.defaultdict[str, trio.Lock] = attrs.field(factory=lambda: collections.defaultdict(trio.Lock), init=False)
@@ -698,7 +706,7 @@ class AgentPool:
                     # Real agents connect to the tool bridge at once; have the MCP SDK ready.
                     self._warmed = True
                     self._nursery.start_soon(_warm_up_mcp)
-                process = AgentProcess(agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector)
+                process = AgentProcess(agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets)
                 await self._nursery.start(process.run)  # raises AgentError if it cannot start
                 if not self._agents:
                     self._nursery.start_soon(self._stop_idle_agents)

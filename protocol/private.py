@@ -16,7 +16,8 @@ log = logging.getLogger(__name__)
 
 
 def private_folder(path: str | os.PathLike[str], *, tighten: bool) -> Path:
-    """The folder, created 0700 if missing (parents as usual).
+    """The folder, created 0700 if missing, and so is each missing folder above it (as the XDG
+    base directory specification asks: `mkdir(parents=True)` would make those 0777 less the umask).
 
     `tighten`: the folder is ours alone (the state folder), so if others can enter it, it is
     made 0700. A folder the user named for other uses too (a trace folder) is left as it is,
@@ -24,7 +25,13 @@ def private_folder(path: str | os.PathLike[str], *, tighten: bool) -> Path:
     are 0600 either way.
     """
     folder = Path(path)
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    missing: list[Path] = []
+    each = folder
+    while not each.exists():
+        missing.append(each)
+        each = each.parent
+    for each in reversed(missing):  # the outermost first
+        each.mkdir(exist_ok=True, mode=0o700)
     info = folder.stat()
     if info.st_mode & 0o077:
         if tighten and info.st_uid == os.getuid() and not info.st_mode & stat.S_ISVTX:

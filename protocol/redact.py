@@ -9,6 +9,7 @@ keys the agent inherited or made up and printed anyway. Pure functions, no I/O.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable
 
@@ -63,6 +64,10 @@ class Redactor:
         self._values |= escaped_forms(value)
         self._pattern = re.compile("|".join(re.escape(v) for v in sorted(self._values, key=len, reverse=True)))
 
+    def __len__(self) -> int:
+        """How many forms of known values it redacts: grows when it learns one."""
+        return len(self._values)
+
     def known(self, text: str) -> bool:
         """Whether a known value appears in `text`."""
         return self._pattern is not None and self._pattern.search(text) is not None
@@ -76,6 +81,25 @@ class Redactor:
     def free_text(self, text: str) -> str:
         """`values`, and `secret=...` assignments: for stderr lines and log messages."""
         return _ASSIGNED.sub(lambda m: m[1] + REDACTED, self.values(text))
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts every log record (its message and its traceback) with a redactor: installed on the
+    backend's log handler, so that no line holds an agent's env value or a key, whichever
+    module wrote it and whatever text of an agent it quotes."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self._redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = self._redactor.values(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._redactor.values(logging.Formatter().formatException(record.exc_info))
+        return True
 
 
 def excerpt(line: bytes, limit: int = 200) -> str:

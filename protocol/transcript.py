@@ -89,7 +89,7 @@ class Recorder:
     def write(self, record: dict[str, Any]) -> None:
         if self._file is None:
             return
-        record = {"t": round(time.monotonic() - self._start, 6), **{k: self._redact(v) if k in ("msg", "stderr") else v for k, v in record.items()}}
+        record = {"t": round(time.monotonic() - self._start, 6), **{k: self._redacted(v) if k in ("msg", "stderr") else v for k, v in record.items()}}
         # Streamed chunks wait in the buffer for the next message of any other kind, which is
         # written through at once: a flood costs no syscall per chunk, and a crash loses at
         # most the tail of a stream.
@@ -113,6 +113,13 @@ class Recorder:
             except OSError:
                 pass
             self._file = None
+
+    def _redacted(self, value: Any) -> Any:
+        """`value` with every secret redacted, those it names itself included: a request's
+        messages come before its agent's env, and may already quote the env's values."""
+        known = len(self._redactor)
+        redacted = self._redact(value)
+        return redacted if len(self._redactor) == known else self._redact(value)
 
     def _redact(self, value: Any, key: str = "") -> Any:
         if isinstance(value, dict):

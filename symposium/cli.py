@@ -89,6 +89,7 @@ def _vscodelm(args: argparse.Namespace) -> int:
     from actors.settings import default_max_conversations
     from symposium.vscodelm import serve
 
+    from protocol.redact import RedactingFilter, Redactor
     from protocol.transcript import Recorder
 
     gc.set_threshold(*GC_THRESHOLDS)
@@ -102,9 +103,12 @@ def _vscodelm(args: argparse.Namespace) -> int:
         max_conversations=args.max_conversations or default_max_conversations(),
         conversation_idle=args.conversation_idle,
     )
+    secrets = Redactor()  # what no log line may hold: the agents' env values, added as they start
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter(secrets))
     recorder = Recorder(args.trace_dir) if args.trace_dir else None
     try:
-        trio.run(_until_signalled, lambda: serve(stdio_stream(), cwd=os.getcwd(), settings=settings, recorder=recorder))
+        trio.run(_until_signalled, lambda: serve(stdio_stream(), cwd=os.getcwd(), settings=settings, recorder=recorder, secrets=secrets))
     finally:
         if recorder is not None:
             recorder.close()

@@ -28,6 +28,7 @@ from actors.warm import Spares
 from actors.tool_bridge import BridgeListener
 from protocol import acp
 from protocol.decoding import Decoder
+from protocol.redact import Redactor
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError, id_key
 from protocol.transcript import Recorder
 from protocol.lm import (
@@ -336,18 +337,20 @@ async def serve(
     connector: Connector = launch.connect,
     markers: MarkerCodec | None = None,
     learn: bool = True,
+    secrets: Redactor | None = None,
 ) -> None:
     """Serve one VS Code connection until its input ends, then shut down gracefully.
 
     At EOF every pending request is answered, every agent is stopped (bounded), and only
     then does this return. `learn`: keep what agents offer and cost (`actors/agent_catalog.py`);
-    replay does not, so that what it compares does not depend on earlier runs.
+    replay does not, so that what it compares does not depend on earlier runs. `secrets`: the
+    redactor the log handler uses; every agent's env values are added to it.
     """
     # A chat request repeats the conversation and the tools of the one before: read only what is new.
     decoder = Decoder([("params", "messages"), ("params", "options", "tools")])
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None, decode=decoder.decode)
     async with trio.open_nursery() as nursery:
-        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector)
+        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector, secrets=secrets if secrets is not None else Redactor())
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
         bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port

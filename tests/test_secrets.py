@@ -8,6 +8,7 @@ Then every file the backend wrote (its state folder, its trace folder) and its o
 
 from __future__ import annotations
 
+import base64
 import json
 import stat
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 import trio
 
 from protocol.redact import REDACTED, escaped_forms
-from symposium.client import BackendClient, process_agent, user
+from symposium.client import BackendClient, ChatResult, process_agent, user
 from tests.misbehaving_agent import INVENTED_KEY
 
 GUARD = 30
@@ -58,6 +59,50 @@ async def test_no_file_the_backend_writes_holds_an_env_value_or_a_key(tmp_path: 
     for path in written:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     for folder in {p.parent for p in written}:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+def command(name: str, line: str) -> str:
+    """A prompt that has the misbehaving agent write `line` (`{SECRET}` is its env value)."""
+    return f"{name} {base64.b64encode(line.encode()).decode()}"
+
+
+def failure(result: ChatResult) -> str:
+    assert result.error is not None, result.text()
+    return json.dumps(result.error.to_json())
+
+
+async def test_what_an_agent_says_of_its_secrets_reaches_no_log_trace_or_error(tmp_path: Path) -> None:
+    state, traces, log = tmp_path / "new" / "state", tmp_path / "made" / "traces", tmp_path / "backend.log"
+    leaky = process_agent("leaky", sys.executable, [AGENT], env={"AGENT_SECRET": SECRET})
+    refusing = process_agent("refusing", sys.executable, [AGENT, "--refuse-sessions"], env={"AGENT_SECRET": SECRET})
+    # A chat from before the backend started: its very first request already quotes the secret.
+    earlier = [user("leak"), {"role": "assistant", "content": [{"type": "text", "value": f"the secret is {SECRET}"}]}, user("go on")]
+    with log.open("wb") as stderr:
+        args = ["--log-level", "debug", "vscodelm", "--trace-dir", str(traces)]
+        async with BackendClient.spawn(args, env={"SYMPOSIUM_STATE_DIR": str(state)}, stderr=stderr.fileno()) as backend:
+            with trio.fail_after(GUARD):
+                resumed = await backend.chat(earlier, agent=leaky)
+                prompt_error = await backend.chat([user(command("respond", '{"jsonrpc":"2.0","id":{ID},"error":{"code":-32000,"message":"cannot: {SECRET}"}}'))], agent=leaky)
+                unreadable = await backend.chat([user(command("emit", "loaded a config with {SECRET}"))], agent=leaky)
+                prepared = await backend.prepare(refusing, model_id="refusing")
+                refused = await backend.chat([user("Hello")], agent=refusing)
+    assert resumed.completed
+    for result in (prompt_error, unreadable, refused):
+        assert SECRET not in failure(result) and REDACTED in failure(result)
+    assert prepared["ready"] is False and SECRET not in json.dumps(prepared) and REDACTED in json.dumps(prepared)
+
+    written = sorted(p for p in [*state.rglob("*"), *traces.rglob("*")] if p.is_file())
+    for path in [*written, log]:
+        data = path.read_bytes()
+        for form in escaped_forms(SECRET):
+            assert form.encode() not in data, f"{path.name} holds {form!r}"
+    # It was there to leak: the log quotes the agent's unreadable line and its refusals.
+    lines = log.read_bytes().splitlines()
+    assert any(b"unreadable input" in line and REDACTED.encode() in line for line in lines)
+    assert any(b"refused session/new" in line and REDACTED.encode() in line for line in lines)
+    # Each folder the backend made is the user's alone, those above its own included.
+    for folder in (state, state.parent, traces, traces.parent):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
 
 
