@@ -5,6 +5,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
+
 from actors.markers import Marker, MarkerCodec, load_secret
 
 PREFIX = 0x0123456789ABCDEF
@@ -56,3 +58,24 @@ def test_the_secret_is_created_private_and_reused(tmp_path: Path) -> None:
     key = load_secret(folder)
     assert stat.S_IMODE((folder / "marker-secret").stat().st_mode) == 0o600
     assert load_secret(folder) == key
+
+
+def test_a_key_that_is_not_whole_is_replaced_and_the_log_says_so(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # An empty key would let anyone forge markers; a short one nearly so.
+    for held in ("", "ab", "not hex at all", "ab" * 31):
+        folder = tmp_path / str(len(held))
+        folder.mkdir()
+        (folder / "marker-secret").write_text(held)
+        caplog.clear()
+        key = load_secret(folder)
+        assert len(key) == 32 and (folder / "marker-secret").read_text() == key.hex()
+        assert "making a new one" in caplog.text
+        assert load_secret(folder) == key
+
+
+def test_a_folder_that_cannot_hold_the_key_still_gives_one(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for folder in (blocker, blocker / "state"):
+        assert len(load_secret(folder)) == 32
+    assert "chats will not continue after this backend exits" in caplog.text

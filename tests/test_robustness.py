@@ -280,6 +280,16 @@ async def test_running_out_of_file_descriptors_fails_one_request_saying_so() -> 
         await finish(raw)
 
 
+async def test_a_state_folder_that_cannot_be_used_costs_memory_across_restarts_not_the_chat(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    async with BackendClient.spawn(["vscodelm"], env={"SYMPOSIUM_STATE_DIR": str(blocker / "state")}) as backend:
+        with trio.fail_after(GUARD):
+            first = await backend.chat([user("Hello")], agent=ELIZA)
+            again = await backend.chat([user("Hello"), first.assistant_message(), user("I feel sad")], agent=ELIZA)
+    assert first.text() == HELLO_REPLY and again.completed and again.error is None
+
+
 def test_resource_exhaustion_is_named_for_what_ran_out() -> None:
     for number, words in [(errno.EMFILE, "too many open files"), (errno.ENOMEM, "out of memory"), (errno.EAGAIN, "no more processes")]:
         error = resource_failure("start agent 'x'", OSError(number, os.strerror(number)))
