@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from actors.copilot_prompt import CopilotTurn, attachments, unwrap
-from actors.matching import is_global_context_message, last_assistant, normalise
+from actors.matching import IGNORED_MIME_TYPES, is_global_context_message, last_assistant, normalise
 from actors.messages import Turn
 from protocol import acp
 from protocol.lm import AGENT_ACTION_APPROVED, DataPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
@@ -328,13 +328,15 @@ def permission_outcome(options: Any, allow: bool) -> dict[str, Any]:
 
 
 def approves(result: ToolResultPart) -> bool:
-    """Approval is explicit: the tool's own (first) text part is exactly the approval token.
+    """Approval is explicit: the tool's own (first) part is a text that is exactly the approval token.
 
     Copilot answers Skip, a disabled tool and invalid input with texts of its own, hooks may
-    append parts after the tool's, and anything we did not foresee must also be a "no".
+    append parts after the tool's, and anything we did not foresee must also be a "no": an
+    image or other data before the text too. Only Copilot's bookkeeping (a `cache_control`
+    data part) is passed over.
     """
-    first = next((part for part in result.content if isinstance(part, TextPart)), None)
-    return first is not None and first.value == AGENT_ACTION_APPROVED
+    first = next((part for part in result.content if not (isinstance(part, DataPart) and part.mime_type in IGNORED_MIME_TYPES)), None)
+    return isinstance(first, TextPart) and first.value == AGENT_ACTION_APPROVED
 
 
 def agent_action_parameters(params: dict[str, Any]) -> dict[str, Any]:
@@ -411,6 +413,8 @@ def awaited_results(turn: Turn, awaited: Iterable[str]) -> dict[str, ToolResultP
     for message in turn.messages:
         for part in normalise(message).content:
             if isinstance(part, ToolResultPart) and part.tool_call_id in wanted and message.role == "user":
+                if part.tool_call_id in results:
+                    return None  # two answers to one call: nothing says which stands
                 results[part.tool_call_id] = part
             elif isinstance(part, TextPart) and not part.value.strip():
                 continue

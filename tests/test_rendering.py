@@ -155,6 +155,11 @@ def test_only_the_exact_approval_token_approves() -> None:
         assert not approves(result(text)), text
     assert not approves(result())
     assert not approves(ToolResultPart("sym-1", (DataPart("image/png", "iVBO"),)))
+    # Only Copilot's own bookkeeping may come first; anything else before the token is a "no".
+    approved = TextPart("symposium-agent-action:approved")
+    assert approves(ToolResultPart("sym-1", (DataPart("cache_control", "ZXBoZW1lcmFs"), approved)))
+    assert not approves(ToolResultPart("sym-1", (DataPart("image/png", "iVBO"), approved)))
+    assert not approves(ToolResultPart("sym-1", (DataPart("application/json", "e30="), approved)))
 
 
 def test_a_permission_is_answered_with_the_agents_option_of_that_kind() -> None:
@@ -176,6 +181,9 @@ def test_peek_consumes_exactly_the_awaited_results() -> None:
     assert awaited_results(turn(result_message("a"), Message("user", (TextPart("and also"),))), ["a"]) is None
     assert awaited_results(turn(result_message("a"), canceled=True), ["a"]) is None
     assert awaited_results(turn(), ["a"]) is None
+    # Two answers to one call (a "no", then an approval): the user's choice is not known.
+    assert awaited_results(turn(result_message("a", "a")), ["a"]) is None
+    assert awaited_results(turn(result_message("a"), result_message("a")), ["a"]) is None
 
 
 def test_prompt_is_the_new_user_input_without_system_messages_or_orphan_results() -> None:
