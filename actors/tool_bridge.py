@@ -14,6 +14,7 @@ Session answers it with VS Code's tool result (or an error) once VS Code has run
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import errno
 import hashlib
@@ -41,8 +42,16 @@ log = logging.getLogger(__name__)
 
 SERVER_NAME = "vscode_tools"
 TOKEN_TIMEOUT = 10.0
+# Connections read up to their token line at once. More wait in the kernel's backlog, holding
+# none of our descriptors: whoever connects to the port (any local user can) and says nothing
+# costs at most this many, each for at most TOKEN_TIMEOUT.
+MAX_HANDSHAKES = 16
 MAX_LINE = 64 * 1024 * 1024
 NOTIFY_TIMEOUT = 5.0  # a client that stopped reading must not wedge the bridge
+# Requests of one MCP connection the server is working on or answering at once. The SDK runs a
+# task per request, and a client that never reads its answers would otherwise grow one per line
+# it sends; at the limit the connection is not read until an answer goes out.
+MAX_IN_FLIGHT = 64
 ACCEPT_RETRY = 0.1  # out of file descriptors: accept again after this (connections wait in the backlog)
 ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 
@@ -125,6 +134,7 @@ class BridgeListener:
         self._bridges: dict[bytes, trio.MemorySendChannel[Handoff]] = {}
         self._port: int | None = None
         self._opening = trio.Lock()
+        self._handshakes = trio.Semaphore(MAX_HANDSHAKES)  # taken before accept, given back by _route
 
     def __len__(self) -> int:
         """Bridges registered now (one per live conversation)."""
@@ -156,9 +166,11 @@ class BridgeListener:
     async def _accept(self, listener: trio.SocketListener) -> None:
         async with listener:
             while True:
+                await self._handshakes.acquire()
                 try:
                     stream = await listener.accept()
                 except OSError as exc:
+                    self._handshakes.release()
                     if exc.errno not in ACCEPT_CAPACITY_ERRNOS:
                         raise
                     # The connection waits in the kernel's backlog; conversations ending free descriptors.
@@ -179,6 +191,8 @@ class BridgeListener:
             # ClosedResourceError/BrokenResourceError also cover a bridge that closed meanwhile.
             log.warning("vscode_tools: refused a connection: %s", str(exc) or type(exc).__name__)
             await trio.aclose_forcefully(stream)
+        finally:
+            self._handshakes.release()
 
 
 async def _read_token(stream: trio.SocketStream) -> tuple[bytes, bytes]:
@@ -371,6 +385,31 @@ def _mcp_content(result: ToolResultPart) -> list[Any]:
     return content or [types.TextContent(type="text", text="")]
 
 
+class _InFlight:
+    """One MCP connection's requests not answered yet, by id, at most `limit` of them.
+
+    Each request holds a place until an answer with its id goes out (or the client cancels it).
+    A client that repeats an id may lose places for good if only one answer comes: its own
+    connection then stops being read, which costs nobody else anything.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._room = trio.Semaphore(limit)
+        self._ids: collections.Counter[Any] = collections.Counter()
+
+    async def started(self, id: Any) -> None:
+        """Waits for room (the connection is not read meanwhile)."""
+        await self._room.acquire()
+        self._ids[id] += 1
+
+    def ended(self, id: Any) -> None:
+        if isinstance(id, (int, str)) and self._ids[id] > 0:  # a cancel may name anything at all
+            self._ids[id] -= 1
+            if not self._ids[id]:
+                del self._ids[id]
+            self._room.release()
+
+
 async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes, tracer: Tracer | None) -> None:
     """One MCP connection, newline-delimited JSON-RPC, as the SDK's stdio transport frames it."""
     import anyio
@@ -380,6 +419,7 @@ async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes,
 
     read_send, read_receive = anyio.create_memory_object_stream[Any](0)
     write_send, write_receive = anyio.create_memory_object_stream[Any](0)
+    in_flight = _InFlight(MAX_IN_FLIGHT)
 
     async def reader() -> None:
         splitter = LineSplitter(MAX_LINE)
@@ -398,6 +438,10 @@ async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes,
                             continue
                         if tracer is not None:
                             tracer("recv", json.loads(line))
+                        if isinstance(message, types.JSONRPCRequest):
+                            await in_flight.started(message.id)
+                        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+                            in_flight.ended((message.params or {}).get("requestId"))  # the SDK may not answer it
                         await read_send.send(SessionMessage(message))
                 try:
                     chunk = await stream.receive_some(65536)
@@ -409,6 +453,8 @@ async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes,
     async def writer() -> None:
         async with write_receive:
             async for message in write_receive:
+                if isinstance(message.message, (types.JSONRPCResponse, types.JSONRPCError)):
+                    in_flight.ended(message.message.id)
                 data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                 if tracer is not None:
                     tracer("send", json.loads(data))

@@ -7,14 +7,17 @@ next request's tool result goes back to the agent.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import sys
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
-from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
+from actors.tool_bridge import MAX_HANDSHAKES, MAX_IN_FLIGHT, BridgeListener, ToolBridge, ToolCalled
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 from symposium.launch import RELAY
@@ -205,3 +208,58 @@ async def test_one_listener_serves_every_bridge_and_a_closed_bridge_takes_its_co
                     await late.list_tools()
             assert "refused a connection: wrong token" in caplog.text
             assert [t.name for t in (await second.list_tools()).tools] == ["b"]
+
+
+def _descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _tasks() -> int:
+    count, stack = 0, [trio.lowlevel.current_root_task()]
+    while stack:
+        task = stack.pop()
+        count += 1
+        for child in task.child_nurseries:
+            stack.extend(child.child_tasks)
+    return count
+
+
+async def test_connections_that_never_say_their_token_hold_few_descriptors_and_the_bridge_still_serves(nursery: trio.Nursery) -> None:
+    bridge, _ = await _bridge(nursery, (Tool("a", "tool a", {"type": "object"}),))
+    assert bridge.port is not None
+    await trio.testing.wait_all_tasks_blocked()
+    before = _descriptors()
+    with trio.fail_after(GUARD):
+        silent = [await trio.open_tcp_stream("127.0.0.1", bridge.port) for _ in range(3 * MAX_HANDSHAKES)]
+        await trio.testing.wait_all_tasks_blocked()
+        # Ours (the clients') and the bridge's: the rest wait in the kernel's backlog.
+        assert _descriptors() - before == len(silent) + MAX_HANDSHAKES
+        for stream in silent:
+            await stream.aclose()
+        async with _client(bridge, bridge.token) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["a"]
+
+
+async def test_a_client_that_never_reads_its_answers_is_no_longer_read(nursery: trio.Nursery) -> None:
+    # Large answers, so that the socket's buffers fill after a few and the bridge's writer waits.
+    tools = tuple(Tool(f"t{i}", "x" * 4096, {"type": "object"}) for i in range(25))
+    bridge, _ = await _bridge(nursery, tools)
+    assert bridge.port is not None
+
+    def request(id: int, method: str, **params: Any) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).encode() + b"\n"
+
+    with trio.fail_after(GUARD):
+        stream = await trio.open_tcp_stream("127.0.0.1", bridge.port)
+        hello = request(0, "initialize", protocolVersion="2025-06-18", capabilities={}, clientInfo={"name": "t", "version": "0"})
+        await stream.send_all(bridge.token.encode() + b"\n" + hello)
+        answer = b""
+        while b"\n" not in answer:  # the server is up (the SDK is imported in a thread on first use)
+            answer += await stream.receive_some()
+        assert b'"id":0,"result"' in answer
+        initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+        await stream.send_all(initialized + b"".join(request(n, "tools/list") for n in range(1, 501)))
+        await trio.testing.wait_all_tasks_blocked()
+        # Without a bound the SDK ran a task per request read, each holding its answer.
+        assert _tasks() < MAX_IN_FLIGHT + 40, _tasks()
+        await stream.aclose()
