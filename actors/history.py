@@ -49,6 +49,8 @@ from protocol.wire import WireError
 
 log = logging.getLogger(__name__)
 
+SHUTDOWN_GRACE = 2.0  # seconds the Sessions get, at shutdown, to tell their agents the turn is over
+
 
 @attrs.frozen
 class ChatRequest:
@@ -327,22 +329,29 @@ class HistoryActor:
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            while True:
-                message = await self._next_message()
-                match message:
-                    case ChatRequest():
-                        self._on_chat(message, nursery)
-                    case CancelRequest(request_id=request_id):
-                        self._on_cancel(request_id)
-                    case SessionEvent():
-                        self._on_session_event(message)
-                    case Shutdown(done=done):
-                        self._shutdown()
-                        done.set()
-                        nursery.cancel_scope.cancel()
-                        return
-                if not (isinstance(message, SessionEvent) and isinstance(message.event, PartEvent)):
-                    self._release_due()  # parts (by the thousand) change no conversation's use
+            done = await self._serve(nursery)
+            # Each Session winds down as on a release: its agent hears `session/cancel`, then
+            # what it waits for (a permission, a tool call) is answered "no". An agent slow to
+            # end its prompt is not waited for long: the pool stops it next.
+            nursery.cancel_scope.deadline = trio.current_time() + SHUTDOWN_GRACE
+        done.set()
+
+    async def _serve(self, nursery: trio.Nursery) -> trio.Event:
+        """Handle messages until Shutdown; returns its `done`, for once the Sessions have ended."""
+        while True:
+            message = await self._next_message()
+            match message:
+                case ChatRequest():
+                    self._on_chat(message, nursery)
+                case CancelRequest(request_id=request_id):
+                    self._on_cancel(request_id)
+                case SessionEvent():
+                    self._on_session_event(message)
+                case Shutdown(done=done):
+                    self._shutdown()
+                    return done
+            if not (isinstance(message, SessionEvent) and isinstance(message.event, PartEvent)):
+                self._release_due()  # parts (by the thousand) change no conversation's use
 
     async def _next_message(self) -> HistoryMessage | None:
         """The next message; None if a conversation's idle time runs out first.

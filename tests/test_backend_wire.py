@@ -86,6 +86,22 @@ async def test_permission_approved_continues_the_same_agent_turn(backend: Backen
     assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "allow"}
 
 
+async def test_at_shutdown_agents_hear_their_turns_cancelled_and_get_their_answers(tap: Tap) -> None:
+    async with BackendClient.spawn() as backend:
+        with trio.fail_after(GUARD):
+            ask = await backend.chat([user("run ls")], agent=tap.agent, tools=[AGENT_ACTION_TOOL_DEF])
+            assert ask.tool_calls()  # the card is shown; the agent waits for the user
+            streaming = backend.start_chat([user("count slowly to 100")], agent=tap.agent)
+            await streaming.first_part.wait()
+    # Input closed (VS Code quit): both requests are answered, and the agent was told.
+    assert streaming.error is not None and streaming.error.data["kind"] == "shutdown"
+    asked = [m["id"] for m in tap.messages("a2c") if m.get("method") == "session/request_permission"]
+    answered = [m["id"] for m in tap.messages("c2a") if "method" not in m]
+    assert asked and all(answered.count(id) == 1 for id in asked)
+    sessions = {m["params"]["sessionId"] for m in tap.requests("session/prompt")}
+    assert {m["params"]["sessionId"] for m in tap.requests("session/cancel")} == sessions and len(sessions) == 2
+
+
 NOT_APPROVALS = {
     "skip": ["The user chose to skip the tool call, they want to proceed without running it"],
     "disabled": [
