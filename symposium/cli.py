@@ -7,6 +7,7 @@ import ctypes
 import fcntl
 import gc
 import logging
+import math
 import os
 import signal
 import sys
@@ -43,18 +44,31 @@ def _configure_logging(level: str) -> None:
     )
 
 
-async def _until_signalled(main: Callable[[], Awaitable[None]]) -> None:
-    """Run `main`; SIGTERM/SIGINT cancel it, so its cleanup (stopping agents) still runs."""
+SIGNAL_GRACE = 10.0  # after SIGTERM/SIGINT, how long the backend may take to answer and stop its agents
+
+
+async def _until_signalled(main: Callable[[trio.StapledStream], Awaitable[None]]) -> None:
+    """Serve stdio with `main` until its input ends, or until SIGTERM/SIGINT.
+
+    A signal ends the input, as if it had reached its end: what was read is answered and the
+    agents are stopped, as at EOF, within SIGNAL_GRACE. A second signal, or the grace running
+    out, cancels `main`, whose cleanup (stopping agents) still runs.
+    """
+    stream = stdio_stream()
     async with trio.open_nursery() as nursery:
 
         async def watch() -> None:
             with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                 async for signum in signals:
                     logging.getLogger("symposium").info("received signal %d; shutting down", signum)
-                    nursery.cancel_scope.cancel()
+                    if nursery.cancel_scope.deadline != math.inf:
+                        nursery.cancel_scope.cancel()
+                        return
+                    nursery.cancel_scope.deadline = trio.current_time() + SIGNAL_GRACE
+                    await stream.receive_stream.aclose()  # the reader sees the input end
 
         nursery.start_soon(watch)
-        await main()
+        await main(stream)
         nursery.cancel_scope.cancel()
 
 
@@ -108,7 +122,7 @@ def _vscodelm(args: argparse.Namespace) -> int:
         handler.addFilter(RedactingFilter(secrets))
     recorder = Recorder(args.trace_dir) if args.trace_dir else None
     try:
-        trio.run(_until_signalled, lambda: serve(stdio_stream(), cwd=os.getcwd(), settings=settings, recorder=recorder, secrets=secrets))
+        trio.run(_until_signalled, lambda stream: serve(stream, cwd=os.getcwd(), settings=settings, recorder=recorder, secrets=secrets))
     finally:
         if recorder is not None:
             recorder.close()
@@ -118,7 +132,7 @@ def _vscodelm(args: argparse.Namespace) -> int:
 def _eliza(args: argparse.Namespace) -> int:
     from symposium.eliza.agent import serve_eliza
 
-    trio.run(_until_signalled, lambda: serve_eliza(stdio_stream(), args.deterministic))
+    trio.run(_until_signalled, lambda stream: serve_eliza(stream, args.deterministic))
     return 0
 
 

@@ -33,3 +33,19 @@ async def test_the_agent_process_never_outlives_the_backend(tap: Tap, ending: st
                     backend_process.kill()
                     assert await backend_process.wait() == -signal.SIGKILL
             await process_gone(agent_pid)
+
+
+async def test_sigterm_answers_every_request_it_read_then_stops_its_agents(tap: Tap) -> None:
+    async with BackendClient.spawn(["vscodelm"]) as backend:
+        with trio.fail_after(GUARD):
+            pending = [backend.start_chat([user(f"count slowly to {100 + n}")], agent=tap.agent) for n in range(8)]
+            for chat in pending:
+                await chat.first_part.wait()  # read, and streaming
+            assert backend.process is not None
+            backend.process.send_signal(signal.SIGTERM)
+            for chat in pending:
+                await chat.done.wait()
+            assert await backend.process.wait() == 0
+    assert all(chat.error is not None and chat.error.data["kind"] == "shutdown" for chat in pending), [c.error for c in pending]
+    assert len(tap.requests("session/cancel")) == len(pending)  # each agent turn was told it ended
+    await process_gone(tap.pids()[0])
