@@ -22,6 +22,7 @@ from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 from symposium.launch import RELAY
 from symposium.mcp_relay import TOKEN_ENV
+from symposium.vscodelm import task_count
 
 GUARD = 60
 
@@ -214,16 +215,6 @@ def _descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def _tasks() -> int:
-    count, stack = 0, [trio.lowlevel.current_root_task()]
-    while stack:
-        task = stack.pop()
-        count += 1
-        for child in task.child_nurseries:
-            stack.extend(child.child_tasks)
-    return count
-
-
 async def test_connections_that_never_say_their_token_hold_few_descriptors_and_the_bridge_still_serves(nursery: trio.Nursery) -> None:
     bridge, _ = await _bridge(nursery, (Tool("a", "tool a", {"type": "object"}),))
     assert bridge.port is not None
@@ -261,5 +252,5 @@ async def test_a_client_that_never_reads_its_answers_is_no_longer_read(nursery: 
         await stream.send_all(initialized + b"".join(request(n, "tools/list") for n in range(1, 501)))
         await trio.testing.wait_all_tasks_blocked()
         # Without a bound the SDK ran a task per request read, each holding its answer.
-        assert _tasks() < MAX_IN_FLIGHT + 40, _tasks()
+        assert task_count() < MAX_IN_FLIGHT + 40, task_count()
         await stream.aclose()
