@@ -135,9 +135,6 @@ class Conversations:
         self._dirty: set[str] = set()  # conversations whose reply grew since they were indexed
         self._by_opening: dict[str, list[str]] = {}  # opening(messages) → conversations that began so
 
-    def __len__(self) -> int:
-        return len(self._records)
-
     def __contains__(self, conversation_id: object) -> bool:
         return conversation_id in self._records
 

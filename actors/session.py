@@ -57,7 +57,6 @@ from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent,
 from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from actors.turn import (
-    GATHER_WINDOW,
     AgentGone,
     AgentUpdates,
     Answer,
@@ -93,8 +92,6 @@ from protocol.transcript import Recorder
 from protocol.lm import Agent, Part, TextPart, ToolCallPart
 
 log = logging.getLogger(__name__)
-
-__all__ = ["GATHER_WINDOW", "SessionActor"]  # GATHER_WINDOW: the benchmarks read it here
 
 Event = AgentEvent | ToolCalled
 

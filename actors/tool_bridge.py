@@ -128,9 +128,9 @@ class BridgeListener:
     then it belongs to the bridge that registered the token, or is closed.
     """
 
-    def __init__(self, nursery: trio.Nursery, relay: Relay | None = None) -> None:
+    def __init__(self, nursery: trio.Nursery, relay: Relay) -> None:
         self._nursery = nursery
-        self.relay = relay  # None: bridges cannot be named in an `mcpServers` entry
+        self.relay = relay
         self._bridges: dict[bytes, trio.MemorySendChannel[Handoff]] = {}
         self._port: int | None = None
         self._opening = trio.Lock()
@@ -229,8 +229,6 @@ class ToolBridge:
     def entry(self) -> dict[str, Any]:
         """The `mcpServers` entry for `session/new`."""
         relay = self._listener.relay
-        if relay is None:
-            raise RuntimeError("the bridge listener was given no relay: no agent could reach this bridge")
         command, *args = relay.command
         return {
             "name": SERVER_NAME,

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from protocol.jsonrpc import _DECODER, JSON, MAX_DEPTH, Invalid, nesting_depth, parse_line
+from protocol.jsonrpc import JSON, MAX_DEPTH, Invalid, _scan, nesting_depth, parse_line
 
 Path = tuple[str, ...]
 
@@ -35,7 +35,6 @@ KEPT_CHARS = 32 * 1024 * 1024  # and at most this many characters of the lines t
 SEARCHES = 4  # binary searches for a shared run, per array, before going element by element
 TINY = 32  # fresh elements shorter than this on average are parsed by `parse_line` instead
 
-_scan = _DECODER.scan_once
 _string = json.decoder.scanstring
 _BLANK = " \t\n\r"
 
@@ -182,10 +181,12 @@ class Decoder:
         """Keep `seen` first for its path, in place of the array it continued, within bounds."""
         kept = [earlier for earlier in self._seen.get(path, []) if earlier is not replaced]
         self._seen[path] = [seen, *kept][:KEPT]
-        total = 0
+        total, counted = 0, set()  # a request's arrays (messages, tools) stand in one line: count it once
         for arrays in self._seen.values():
             for position, earlier in enumerate(arrays):
-                total += len(earlier.line)
+                if id(earlier.line) not in counted:
+                    counted.add(id(earlier.line))
+                    total += len(earlier.line)
                 if total > KEPT_CHARS:
                     del arrays[position:]
                     break

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from actors.settings import MAX_CONVERSATIONS, Settings
+from actors.settings import MAX_CONVERSATIONS, Settings, default_max_conversations
 
 DEFAULTS = Settings()  # the one place the backend's defaults are written is actors/settings.py
 
@@ -100,7 +100,6 @@ def _keep_freed_memory() -> None:
 
 
 def _vscodelm(args: argparse.Namespace) -> int:
-    from actors.settings import default_max_conversations
     from symposium.vscodelm import serve
 
     from protocol.redact import RedactingFilter, Redactor
