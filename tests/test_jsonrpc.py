@@ -366,7 +366,8 @@ async def test_batched_notifications_keep_their_order_among_other_messages(nurse
     peer = Peer(ours, name="t")
     seen: list[Any] = []
 
-    def batch(params: list[Any]) -> None:
+    def batch(params: list[Any], size: int) -> None:
+        assert size > 0  # the bytes of their lines, for the handler's backpressure
         seen.append(("u", params))
         if params == [["boom"]]:
             raise ValueError("a failing handler is logged; reading goes on")
