@@ -23,6 +23,7 @@ import attrs
 import trio
 
 from actors.agent_catalog import AgentCatalog
+from actors.flow import EVENTS_WINDOW, Window
 from actors.mailbox import queued
 from actors.messages import AgentError, resource_failure, session_failure
 from actors.settings import Settings
@@ -45,6 +46,11 @@ STDERR_READ_MAX = 64 * 1024  # a stderr line longer than this is kept by its hea
 CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
 STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
 PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
+# What an agent says of a session with no prompt running is about a prompt that ended (or
+# replays history): dropped, but for what changes the session's state. Those are kept while
+# the session has less than IDLE_BACKLOG bytes unread, so a flood between prompts costs nothing.
+BETWEEN_PROMPTS = frozenset({"config_option_update", "current_mode_update", "current_model_update", "usage_update"})
+IDLE_BACKLOG = 64 * 1024
 
 
 # Events delivered to a session ------------------------------------------------------------
@@ -56,6 +62,13 @@ class Updates:
     a streaming agent's chunks cross to the Session a read at a time, not one by one."""
 
     updates: list[dict[str, Any]]
+    size: int = 0  # the bytes of the agent's lines they came in
+    window: Window | None = attrs.field(default=None, eq=False)  # the session's unread bytes (`actors/flow.py`)
+
+    def taken(self) -> None:
+        """The Session took them off its channel: the agent's reader may read on."""
+        if self.window is not None:
+            self.window.refund(self.size)
 
 
 @attrs.frozen
@@ -269,6 +282,10 @@ class AgentProcess:
         self.channel = f"agent {recorder.next_index('agent')} {self.name}" if recorder else ""
         self._commands_send, self._commands = trio.open_memory_channel[_Command](math.inf)
         self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
+        # Per session: the bytes of updates handed to it and not yet taken, and its prompts
+        # running. The reader waits while a window is full (backpressure, `actors/flow.py`).
+        self._windows: dict[str, Window] = {}
+        self._prompting: collections.Counter[str] = collections.Counter()
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         # Agents print their configuration, keys included, and quote it in their errors: what
         # the agent says (stderr, error messages) is redacted before it is kept (for errors'
@@ -355,7 +372,7 @@ class AgentProcess:
         tracer = self._recorder.channel(self.channel) if self._recorder else None
         # An unreadable line may have been the reply a prompt waits for: give the agent up
         # (its turns fail, saying why) rather than leave that prompt waiting forever.
-        peer = Peer(stream, name=f"agent {self.name}", tracer=tracer, unreadable_is_fatal=True)
+        peer = Peer(stream, name=f"agent {self.name}", tracer=tracer, unreadable_is_fatal=True, flow=self._room)
         peer.on_notifications("session/update", self._on_updates)
         peer.on_request("session/request_permission", self._on_permission)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
@@ -463,6 +480,9 @@ class AgentProcess:
                 pass
             send.close()
         self._sessions.clear()
+        for window in self._windows.values():
+            window.close()
+        self._windows.clear()
 
     # Commands ----------------------------------------------------------------------------
 
@@ -493,6 +513,8 @@ class AgentProcess:
                 nursery.start_soon(self._cancel, peer, sid, then)
             case _Close(session_id=sid):
                 send = self._sessions.pop(sid, None)
+                if (window := self._windows.pop(sid, None)) is not None:
+                    window.close()  # what it left unread is nobody's: the reader reads on
                 if send is not None:
                     send.close()
                     # Not while stopping: the agent is about to go, and a close would only race its
@@ -577,6 +599,7 @@ class AgentProcess:
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
         self.prompts_in_flight += 1
+        self._prompting[session_id] += 1
         try:
             result = await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
         except RpcError as exc:
@@ -586,6 +609,9 @@ class AgentProcess:
             return  # AgentExited follows
         finally:
             self.prompts_in_flight -= 1
+            self._prompting[session_id] -= 1
+            if self._prompting[session_id] <= 0:
+                del self._prompting[session_id]
             self.last_active = trio.current_time()
         stop = (result or {}).get("stopReason") if isinstance(result, dict) else None
         usage = result.get("usage") if isinstance(result, dict) and isinstance(result.get("usage"), dict) else None
@@ -624,7 +650,8 @@ class AgentProcess:
 
     # Agent → client traffic ------------------------------------------------------------------
 
-    def _on_updates(self, batch: list[Any]) -> None:
+    def _on_updates(self, batch: list[Any], size: int) -> None:
+        share = size // len(batch) if batch else 0  # bytes per update, near enough: one session streams at a time
         session = ""  # the session of the run of updates being gathered
         updates: list[dict[str, Any]] = []
         for params in batch:
@@ -633,11 +660,41 @@ class AgentProcess:
                     to = str(to)
                 if to != session:
                     if updates:
-                        self._deliver(session, Updates(updates))
+                        self._deliver_updates(session, updates, share * len(updates))
                     session, updates = to, []
                 updates.append(update)
         if updates:
-            self._deliver(session, Updates(updates))
+            self._deliver_updates(session, updates, share * len(updates))
+
+    def _deliver_updates(self, session_id: str, updates: list[dict[str, Any]], size: int) -> None:
+        """Updates to their session, counted in its window; between its prompts, only those
+        that change its state, and only while it has little unread (see BETWEEN_PROMPTS)."""
+        if session_id not in self._sessions:
+            log.debug("agent %s: updates for unknown session %s dropped", self.name, session_id)
+            return
+        window = self._windows.get(session_id)
+        if window is None:
+            window = self._windows[session_id] = Window(EVENTS_WINDOW)
+        if session_id not in self._prompting:
+            kept = [u for u in updates if u.get("sessionUpdate") in BETWEEN_PROMPTS] if window.out < IDLE_BACKLOG else []
+            if len(kept) < len(updates):
+                log.debug("agent %s: %d update(s) for session %s between prompts dropped", self.name, len(updates) - len(kept), session_id)
+            if not kept:
+                return
+            size = size * len(kept) // len(updates)
+            updates = kept
+        if self._deliver(session_id, Updates(updates, size, window)):
+            window.spend(size)
+
+    async def _room(self) -> None:
+        """Before reading on: wait while a session has too much unread (its Session is
+        waiting for VS Code to read). Windows of sessions gone are let go."""
+        for session_id, window in list(self._windows.items()):
+            if session_id not in self._sessions:
+                window.close()
+                del self._windows[session_id]
+            else:
+                await window.room()
 
     async def _on_cancel_request(self, params: Any) -> None:
         """The agent withdrew one of its requests (e.g. a permission): answer it -32800."""

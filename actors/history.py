@@ -23,6 +23,7 @@ import attrs
 import trio
 
 from actors.agent_process import AgentPool
+from actors.flow import REPLY_WINDOW, Window
 from actors.markers import Marker, MarkerCodec
 from actors.matching import (
     Conversation,
@@ -50,6 +51,10 @@ from protocol.wire import WireError
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE = 2.0  # seconds the Sessions get, at shutdown, to tell their agents the turn is over
+# Characters of a reply's text kept to match the request that continues it. No consumer sends a
+# longer one back whole: it exceeds every model's input window (2M tokens hold about 8 MB of
+# text), so the consumer trims or summarises it. Beyond it, nothing more of the reply is held.
+REPLY_KEPT = 16 * 1024 * 1024
 
 
 @attrs.frozen
@@ -57,6 +62,7 @@ class ChatRequest:
     request_id: object
     params: ChatParams
     reply: trio.MemorySendChannel[Reply] = attrs.field(eq=False)
+    window: Window = attrs.field(factory=lambda: Window(REPLY_WINDOW), eq=False)  # its writer's backpressure (the Turn's)
 
 
 @attrs.frozen
@@ -187,7 +193,7 @@ class Conversations:
     def reply(self, record: Record, part: Part) -> None:
         """A part of the reply streamed back (thinking never counts for matching)."""
         if not isinstance(part, ThinkingPart):
-            record.state.reply.append(part)
+            record.state.add_reply(part, REPLY_KEPT)
             self._dirty.add(record.state.id)  # re-indexed lazily: parts can come by the thousand
 
     def marker(self, record: Record) -> Marker:
@@ -400,6 +406,7 @@ class HistoryActor:
             resumable=live.record.resumable,
             model_id=params.model_id,
             options=params.agent_options.items,
+            window=request.window,
         )
         self._conversations.begin(live.record, route.read)
         live.streaming = _Streaming(request, turn, live.record.seq)

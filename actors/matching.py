@@ -170,10 +170,27 @@ class Conversation:
     inputs: list[Message]  # the current turn's new messages, as sent to the agent
     reply: list[Part] = attrs.Factory(list)  # what we streamed back for them so far
     _seen: Digest | None = None  # seen(), once known
+    reply_chars: int = 0  # the text of `reply`
+    overlong: bool = False  # the reply's text outgrew what any request can carry back: not kept
 
     def begin_turn(self, committed: Digest, inputs: list[Message], seen: Digest | None = None) -> None:
         """A new turn: the confirmed history, the new messages, and (if known) the digest of both."""
         self.committed, self.inputs, self.reply, self._seen = committed, inputs, [], seen
+        self.reply_chars, self.overlong = 0, False
+
+    def add_reply(self, part: Part, limit: int) -> None:
+        """A part of the reply. A reply whose text passes `limit` characters never comes back
+        whole in a request (see `history.REPLY_KEPT`), so it cannot be continued cleanly: its
+        text is no longer kept (memory stays bounded whatever the agent writes), and the
+        conversation is continued, if at all, as a stopped reply is (by `seen`)."""
+        if isinstance(part, TextPart):
+            self.reply_chars += len(part.value)
+            if self.reply_chars > limit:
+                if not self.overlong:
+                    self.overlong = True
+                    self.reply = [p for p in self.reply if not isinstance(p, TextPart)]
+                return
+        self.reply.append(part)
 
     def seen(self) -> Digest:
         if self._seen is None:
@@ -186,6 +203,8 @@ class Conversation:
         return self._seen
 
     def head(self) -> Digest:
+        if self.overlong:
+            return chain(self.seen(), message_digest(("overlong reply", self.id)))  # matches no request
         if not self.reply:
             return self.seen()
         return chain(self.seen(), message_digest(canonical(Message("assistant", tuple(self.reply))) or ()))

@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 import trio
 
+from actors.flow import REPLY_WINDOW, Window
 from protocol.jsonrpc import SERVER_ERROR, RpcError
 from protocol.lm import Message, Part, Tool
 
@@ -31,6 +32,9 @@ class Turn:
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
     model_id: str = ""  # the model entry the request was for
     options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
+    # The text on its way to VS Code and not yet written: the Session waits while it is full
+    # (`actors/flow.py`); the request's writer gives back what it wrote.
+    window: Window = attrs.field(factory=lambda: Window(REPLY_WINDOW), eq=False)
 
 
 @attrs.frozen

@@ -183,14 +183,21 @@ def render_updates(updates: Iterable[dict[str, Any]], tracker: ToolCallTracker) 
     return parts
 
 
-def merge_parts(parts: Iterable[Part]) -> list[Part]:
-    """Consecutive text (or thinking) parts as one: a flood of tiny chunks costs less downstream."""
+def merge_parts(parts: Iterable[Part], limit: int | None = None) -> list[Part]:
+    """Consecutive text (or thinking) parts as one: a flood of tiny chunks costs less downstream.
+
+    With a `limit`, no text (or thinking) part is longer than that many characters: a backlog,
+    or one huge chunk, goes out as several parts the consumer reads comfortably."""
     merged: list[Part] = []
     run: list[str] = []  # the values of the run of text (or thinking) parts being merged
 
     def close_run() -> None:
-        if len(run) > 1:
-            merged[-1] = type(merged[-1])("".join(run))  # type: ignore[call-arg]
+        if len(run) > 1 or (limit is not None and run and len(run[0]) > limit):
+            kind, text = type(merged[-1]), "".join(run)
+            if limit is None or len(text) <= limit:
+                merged[-1] = kind(text)  # type: ignore[call-arg]
+            else:
+                merged[-1:] = [kind(text[start : start + limit]) for start in range(0, len(text), limit)]  # type: ignore[call-arg]
         run.clear()
 
     for part in parts:

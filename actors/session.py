@@ -52,6 +52,7 @@ from actors.agent_options import (
 )
 from actors.session_store import SessionStore
 from actors.settings import Settings
+from actors.flow import Window, part_cost
 from actors.mailbox import queued
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
 from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates
@@ -63,6 +64,7 @@ from actors.turn import (
     CancelPrompt,
     Complete,
     CountUpdates,
+    DropUpdates,
     Effect,
     EmitPart,
     Fail,
@@ -140,6 +142,7 @@ class SessionActor:
         self._before: dict[str, str | bool | None] = {}  # options we set: their values before we did
         self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
         self._meter = UsageMeter()
+        self._window: tuple[int, Window] | None = None  # the newest turn's window: its parts are counted there
 
     async def run(self) -> None:
         if self._after is not None:
@@ -198,7 +201,9 @@ class SessionActor:
             for event in queued(self._events):
                 if not isinstance(event, Updates):
                     self._carry_out(machine.handle(self._translate(event)), session, bridge)
-        self._carry_out(machine.handle(TurnArrived(self._as_sent(first, session))), session, bridge)
+                else:
+                    event.taken()
+        self._carry_out(machine.handle(self._arrived(first, session)), session, bridge)
         while machine.wants is not Want.NOTHING:
             turn = machine.current
             if turn is None:
@@ -206,6 +211,10 @@ class SessionActor:
                 continue
             with turn.scope:  # History cancels it on lm/cancel, or when a newer turn supersedes it
                 while machine.current is turn:
+                    if machine.wants is Want.EVENT:
+                        # Backpressure: while VS Code has not read what this turn already said,
+                        # the agent's next events wait (and then the agent: `actors/flow.py`).
+                        await turn.window.room()
                     await self._step(machine, session, bridge)
             if machine.current is turn:
                 self._carry_out(machine.handle(TurnCancelled(turn.number)), session, bridge)
@@ -215,7 +224,7 @@ class SessionActor:
         match machine.wants:
             case Want.TURN:
                 try:
-                    events: list[TurnEvent] = [TurnArrived(self._as_sent(await self._mailbox.receive(), session))]
+                    events: list[TurnEvent] = [self._arrived(await self._mailbox.receive(), session)]
                 except trio.EndOfChannel:
                     events = [MailboxClosed()]
             case Want.PREPARED:
@@ -230,6 +239,10 @@ class SessionActor:
                     log.warning("agent %s did not end a cancelled turn within %.1f s; retiring the conversation", session.agent_name, machine.cancel_timeout)
         for event in events:
             self._carry_out(machine.handle(event), session, bridge)
+
+    def _arrived(self, turn: Turn, session: AgentSession) -> TurnArrived:
+        self._window = (turn.number, turn.window)
+        return TurnArrived(self._as_sent(turn, session))
 
     def _as_sent(self, turn: Turn, session: AgentSession) -> Turn:
         if session.loaded and turn.context:
@@ -334,6 +347,8 @@ class SessionActor:
                     session.cancel(then=tuple(partial(answer.handle.answer, answer.reply) for answer in then))
                 case CountUpdates(updates=updates):
                     self._meter.observe_all(updates)  # what it cost still counts
+                case DropUpdates(updates=updates):
+                    self._note_options(updates)
                 case UseTools(tools=tools):
                     bridge.update_tools(tools)
                 case SetTimer(seconds=seconds):
@@ -352,6 +367,8 @@ class SessionActor:
     def _part(self, turn: int, part: Part) -> None:
         if isinstance(part, (TextPart, ToolCallPart)):
             self._visible = turn
+        if self._window is not None and self._window[0] == turn:
+            self._window[1].spend(part_cost(part))
         self._send(turn, PartEvent(part))
 
     def _fail(self, turn: int | None, error: RpcError, *, retire: bool) -> None:
@@ -369,10 +386,13 @@ class SessionActor:
         """Agent updates: what they change of the session's options and usage, and their parts
         (merged: chunks read together go out as one part)."""
         self._meter.observe_all(updates)
+        self._note_options(updates)
+        return render_updates(updates, self._tracker)
+
+    def _note_options(self, updates: Sequence[dict]) -> None:
         for update in updates:
             if (choices := updated(self._choices, update)) is not None:
                 self._choices = choices
-        return render_updates(updates, self._tracker)
 
     # Events ------------------------------------------------------------------------------------
 
@@ -390,11 +410,13 @@ class SessionActor:
                 return [TimedOut()]
         if not isinstance(event, Updates):
             return [self._translate(event)]
+        event.taken()
         updates = list(event.updates)
         for more in queued(self._events):
             if not isinstance(more, Updates):
                 return [AgentUpdates(tuple(updates)), self._translate(more)]
-            updates += more.updates
+            more.taken()
+            updates += more.updates  # bounded: what is queued is within the events window
         return [AgentUpdates(tuple(updates))]
 
     @staticmethod
@@ -402,6 +424,7 @@ class SessionActor:
         """An agent's (or the bridge's) event as the machine knows it; the event itself answers."""
         match event:
             case Updates(updates=updates):
+                event.taken()
                 return AgentUpdates(tuple(updates))
             case PermissionAsked(params=params):
                 return PermissionRequested(event, params)

@@ -247,6 +247,15 @@ class CountUpdates:
 
 
 @attrs.frozen
+class DropUpdates:
+    """Updates that came with no prompt running (idle, or preparing the next): about a prompt
+    that ended. Never shown, never carried into the next turn; only what they change of the
+    session's options is kept."""
+
+    updates: tuple[dict[str, Any], ...]
+
+
+@attrs.frozen
 class EmitPart:
     turn: int
     part: Part
@@ -316,6 +325,7 @@ Effect = (
     | SendPrompt
     | ShowUpdates
     | CountUpdates
+    | DropUpdates
     | EmitPart
     | Complete
     | Fail
@@ -517,6 +527,8 @@ class TurnMachine:
             out.append(ShowUpdates(self._number(), event.updates))
         elif self.state is State.CANCELLING:
             out.append(CountUpdates(event.updates))
+        elif self.state in (State.IDLE, State.PREPARING):
+            out.append(DropUpdates(event.updates))
         elif self.state is not State.ENDED:
             self._defer(event, out)
 

@@ -229,6 +229,13 @@ def _soak() -> list[Row]:
             "flat",
             flat,
         ),
+        (
+            f"soak: {s['flood']['mib']} MiB flood to a slow reader, then the backend's peak RSS (whole run)",
+            f"{'all arrived' if s['flood']['whole'] else 'LOST: ' + str(s['flood']['error'])} in {s['flood']['seconds']:.0f} s; "
+            f"peak {s['flood']['peak_rss_mb']:.0f} MB (soak alone {s['flood']['soak_peak_rss_mb']:.0f} MB)",
+            "all, < 150 MB",
+            s["flood"]["whole"] and s["flood"]["peak_rss_mb"] < 150,
+        ),
     ]
 
 

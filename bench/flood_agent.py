@@ -8,6 +8,8 @@ Prompts (anything after the command, e.g. `flood 20000 #3`, only makes the first
   Each chunk's text is `c<i>;`: count the `;` to count chunks, however they were merged.
 - `pace N MS`: N chunks, one every MS milliseconds; each chunk's text is `<time.monotonic()>;`,
   taken just before the chunk is written (CLOCK_MONOTONIC: comparable across processes).
+- `bulk SIZE`: SIZE characters of text in `BULK_CHUNK`-character chunks (`bulk_chunks`), as fast
+  as the backend reads them: the soak's flood, read slowly at the VS Code side.
 - anything else: one chunk `echo: <text>`.
 """
 
@@ -17,6 +19,7 @@ import json
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 OUT = sys.stdout.buffer  # block-buffered on a pipe: a flood goes out in 8 KiB writes
@@ -46,6 +49,27 @@ def flood(session: str, n: int) -> None:
     OUT.flush()
 
 
+BULK_CHUNK = 16 * 1024
+
+
+def bulk_chunks(size: int) -> Iterator[str]:
+    """The chunks of `bulk SIZE`: each begins `<i>`, so a digest of what arrives shows loss and order."""
+    i, left = 0, size
+    while left > 0:
+        head = f"<{i}>"
+        text = (head + "x" * (BULK_CHUNK - len(head)))[:left]
+        yield text
+        left -= len(text)
+        i += 1
+
+
+def bulk(session: str, size: int) -> None:
+    head, tail = _chunk_line(session)
+    for text in bulk_chunks(size):
+        OUT.write(head + text.encode() + tail)
+    OUT.flush()
+
+
 def pace(session: str, n: int, interval_ms: float) -> None:
     head, tail = _chunk_line(session)
     interval = interval_ms / 1000
@@ -63,6 +87,8 @@ def prompt(id: Any, session: str, text: str) -> None:
     words = text.split()
     if len(words) >= 2 and words[0] == "flood" and words[1].isdigit():
         flood(session, int(words[1]))
+    elif len(words) >= 2 and words[0] == "bulk" and words[1].isdigit():
+        bulk(session, int(words[1]))
     elif len(words) >= 3 and words[0] == "pace" and words[1].isdigit():
         pace(session, int(words[1]), float(words[2]))
     else:

@@ -13,10 +13,17 @@ nothing else fails). Descriptors, RSS and trio tasks are taken at two quiet poin
 warm-up round of the same workload, and after the soak. At each, the workers have stopped,
 the backend has just answered `limit` fresh conversations (so it holds the same number
 both times) and is idle.
+
+Then the flood: `bench/flood_agent.py` streams FLOOD_MIB MiB as fast as it can to a VS Code
+side that reads slowly (READ_STEP bytes per READ_PAUSE), in the same backend. Everything must
+arrive (a digest of the text against what the agent wrote), and the backend's peak RSS
+(VmHWM, over the whole run, soak included) must stay under 150 MB: between the agent and a
+slow reader nothing buffers more than a window (docs/DESIGN.md, "Reliability").
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -25,12 +32,16 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
 
 from bench.conversations import open_fds, rss_mb
-from bench.streaming import wait_idle
+from bench.flood_agent import bulk_chunks
+from bench.streaming import AGENT_PATH, wait_idle
+from protocol.jsonrpc import Peer
 from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
 
@@ -42,6 +53,10 @@ KILL_EVERY = 10.0
 REQUEST_GUARD = 60.0
 AGENT = process_agent("eliza", sys.executable, ["-m", "symposium", "eliza", "--deterministic"])
 READ = {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+FLOOD_MIB = int(os.environ.get("SOAK_FLOOD_MIB", 400))
+READ_STEP = 32 * 1024  # the slow reader: this many bytes per READ_PAUSE seconds, at most
+READ_PAUSE = 0.002
+FLOODER = process_agent("flood", sys.executable, [AGENT_PATH])
 TALK = ["Hello", "I feel sad", "My mother hates me", "I remember my dog", "I am not sure", "Perhaps you are right"]
 
 
@@ -194,6 +209,86 @@ async def _quiet_point(load: _Load) -> dict[str, Any]:
     return {"fds": open_fds(pid), "rss_mb": rss_mb(pid), "processes": len(descendants(pid)), **stats}
 
 
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident set so far (VmHWM)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM")
+
+
+class PacedStream(trio.abc.ReceiveStream):
+    """The backend's stdout as VS Code reads it: at full speed, or (while `pause` is set) slowly,
+    READ_STEP bytes at a time with `pause` seconds between reads (pacing the reader, not
+    waiting for anything)."""
+
+    def __init__(self, inner: trio.abc.ReceiveStream) -> None:
+        self.inner = inner
+        self.pause = 0.0
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        if self.pause:
+            await trio.sleep(self.pause)
+            return await self.inner.receive_some(READ_STEP)
+        return await self.inner.receive_some(max_bytes)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def _flood(client: BackendClient, stdout: PacedStream) -> dict[str, Any]:
+    """FLOOD_MIB MiB from the flood agent to a slow reader: did all of it arrive, in order?"""
+    size = FLOOD_MIB * 1024 * 1024
+    digest, received = hashlib.blake2b(), 0
+    holder: list[ChatResult] = []
+
+    def on_part(part: dict[str, Any]) -> None:
+        nonlocal received
+        if part["type"] == "text":
+            digest.update(part["value"].encode())
+            received += len(part["value"])
+        holder[0].parts.clear()  # the bench holds nothing either
+
+    stdout.pause = READ_PAUSE
+    started = trio.current_time()
+    result = client.start_chat([user(f"bulk {size}")], agent=FLOODER, model_id="flood", on_part=on_part)
+    holder.append(result)
+    await result.done.wait()
+    seconds = trio.current_time() - started
+    stdout.pause = 0.0
+    expected = hashlib.blake2b()
+    for chunk in bulk_chunks(size):
+        expected.update(chunk.encode())
+    whole = result.error is None and result.completed and received == size and digest.digest() == expected.digest()
+    return {"mib": FLOOD_MIB, "seconds": seconds, "whole": whole, "error": result.error.message if result.error else None}
+
+
+@asynccontextmanager
+async def _spawn(args: list[str], env: dict[str, str]) -> AsyncIterator[tuple[BackendClient, PacedStream]]:
+    """`BackendClient.spawn`, with a stdout the soak can read slowly."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "symposium", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
+        start_new_session=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    stdout = PacedStream(process.stdout)
+    async with trio.open_nursery() as nursery:
+        peer = Peer(trio.StapledStream(process.stdin, stdout), name="backend")
+        nursery.start_soon(peer.serve)
+        client = BackendClient(peer, process, nursery)
+        try:
+            yield client, stdout
+        finally:
+            with trio.CancelScope(shield=True):
+                await client.close()
+            nursery.cancel_scope.cancel()
+
+
 async def _measure() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="symposium-bench-") as state:
         return await _measure_in(state)
@@ -201,16 +296,21 @@ async def _measure() -> dict[str, Any]:
 
 async def _measure_in(state: str) -> dict[str, Any]:
     args = ["vscodelm", "--max-conversations", str(LIMIT)]
-    async with BackendClient.spawn(args, stderr=subprocess.DEVNULL, env={"SYMPOSIUM_STATE_DIR": state}) as client:
+    async with _spawn(args, env={"SYMPOSIUM_STATE_DIR": state}) as (client, stdout):
+        assert client.process is not None
         load = _Load(client, seed=13)
         await load.run(WARMUP_SECONDS)
         before = await _quiet_point(load)
         warm = dict(load.outcomes)
         await load.run(SOAK_SECONDS)
         after = await _quiet_point(load)
+        soak_peak = peak_rss_mb(client.process.pid)
+        flood = await _flood(client, stdout)
+        flood["peak_rss_mb"] = peak_rss_mb(client.process.pid)
+        flood["soak_peak_rss_mb"] = soak_peak
     outcomes = Counter(load.outcomes)
     outcomes.subtract(warm)
-    return {"seconds": SOAK_SECONDS, "before": before, "after": after, "outcomes": dict(outcomes), "kills": load.kills}
+    return {"seconds": SOAK_SECONDS, "before": before, "after": after, "outcomes": dict(outcomes), "kills": load.kills, "flood": flood}
 
 
 def measure() -> dict[str, Any]:

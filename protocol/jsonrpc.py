@@ -469,7 +469,7 @@ def _repair(value: JSON, depth: int, repaired: list[str]) -> JSON:
 
 RequestHandler = Callable[[JSON, JSON], Awaitable[JSON]]  # (params, id)
 NotificationHandler = Callable[[JSON], Awaitable[None]]
-BatchHandler = Callable[[list[JSON]], None]  # the params of notifications read together, in order
+BatchHandler = Callable[[list[JSON], int], None]  # the params of notifications read together, in order; their lines' bytes
 Tracer = Callable[..., None]  # (direction, message, raw line if at hand) → None
 
 
@@ -491,6 +491,7 @@ class Peer:
         tracer: Tracer | None = None,
         unreadable_is_fatal: bool = False,
         decode: Callable[[bytes], JSON | Invalid] = parse_line,
+        flow: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """`unreadable_is_fatal`: a line that is not JSON within our limits ends the connection
         (`failure` says why) instead of being answered with an error. Right for a peer we
@@ -498,7 +499,11 @@ class Peer:
         so carrying on could leave that request waiting forever.
 
         `decode`: how a line becomes JSON; `protocol.decoding.Decoder` reads long requests at
-        the cost of what is new in them."""
+        the cost of what is new in them.
+
+        `flow`: awaited after each read is handled and before the next: the reader's
+        backpressure (an agent's reader waits while its sessions have too much unread,
+        `actors/flow.py`). While it waits, nothing more is read: the peer blocks on its writes."""
         self.name = name
         self.unreadable_is_fatal = unreadable_is_fatal
         self.failure: str | None = None  # why the connection was given up, if it was
@@ -511,6 +516,8 @@ class Peer:
         self._batch_handlers: dict[str, BatchHandler] = {}
         self._batch: list[JSON] = []  # params of batched notifications read, not yet handed over
         self._batch_method = ""
+        self._batch_bytes = 0  # the bytes of the lines of `_batch`
+        self._flow = flow
         self._pending: dict[str, trio.MemorySendChannel[Response]] = {}
         self._inbound: dict[str, trio.CancelScope] = {}
         self._ids = itertools.count()
@@ -528,8 +535,8 @@ class Peer:
     def on_notifications(self, method: str, handler: BatchHandler) -> None:
         """Handle a notification that comes in floods (an agent's `session/update`) in batches.
 
-        The params of consecutive ones that arrived in one read go to `handler` as one list,
-        synchronously, before anything read after them is dispatched: the order is the same as
+        The params of consecutive ones that arrived in one read go to `handler` as one list
+        (with the bytes of their lines, for the handler's backpressure), synchronously, before anything read after them is dispatched: the order is the same as
         `on_notification`'s, at one call per read instead of one await per line. An exception
         is logged, as `on_notification`'s are, and costs the rest of that batch.
         """
@@ -636,6 +643,8 @@ class Peer:
                     self._hand_over()
                     if self.failure is not None:
                         break
+                    if self._flow is not None:
+                        await self._flow()
                 else:
                     tail = self._splitter.leftover()
                     if tail is not None and (msg := self._read(tail)) is not None:
@@ -666,6 +675,7 @@ class Peer:
                     self._hand_over()
                     self._batch_method = method
                 self._batch.append(params)
+                self._batch_bytes += len(line)
                 return None
         return classify_object(obj)
 
@@ -700,8 +710,9 @@ class Peer:
         if not self._batch:
             return
         batch, self._batch = self._batch, []
+        size, self._batch_bytes = self._batch_bytes, 0
         try:
-            self._batch_handlers[self._batch_method](batch)
+            self._batch_handlers[self._batch_method](batch, size)
         except Exception:
             log.exception("%s: notification handler for %s failed", self.name, self._batch_method)
 

@@ -18,6 +18,7 @@ from actors import agent_options
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentPool, Connector, agent_key
 from actors.history import CancelRequest, ChatRequest, HistoryActor
+from actors.flow import PART_MAX, Window, part_cost
 from actors.mailbox import queued
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
@@ -283,23 +284,28 @@ class Backend:
                 self.spares.settled(chat.agent, chat.cwd)
 
     async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:
+        # Unbounded in items, bounded in text: the Session waits while `window` is full.
         send, replies = trio.open_memory_channel[Reply](math.inf)
-        self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
+        request = ChatRequest(request_id, chat, send)
+        self.history.mailbox.send_nowait(request)
         self._submitted.add(id_key(request_id))
         try:
-            return await self._stream(request_id, replies)
+            return await self._stream(request_id, replies, request.window)
         finally:
             self._submitted.discard(id_key(request_id))
+            request.window.close()  # nothing more is written for it: its Session never waits on it again
 
-    async def _stream(self, request_id: Any, replies: trio.MemoryReceiveChannel[Reply]) -> dict[str, Any]:
+    async def _stream(self, request_id: Any, replies: trio.MemoryReceiveChannel[Reply], window: Window) -> dict[str, Any]:
         async for reply in replies:
             batch = [reply, *_waiting(replies)]  # what queued up meanwhile goes out in one write
-            parts = merge_parts(r.part for r in batch if r.part is not None)
+            written = [r.part for r in batch if r.part is not None]
+            parts = merge_parts(written, PART_MAX)  # split too: never one huge line (docs/DESIGN.md, "Reliability")
             notifications = [(METHOD_PART, {"requestId": request_id, "part": part_to_wire(p)}) for p in parts]
             end = batch[-1]
             if end.complete:
                 notifications.append((METHOD_COMPLETE, {"requestId": request_id}))
-            await self.peer.notify_many(notifications)
+            await self.peer.notify_many(notifications)  # waits while VS Code does not read
+            window.refund(sum(map(part_cost, written)))
             if end.complete:
                 return {}
             if end.error is not None:

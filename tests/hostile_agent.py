@@ -46,10 +46,64 @@ def echo(id: Any, session: str, argument: str) -> None:
     end_turn(id)
 
 
+# Floods (bounded memory, backpressure: docs/DESIGN.md, "Reliability") -------------------------
+
+FLOOD_CHUNK = 16 * 1024  # characters of text per agent_message_chunk a flood writes
+
+
+def flood_text(size: int, chunk: int = FLOOD_CHUNK) -> list[str]:
+    """The chunks of a flood of `size` characters: each starts `<i>`, so what arrives can be
+    checked for loss and order however it was merged or split."""
+    chunks, i, left = [], 0, size
+    while left > 0:
+        head = f"<{i}>"
+        text = (head + "x" * max(0, chunk - len(head)))[:left]
+        chunks.append(text)
+        left -= len(text)
+        i += 1
+    return chunks
+
+
+def flood(id: Any, session: str, argument: str) -> None:
+    """`flood SIZE [CHUNK]`: SIZE characters of text in CHUNK-character chunks, then the end."""
+    words = argument.split()
+    for text in flood_text(int(words[0]), int(words[1]) if len(words) > 1 else FLOOD_CHUNK):
+        say(session, text)
+    end_turn(id)
+
+
+def huge(id: Any, session: str, argument: str) -> None:
+    """`huge SIZE`: one chunk of SIZE characters, on one line, then the end."""
+    say(session, "h" * int(argument))
+    end_turn(id)
+
+
+def after(id: Any, session: str, argument: str) -> None:
+    """`after SIZE FIFO`: end the turn ("before"), then SIZE characters more about it, while the
+    chat is idle; once the backend has read all of it (it answered a request written after
+    it), say "done" on the named pipe FIFO, for the test to go on."""
+    size, fifo = argument.split()
+    say(session, "before")
+    end_turn(id)
+    for text in flood_text(int(size)):
+        say(session, text.replace("x", "s"))
+    probe = "after-probe"
+    send({"id": probe, "method": "fs/read_text_file", "params": {"sessionId": session, "path": "/nonexistent"}})
+    for line in sys.stdin:  # the backend answers in order: everything before the probe was read
+        if json.loads(line).get("id") == probe:
+            break
+    with open(fifo, "w") as done:
+        done.write("done\n")
+
+
 # Prompt commands: name -> handler(request id, session id, argument). A handler answers the prompt
 # itself (or deliberately never does).
 COMMANDS: dict[str, Callable[[Any, str, str], None]] = {
     "echo": echo,
+    # floods
+    "flood": flood,
+    "huge": huge,
+    "after": after,
 }
 
 # Start-up flags: flag -> the methods it leaves unanswered (the backend's deadlines are tested

@@ -366,7 +366,8 @@ async def test_batched_notifications_keep_their_order_among_other_messages(nurse
     peer = Peer(ours, name="t")
     seen: list[Any] = []
 
-    def batch(params: list[Any]) -> None:
+    def batch(params: list[Any], size: int) -> None:
+        assert size > 0  # the bytes of their lines, for the handler's backpressure
         seen.append(("u", params))
         if params == [["boom"]]:
             raise ValueError("a failing handler is logged; reading goes on")
@@ -457,3 +458,26 @@ def test_the_splitters_fast_path_cuts_as_the_bounded_one(chunks: list[bytes], ma
         return [(line.size, line.head) if isinstance(line, Overlong) else line for line in out]
 
     assert seen(fast) == seen(bounded)
+
+
+async def test_a_flow_hook_holds_the_reader_between_reads(nursery: trio.Nursery) -> None:
+    # Backpressure: while `flow` waits, nothing more is read (the peer then blocks on its writes).
+    ours, theirs = trio.testing.memory_stream_pair()
+    go_on = trio.Event()
+    seen: list[Any] = []
+
+    async def flow() -> None:
+        await go_on.wait()
+
+    peer = Peer(ours, name="t", flow=flow)
+    peer.on_notifications("u", lambda params, size: seen.extend(params))
+    nursery.start_soon(peer.serve)
+    wire = Wire(theirs)
+    await wire.send({"jsonrpc": "2.0", "method": "u", "params": ["first"]})
+    await trio.testing.wait_all_tasks_blocked()
+    await wire.send({"jsonrpc": "2.0", "method": "u", "params": ["second"]})
+    await trio.testing.wait_all_tasks_blocked()
+    assert seen == [["first"]]
+    go_on.set()
+    await trio.testing.wait_all_tasks_blocked()
+    assert seen == [["first"], ["second"]]

@@ -14,6 +14,7 @@ from actors.turn import (
     AgentGone,
     AgentUpdates,
     Answer,
+    DropUpdates,
     CancelPrompt,
     Complete,
     EmitPart,
@@ -171,6 +172,20 @@ def test_an_agent_that_exited_while_idle_gives_the_next_turn_back() -> None:
     m.handle(AgentGone(ERROR))
     assert m.handle(TurnArrived(turn(1))) == [Fail(None, ERROR, retire=True)]
     assert m.state is State.ENDED
+
+
+def test_what_the_agent_says_after_its_prompt_ended_is_dropped_not_shown_in_the_next_turn() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(PromptEnded("end_turn"))
+    stale = ({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "late"}},)
+    assert m.handle(AgentUpdates(stale)) == [DropUpdates(stale)]  # idle
+    m.handle(TurnArrived(turn(2)))
+    assert m.handle(AgentUpdates(stale)) == [DropUpdates(stale)]  # preparing the next prompt
+    effects = m.handle(Prepared(BLOCKS))
+    assert not any(isinstance(e, ShowUpdates) for e in effects)
+    fresh = ({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "new"}},)
+    assert m.handle(AgentUpdates(fresh)) == [ShowUpdates(2, fresh)]
 
 
 def test_a_cancel_that_the_agent_ignores_retires_the_conversation() -> None:

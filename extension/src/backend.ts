@@ -3,7 +3,6 @@
 // run it against the real backend in plain node.
 
 import { ChildProcess, spawn } from 'node:child_process';
-import * as readline from 'node:readline';
 import {
   CANCELLED,
   ChatParams,
@@ -78,6 +77,84 @@ interface Proc {
 }
 
 const STDERR_TAIL = 10;
+/** Bytes in one line from the backend: its own input limit. Its parts are far smaller (docs/DESIGN.md,
+ * "Reliability"); a longer line is not held (a string that long cannot even be made), it fails its request. */
+export const MAX_LINE = 64 * 1024 * 1024;
+const HEAD = 4096; // what is kept of an overlong line, to find the request it was for
+const STDERR_LINE = 64 * 1024; // a log line longer than this is kept by its head
+
+/** A line over the limit, by its size and its first bytes. */
+export interface Overlong { size: number; head: string }
+
+/**
+ * Cuts a byte stream into lines, never holding more than `maxLine` bytes of one: a longer line is
+ * dropped as it comes, and reported (`Overlong`) once it ends. Lines are decoded as UTF-8 whole, so
+ * a character split across reads stays whole.
+ */
+export class LineReader {
+  private pieces: Buffer[] = [];
+  private size = 0;
+  private discarded = 0; // bytes of an overlong line dropped so far, 0 if none
+  private head = '';
+
+  constructor(private readonly maxLine = MAX_LINE) {}
+
+  feed(chunk: Buffer): (string | Overlong)[] {
+    const out: (string | Overlong)[] = [];
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+      this.add(chunk.subarray(start, nl));
+      out.push(this.end());
+      start = nl + 1;
+    }
+    this.add(chunk.subarray(start));
+    return out;
+  }
+
+  /** At the end of the stream: its last line, if it had no newline. */
+  finish(): string | Overlong | undefined {
+    return this.size || this.discarded ? this.end() : undefined;
+  }
+
+  private add(piece: Buffer): void {
+    if (!piece.length) {
+      return;
+    }
+    if (this.discarded) {
+      this.discarded += piece.length;
+    } else if (this.size + piece.length > this.maxLine) {
+      this.head = Buffer.concat([...this.pieces, piece.subarray(0, HEAD)]).subarray(0, HEAD).toString('utf8');
+      this.discarded = this.size + piece.length;
+      this.pieces = [];
+      this.size = 0;
+    } else {
+      this.pieces.push(piece);
+      this.size += piece.length;
+    }
+  }
+
+  private end(): string | Overlong {
+    const line: string | Overlong = this.discarded
+      ? { size: this.discarded, head: this.head }
+      : Buffer.concat(this.pieces, this.size).toString('utf8').replace(/\r$/, '');
+    this.pieces = [];
+    this.size = this.discarded = 0;
+    this.head = '';
+    return line;
+  }
+}
+
+/** Calls `onLine` with each line of `stream`, bounded as `LineReader` bounds them. */
+function readLines(stream: NodeJS.ReadableStream, maxLine: number, onLine: (line: string | Overlong) => void): void {
+  const reader = new LineReader(maxLine);
+  stream.on('data', (chunk: Buffer) => reader.feed(chunk).forEach(onLine));
+  stream.on('end', () => {
+    const last = reader.finish();
+    if (last !== undefined) {
+      onLine(last);
+    }
+  });
+}
 
 export class Backend {
   private proc: Proc | undefined;
@@ -87,6 +164,7 @@ export class Backend {
     private readonly commandFor: () => BackendCommand,
     private readonly log: Log,
     private readonly hooks: BackendHooks = {},
+    private readonly maxLine = MAX_LINE,
   ) {}
 
   get pid(): number | undefined {
@@ -217,8 +295,9 @@ export class Backend {
       exited();
     });
     child.stdin?.on('error', (error) => this.log.debug(`backend stdin: ${error.message}`));
-    readline.createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line) => this.receive(proc, line));
-    readline.createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', (line) => {
+    readLines(child.stdout!, this.maxLine, (line) => (typeof line === 'string' ? this.receive(proc, line) : this.overlong(proc, line)));
+    readLines(child.stderr!, Math.min(this.maxLine, STDERR_LINE), (read) => {
+      const line = typeof read === 'string' ? read : `${read.head}... (${read.size} bytes)`;
       proc.stderrTail.push(line);
       if (proc.stderrTail.length > STDERR_TAIL) {
         proc.stderrTail.shift();
@@ -270,6 +349,25 @@ export class Backend {
     } else {
       pending.resolve(message.result);
     }
+  }
+
+  /**
+   * A line too long to read: the request it was for (a part's `requestId`, or a response's `id`, read
+   * from its head) fails, saying so, rather than completing with that text silently missing.
+   */
+  private overlong(proc: Proc, line: Overlong): void {
+    const found = /"(?:requestId|id)":\s*(\d+)/.exec(line.head);
+    const id = found ? Number(found[1]) : undefined;
+    const pending = id !== undefined ? proc.pending.get(id) : undefined;
+    const problem = `The Symposium backend sent a line of ${line.size} bytes, over the limit of ${this.maxLine}`;
+    if (!pending) {
+      this.log.error(`${problem}, for no pending request; dropped`);
+      return;
+    }
+    this.log.error(`${problem}; request ${id} fails`);
+    proc.pending.delete(id!);
+    this.send(proc, { jsonrpc: '2.0', method: METHOD_CANCEL, params: { requestId: id } }); // its agent need not go on
+    pending.reject(new BackendError(`${problem}: the reply could not be read whole.`));
   }
 
   /** The process is gone: fail what it still owed, once. */

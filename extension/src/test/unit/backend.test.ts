@@ -3,20 +3,22 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { Backend, BackendCommand, BackendError, BackendHooks, RpcError } from '../../backend';
+import { Backend, BackendCommand, BackendError, BackendHooks, LineReader, RpcError } from '../../backend';
 import { AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, Agent, ChatParams, Message, METHOD_INFO, METHOD_TOKENS, ModelInfo, ResponsePart } from '../../wire';
 import { MemoryLog } from './log';
 
 const SYMPOSIUM = process.env.SYMPOSIUM_BACKEND ?? path.resolve(__dirname, '../../../../.venv/bin/symposium');
 const ELIZA: Agent = { eliza: { deterministic: true } };
+const PYTHON = path.resolve(__dirname, '../../../../.venv/bin/python');
+const HOSTILE = path.resolve(__dirname, '../../../../tests/hostile_agent.py');
 const ACTION_TOOL = { name: AGENT_ACTION_TOOL, description: 'permission', inputSchema: { type: 'object' } };
 
 const backends: Backend[] = [];
 after(() => Promise.all(backends.map((b) => b.stop())));
 
-function start(command: BackendCommand = { command: SYMPOSIUM, args: ['vscodelm'] }, hooks: BackendHooks = {}) {
+function start(command: BackendCommand = { command: SYMPOSIUM, args: ['vscodelm'] }, hooks: BackendHooks = {}, maxLine?: number) {
   const log = new MemoryLog();
-  const backend = new Backend(() => command, log, hooks);
+  const backend = new Backend(() => command, log, hooks, maxLine);
   backends.push(backend);
   return { backend, log };
 }
@@ -163,5 +165,36 @@ describe('the JSON-RPC client, against the real backend', () => {
     const { backend } = start({ command: 'python3', args: ['-m', 'no_such_module_symposium', 'vscodelm'] }, { onStartFailure: (e) => failures.push(e) });
     await assert.rejects(backend.request(METHOD_INFO, { silent: true }), /Could not start .*exited with code 1\n.*No module named no_such_module_symposium/s);
     assert.equal(failures.length, 1);
+  });
+
+  it('fails a request whose line is over its limit, saying so, and reads on', async () => {
+    // The backend's parts are at most 256 Ki characters; this reader's limit is set below that.
+    const { backend, log } = start(undefined, {}, 64 * 1024);
+    const hostile: Agent = { mcp_server: { name: 'hostile', command: PYTHON, args: [HOSTILE], env: [] } };
+    const params = { ...chatParams([user('huge 200000')]), agent: hostile };
+    const parts: ResponsePart[] = [];
+    await assert.rejects(backend.chat(params, (p) => parts.push(p)), (e: unknown) => e instanceof BackendError && /line of \d+ bytes, over the limit of 65536/.test(e.message));
+    assert.ok(!parts.some((p) => p.type === 'text' && p.value.includes('h')), 'no part of the text was passed on as if whole');
+    assert.ok(log.lines.some((l) => /over the limit/.test(l)));
+    const next = await chat(backend, chatParams([user('Hello')]));
+    assert.equal(next.text, 'How do you do. Please state your problem.');
+  });
+});
+
+describe('the line reader', () => {
+  it('cuts lines across reads, a character split between reads kept whole', () => {
+    const reader = new LineReader(100);
+    const bytes = Buffer.from('{"a":"é"}\n{"b":1}\r\nrest');
+    assert.deepEqual([...reader.feed(bytes.subarray(0, 8)), ...reader.feed(bytes.subarray(8))], ['{"a":"é"}', '{"b":1}']);
+    assert.equal(reader.finish(), 'rest');
+    assert.equal(reader.finish(), undefined);
+  });
+
+  it('holds no more than its limit of a line, and reports it by its size and head', () => {
+    const reader = new LineReader(10);
+    const out = [...reader.feed(Buffer.from('{"id":7,"x":"')), ...reader.feed(Buffer.alloc(1000, 'y')), ...reader.feed(Buffer.from('"}\nok\n'))];
+    assert.equal(out.length, 2);
+    assert.deepEqual(out[0], { size: 13 + 1000 + 2, head: '{"id":7,"x":"' });
+    assert.equal(out[1], 'ok');
   });
 });
