@@ -31,6 +31,12 @@ class Turn:
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
     model_id: str = ""  # the model entry the request was for
     options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
+    cancelled: trio.Event = attrs.field(factory=trio.Event, eq=False)  # set with `scope`: for waits outside it
+
+    def cancel(self) -> None:
+        """Cancel the turn (lm/cancel, a newer request, shutdown): its scope, and whatever waits on `cancelled`."""
+        self.scope.cancel()
+        self.cancelled.set()
 
 
 @attrs.frozen

@@ -17,7 +17,7 @@ import trio
 from actors import agent_options
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentPool, Connector, agent_key
-from actors.history import CancelRequest, ChatRequest, HistoryActor
+from actors.history import CancelRequest, ChatRequest, HistoryActor, shutting_down
 from actors.mailbox import queued
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
@@ -284,7 +284,11 @@ class Backend:
 
     async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:
         send, replies = trio.open_memory_channel[Reply](math.inf)
-        self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
+        try:
+            self.history.mailbox.send_nowait(ChatRequest(request_id, chat, send))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            # Read before the input ended, handled after History stopped: still answered.
+            raise shutting_down() from None
         self._submitted.add(id_key(request_id))
         try:
             return await self._stream(request_id, replies)
@@ -313,7 +317,10 @@ class Backend:
             log.warning("ignored lm/cancel with bad params: %s", exc)
             return
         if id_key(request_id) in self._submitted:
-            self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
+            try:
+                self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass  # History has stopped: it answered the request already
         else:
             self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
