@@ -13,6 +13,7 @@ actor's mailbox and receives its session's `AgentEvent`s on a channel of its own
 from __future__ import annotations
 
 import collections
+import contextlib
 from collections.abc import Awaitable, Callable
 import logging
 import math
@@ -584,7 +585,8 @@ class AgentProcess:
             if not isinstance(outcome, AgentSession):
                 command.events.close()
                 if outcome is not None:
-                    command.reply.send_nowait(outcome)
+                    with contextlib.suppress(trio.BrokenResourceError):  # its conversation gave up waiting
+                        command.reply.send_nowait(outcome)
                 return
             try:
                 command.reply.send_nowait(outcome)
