@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from typing import Any, Callable
 
@@ -64,7 +66,8 @@ SILENT_ON: dict[str, frozenset[str]] = {}
 # Flags: silent-new, silent-list, silent-load, silent-config leave that request unanswered (and
 # write its method, a line, to the file $HOSTILE_NOTE if set, so a test knows it is stuck there);
 # "sessions" offers session/list (one session, "old-session") and session/load; "options" offers
-# a model option (session/set_config_option). Commands: "orphan FILE" starts a descendant that
+# a model option (session/set_config_option); "stubborn" ignores SIGTERM and the end of its
+# input (only SIGKILL ends it). Commands: "orphan FILE" starts a descendant that
 # leaves the process group (setsid), writes its pid to FILE, and answers; "die" starts a child
 # that keeps the agent's stdout open, then exits without answering.
 
@@ -133,12 +136,24 @@ def answer_sessions(method: str, id: Any, params: dict[str, Any]) -> bool:
     return True
 
 
+def stubborn(flags: list[str]) -> None:
+    if "stubborn" in flags:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def outlive_input(flags: list[str]) -> None:
+    if "stubborn" in flags:
+        while True:
+            time.sleep(3600)
+
+
 # -- End of family: deadlines, exits, shared sessions, descendants --------------------------------
 
 
 def main() -> None:
     flags = sys.argv[1:]
     silent = frozenset().union(*(SILENT_ON.get(flag, frozenset()) for flag in flags))
+    stubborn(flags)
     for line in sys.stdin:
         msg = json.loads(line)
         method, id, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
@@ -161,6 +176,7 @@ def main() -> None:
                 handler(id, params["sessionId"], argument)
         elif id is not None and method is not None:
             send({"id": id, "error": {"code": -32601, "message": f"not supported: {method}"}})
+    outlive_input(flags)
 
 
 if __name__ == "__main__":

@@ -158,14 +158,15 @@ async def test_two_chats_continued_from_one_agent_session_never_get_each_others_
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is Linux's (docs/DESIGN.md, Reliability)")
-@pytest.mark.parametrize("ending", ["stdin EOF", "SIGKILL"])
+@pytest.mark.parametrize("ending", ["stdin EOF", "SIGKILL", "stdin EOF, agent ignores SIGTERM"])
 async def test_a_descendant_that_left_the_process_group_ends_with_the_backend(tmp_path: Path, ending: str) -> None:
     pid_file = tmp_path / "pid"
     pid = None
+    agent = hostile("stubborn") if "SIGTERM" in ending else hostile()
     try:
         async with BackendClient.spawn(["vscodelm"]) as backend:
             with trio.fail_after(GUARD):
-                result = await backend.chat([user(f"orphan {pid_file}")], agent=hostile(), cwd=str(tmp_path))
+                result = await backend.chat([user(f"orphan {pid_file}")], agent=agent, cwd=str(tmp_path))
                 assert result.completed, result.error
                 pid = int(pid_file.read_text())
                 os.kill(pid, 0)  # running, in a session of its own
