@@ -160,6 +160,9 @@ def main(argv: list[str]) -> int:
         return 2
     watch = int(argv[0])
     _become_subreaper()
+    # Signals meant for the agent's group reach the agent directly; the guard just waits. (Set
+    # before the watch starts, which may SIGTERM the group at once; the agent's exec resets it.)
+    signal.signal(signal.SIGTERM, lambda *_: None)
     try:
         agent = subprocess.Popen(argv[2:], close_fds=True)  # inherits 0, 1 and 2; not the watch fd
     except OSError as exc:
@@ -170,13 +173,11 @@ def main(argv: list[str]) -> int:
     os.dup2(null, 0)
     os.dup2(null, 1)
     group = os.getpgrp()  # the agent's too; the backend signals it by the guard's pid
-    threading.Thread(target=_watch, args=(watch, group), daemon=True).start()
-    # Signals meant for the agent's group reach the agent directly; the guard just waits.
-    signal.signal(signal.SIGTERM, lambda *_: None)
     # The backend's last word when stopping the agent: SIGKILL it and everything it started.
     # (A SIGKILL to the group would end the guard before it could reach the descendants
     # that left the group.) The main thread then sweeps what is left and exits.
     signal.signal(signal.SIGUSR1, lambda *_: _kill_now(agent.pid, group))
+    threading.Thread(target=_watch, args=(watch, group), daemon=True).start()
     code = _wait_for(agent.pid)
     sweep(group)
     return code if code >= 0 else 128 - code
