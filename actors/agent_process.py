@@ -13,6 +13,7 @@ actor's mailbox and receives its session's `AgentEvent`s on a channel of its own
 from __future__ import annotations
 
 import collections
+import contextlib
 from collections.abc import Awaitable, Callable
 import logging
 import math
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
+EXIT_DRAIN = 1.0  # an agent that exited while something it started holds its stdout: read what it wrote first
+TIMEOUT_KIND = "agent_timeout"  # the error kind of a request the agent did not answer in time
 STDERR_LINES = 20
 STDERR_READ_MAX = 64 * 1024  # a stderr line longer than this is kept by its head only
 CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
@@ -122,6 +125,9 @@ class AgentConnection(Protocol):
     async def ended(self) -> None:
         """Wait (bounded) for the agent to end, once its output has ended: for its exit code."""
 
+    async def wait(self) -> None:
+        """Until the agent itself has ended, whatever holds its output open (a child it started)."""
+
     async def stop(self) -> None:
         """End the agent, bounded; also called (and then a no-op, or a sweep) once it has ended."""
 
@@ -146,6 +152,9 @@ class StreamConnection:
 
     async def ended(self) -> None:
         await trio.lowlevel.checkpoint()
+
+    async def wait(self) -> None:
+        await trio.sleep_forever()  # a stream has no process: its end is its EOF
 
     async def stop(self) -> None:
         try:
@@ -232,7 +241,8 @@ class AgentSession:
         self._send(_Close(self.id))
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
-        """A request to the agent about this session; raises RpcError, or AgentError if it exited."""
+        """A request to the agent about this session; raises RpcError, or AgentError if it
+        exited or did not answer in time."""
         return await _call(self._commands, self.agent_name, method, params)
 
     @property
@@ -251,7 +261,7 @@ async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: s
         outcome = await reply.receive()
     except (trio.BrokenResourceError, trio.ClosedResourceError, trio.EndOfChannel):
         raise AgentError(session_failure(f"Agent {name!r} exited", kind="agent_exited")) from None
-    if isinstance(outcome, RpcError):
+    if isinstance(outcome, (RpcError, AgentError)):
         raise outcome
     return outcome
 
@@ -273,8 +283,18 @@ def agent_label(agent: Agent) -> str:
 class AgentProcess:
     """Owns one agent connection and routes its traffic to the sessions it serves."""
 
-    def __init__(self, agent: Agent, *, cwd: str, connector: Connector, recorder: Recorder | None = None, secrets: Redactor | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        cwd: str,
+        connector: Connector,
+        recorder: Recorder | None = None,
+        secrets: Redactor | None = None,
+        request_timeout: float = Settings().agent_timeout,
+    ) -> None:
         self.agent = agent
+        self._request_timeout = request_timeout
         self.name = agent_label(agent)
         self.cwd = cwd
         self._recorder = recorder
@@ -417,7 +437,23 @@ class AgentProcess:
         self.capabilities = self.initialized.get("agentCapabilities") or {}
 
     async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
-        await peer.eof.wait()
+        """The agent is gone when its output ends or its process exits, whichever comes first:
+        a child it started may hold its stdout open long after it died."""
+        async with trio.open_nursery() as watchers:
+
+            async def process_exited() -> None:
+                assert self._connection is not None
+                await self._connection.wait()
+                with trio.move_on_after(EXIT_DRAIN):
+                    await peer.eof.wait()  # what it wrote before it exited is read first
+                watchers.cancel_scope.cancel()
+
+            async def output_ended() -> None:
+                await peer.eof.wait()
+                watchers.cancel_scope.cancel()
+
+            watchers.start_soon(process_exited)
+            watchers.start_soon(output_ended)
         if peer.failure is not None:
             # Still running, but it cannot be understood: fail its sessions now, then stop it.
             self._broken = peer.failure
@@ -431,6 +467,17 @@ class AgentProcess:
         self._broadcast_exit()
         self._commands_send.close()
         scope.cancel()
+
+    async def _request(self, peer: Peer, method: str, params: dict[str, Any]) -> Any:
+        """`peer.request` within the agent's deadline for anything but a prompt; past it, raises
+        AgentError naming the agent and the step (`data.kind` agent_timeout, `data.step`)."""
+        with trio.move_on_after(self._request_timeout):
+            return await peer.request(method, params)
+        log.warning("agent %s did not answer %s within %g s", self.name, method, self._request_timeout)
+        error = self._failure(f"Agent {self.name!r} did not answer {method} within {self._request_timeout:g} s", TIMEOUT_KIND)
+        assert isinstance(error.data, dict)
+        error.data["step"] = method
+        raise AgentError(error)
 
     @property
     def usable(self) -> bool:
@@ -494,10 +541,11 @@ class AgentProcess:
             self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AgentError(self._failure(f"Agent {self.name!r} is not running", "agent_exited")) from None
-        try:
-            outcome = await reply.receive()
-        except trio.EndOfChannel:
-            raise AgentError(self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")) from None
+        with reply:  # closed if the caller gives up (lm/cancel): the session opened is then closed, not kept
+            try:
+                outcome = await reply.receive()
+            except trio.EndOfChannel:
+                raise AgentError(self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")) from None
         if isinstance(outcome, AgentError):
             raise outcome
         return outcome
@@ -506,7 +554,7 @@ class AgentProcess:
         self.last_active = trio.current_time()
         match command:
             case _NewSession():
-                nursery.start_soon(self._open_session, command, peer)
+                nursery.start_soon(self._open_session, command, peer, nursery)
             case _Prompt(session_id=sid, blocks=blocks):
                 nursery.start_soon(self._prompt, peer, sid, blocks)
             case _Cancel(session_id=sid, then=then):
@@ -548,54 +596,73 @@ class AgentProcess:
             if self._closing.get(session_id) is done:
                 del self._closing[session_id]
 
-    async def _open_session(self, command: _NewSession, peer: Peer) -> None:
+    async def _open_session(self, command: _NewSession, peer: Peer, nursery: trio.Nursery) -> None:
         with command.reply:  # closed however this ends: the Session waiting on it learns the agent is gone
-            if command.resume and (closing := self._closing.get(command.resume)) is not None:
-                await closing.wait()  # a session closed a moment ago is taken back only once the agent has closed it
-            method = self._resume_method() if command.resume else None
-            if command.resume and method is not None:
-                # Routed before asking, so the history a loading agent replays reaches the
-                # session, which drops it: the user saw it already.
-                self._sessions[command.resume] = command.events
-                params = (acp.resume_session_params if method == "session/resume" else acp.load_session_params)(command.resume, command.cwd, command.mcp_servers)
-                try:
-                    answer = await peer.request(method, params)
-                except RpcError as exc:
-                    del self._sessions[command.resume]
-                    if command.must_resume:
-                        failure = self._failure(f"Agent {self.name!r} could not continue session {command.resume}: {exc.message}", "resume_failed")
-                        command.events.close()
-                        command.reply.send_nowait(AgentError(failure))
-                        return
-                    log.info("agent %s could not resume session %s (%s); starting a new one", self.name, command.resume, exc.message)
-                except ConnectionClosed:
-                    return
-                else:
-                    answer = answer if isinstance(answer, dict) else {}
-                    command.reply.send_nowait(AgentSession(command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer))
-                    return
-            elif command.must_resume:
+            try:
+                outcome = await self._session_for(command, peer)
+            except AgentError as exc:
+                outcome = exc
+            except ConnectionClosed:
+                outcome = None  # the reply channel closes; the caller reports the exit
+            if not isinstance(outcome, AgentSession):
                 command.events.close()
-                command.reply.send_nowait(AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", "resume_failed")))
+                if outcome is not None:
+                    with contextlib.suppress(trio.BrokenResourceError):  # its conversation gave up waiting
+                        command.reply.send_nowait(outcome)
                 return
             try:
-                result = await peer.request("session/new", acp.new_session_params(command.cwd, command.mcp_servers))
-                session_id = result["sessionId"]
-                if not isinstance(session_id, str):
-                    raise TypeError("sessionId is not a string")
+                command.reply.send_nowait(outcome)
+            except trio.BrokenResourceError:
+                # Its conversation gave up waiting (lm/cancel): nobody will use the session.
+                log.info("agent %s: session %s opened after its conversation gave up; closing it", self.name, outcome.id)
+                self._handle(_Close(outcome.id), peer, nursery)
+
+    async def _session_for(self, command: _NewSession, peer: Peer) -> AgentSession | AgentError:
+        """The session a conversation asked for: resumed (or loaded) if it named one and the
+        agent can, else new. Routed to the conversation's events before it is returned."""
+        if command.resume and (closing := self._closing.get(command.resume)) is not None:
+            await closing.wait()  # a session closed a moment ago is taken back only once the agent has closed it
+        method = self._resume_method() if command.resume else None
+        if command.resume and command.resume in self._sessions:
+            # Another live conversation holds it (two chats continued from one token): the
+            # agent's replies go to one route per session, so a second would take the first's.
+            if command.must_resume:
+                message = f"Agent {self.name!r} session {command.resume} is already open in another chat; continue it there, or start a new chat"
+                return AgentError(self._failure(message, "session_in_use"))
+            log.info("agent %s: session %s is held by another conversation; starting a new one", self.name, command.resume)
+        elif command.resume and method is not None:
+            # Routed before asking, so the history a loading agent replays reaches the
+            # session, which drops it: the user saw it already.
+            self._sessions[command.resume] = command.events
+            params = (acp.resume_session_params if method == "session/resume" else acp.load_session_params)(command.resume, command.cwd, command.mcp_servers)
+            try:
+                answer = await self._request(peer, method, params)
             except RpcError as exc:
-                failure = self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", "session_new_failed")
-            except (KeyError, TypeError) as exc:
-                failure = self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", "session_new_failed")
-            except ConnectionClosed:
-                command.events.close()
-                return  # the reply channel closes; the caller reports the exit
+                del self._sessions[command.resume]
+                if command.must_resume:
+                    return AgentError(self._failure(f"Agent {self.name!r} could not continue session {command.resume}: {exc.message}", "resume_failed"))
+                log.info("agent %s could not resume session %s (%s); starting a new one", self.name, command.resume, exc.message)
+            except BaseException:
+                self._sessions.pop(command.resume, None)
+                raise
             else:
-                self._sessions[session_id] = command.events
-                command.reply.send_nowait(AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result))
-                return
-            command.events.close()
-            command.reply.send_nowait(AgentError(failure))
+                answer = answer if isinstance(answer, dict) else {}
+                return AgentSession(command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer)
+        elif command.must_resume:
+            return AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", "resume_failed"))
+        try:
+            result = await self._request(peer, "session/new", acp.new_session_params(command.cwd, command.mcp_servers))
+            session_id = result["sessionId"]
+            if not isinstance(session_id, str):
+                raise TypeError("sessionId is not a string")
+        except RpcError as exc:
+            return AgentError(self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", "session_new_failed"))
+        except (KeyError, TypeError) as exc:
+            return AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", "session_new_failed"))
+        if session_id in self._sessions:
+            return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", "session_new_failed"))
+        self._sessions[session_id] = command.events
+        return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result)
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
         self.prompts_in_flight += 1
@@ -620,7 +687,9 @@ class AgentProcess:
     async def _call(self, peer: Peer, command: _Call) -> None:
         with command.reply:
             try:
-                result = await peer.request(command.method, command.params)
+                result = await self._request(peer, command.method, command.params)
+            except AgentError as exc:
+                command.reply.send_nowait(exc)
             except RpcError as exc:
                 command.reply.send_nowait(self._scrubbed(exc))
             except ConnectionClosed:
@@ -731,6 +800,7 @@ class AgentPool:
     _cwd: str = attrs.field(kw_only=True)
     _connector: Connector = attrs.field(kw_only=True)
     _idle: float = attrs.field(default=Settings().agent_idle, kw_only=True)
+    _request_timeout: float = attrs.field(default=Settings().agent_timeout, kw_only=True)  # for requests but prompts
     _recorder: Recorder | None = attrs.field(default=None, kw_only=True)
     secrets: Redactor = attrs.field(factory=Redactor, kw_only=True)  # every agent's env values (protocol/redact.py)
     started: int = attrs.field(default=0, init=False)  # agent processes started so far
@@ -763,7 +833,9 @@ class AgentPool:
                     # Real agents connect to the tool bridge at once; have the MCP SDK ready.
                     self._warmed = True
                     self._nursery.start_soon(_warm_up_mcp)
-                process = AgentProcess(agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets)
+                process = AgentProcess(
+                    agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout
+                )
                 await self._nursery.start(process.run)  # raises AgentError if it cannot start
                 if not self._agents:
                     self._nursery.start_soon(self._stop_idle_agents)

@@ -24,6 +24,7 @@ import trio
 
 from actors.agent_process import AgentPool
 from actors.flow import REPLY_WINDOW, Window
+from actors.mailbox import queued
 from actors.markers import Marker, MarkerCodec
 from actors.matching import (
     Conversation,
@@ -273,6 +274,19 @@ class Conversations:
 NOTHING_TO_ANSWER = "Invalid params: messages: no user message to answer"
 
 
+def shutting_down() -> RpcError:
+    return session_failure("The backend is shutting down", kind="shutdown")
+
+
+def refuse(reply: trio.MemorySendChannel[Reply], error: RpcError) -> None:
+    """Answer a chat request `error` and end its replies."""
+    try:
+        reply.send_nowait(Reply(error=error))
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+    reply.close()
+
+
 def _answerable(context: tuple[Message, ...], new: tuple[Message, ...]) -> bool:
     return any(m.role == "user" for m in new) or bool(context)
 
@@ -461,7 +475,7 @@ class HistoryActor:
         """Answer the streaming request -32800 now; its Session cancels the agent's prompt."""
         streaming = live.streaming
         assert streaming is not None
-        streaming.turn.scope.cancel()
+        streaming.turn.cancel()
         self._finish(live, Reply(error=RpcError(REQUEST_CANCELLED, "Request cancelled")))
         if live.record.throwaway:
             self._retire(live)
@@ -556,19 +570,28 @@ class HistoryActor:
     # Shutdown --------------------------------------------------------------------------------
 
     def _shutdown(self) -> None:
-        error = session_failure("The backend is shutting down", kind="shutdown")
+        error = shutting_down()
         for live in list(self._live.values()):
             if live.streaming is not None:
-                live.streaming.turn.scope.cancel()
+                live.streaming.turn.cancel()
                 self._finish(live, Reply(error=error))
             self._retire(live)
+        # A request read just before the input ended may be queued behind Shutdown: answered too.
+        # Then the mailbox closes, so one that comes later is refused at once (the backend's
+        # handler answers it), never left waiting for an actor that has stopped.
+        for message in queued(self._receive):
+            if isinstance(message, ChatRequest):
+                refuse(message.reply, error)
+            elif isinstance(message, Shutdown):
+                message.done.set()
+        self._receive.close()
 
     async def shutdown(self) -> None:
         """Answer every pending request, stop every session; returns when done."""
         done = trio.Event()
         try:
             self._send.send_nowait(Shutdown(done))
-        except trio.ClosedResourceError:
-            return
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return  # shut down already
         await done.wait()
 

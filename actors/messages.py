@@ -35,6 +35,12 @@ class Turn:
     # The text on its way to VS Code and not yet written: the Session waits while it is full
     # (`actors/flow.py`); the request's writer gives back what it wrote.
     window: Window = attrs.field(factory=lambda: Window(REPLY_WINDOW), eq=False)
+    cancelled: trio.Event = attrs.field(factory=trio.Event, eq=False)  # set with `scope`: for waits outside it
+
+    def cancel(self) -> None:
+        """Cancel the turn (lm/cancel, a newer request, shutdown): its scope, and whatever waits on `cancelled`."""
+        self.scope.cancel()
+        self.cancelled.set()
 
 
 @attrs.frozen

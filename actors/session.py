@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 
 import attrs
@@ -89,7 +89,7 @@ from actors.turn import (
     Want,
 )
 from actors.turn import Event as TurnEvent
-from protocol.jsonrpc import RpcError
+from protocol.jsonrpc import REQUEST_CANCELLED, RpcError
 from protocol.transcript import Recorder
 from protocol.lm import Agent, Part, TextPart, ToolCallPart
 
@@ -165,7 +165,7 @@ class SessionActor:
                     session = spare.session
                 else:
                     cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
-                    session = await self._pool.open_session(self.agent, cwd, [bridge.entry()], self._events_send, resumed, named)
+                    session = await self._opened(first, partial(self._pool.open_session, self.agent, cwd, [bridge.entry()], self._events_send, resumed, named))
             except AgentError as exc:
                 self._fail(first.number, exc.error, retire=True)
             else:
@@ -177,6 +177,34 @@ class SessionActor:
                 finally:
                     session.close()
             bridge.close()
+
+    async def _opened(self, first: Turn, opening: Callable[[], Awaitable[AgentSession]]) -> AgentSession:
+        """The session `opening` opens, unless the first turn is cancelled first (lm/cancel of a
+        turn whose agent is slow to open it): then the conversation is over (AgentError, which
+        retires it and its bridge; the request was answered -32800 already), and a session the
+        agent opens later is closed (`AgentProcess._open_session`)."""
+        session: AgentSession | AgentError | None = None
+        async with trio.open_nursery() as racing:
+
+            async def open_it() -> None:
+                nonlocal session
+                try:
+                    session = await opening()
+                except AgentError as exc:
+                    session = exc  # raised below: out of a nursery it would come wrapped in a group
+                racing.cancel_scope.cancel()
+
+            async def give_up() -> None:
+                await first.cancelled.wait()
+                racing.cancel_scope.cancel()
+
+            racing.start_soon(open_it)
+            racing.start_soon(give_up)
+        if session is None:
+            raise AgentError(RpcError(REQUEST_CANCELLED, "Request cancelled"))
+        if isinstance(session, AgentError):
+            raise session
+        return session
 
     def _resume(self, first: Turn) -> Resume | None:
         """The agent's own session this conversation goes on in, if any: the one remembered

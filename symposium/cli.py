@@ -112,6 +112,7 @@ def _vscodelm(args: argparse.Namespace) -> int:
     settings = Settings(
         agent_idle=args.agent_idle,
         cancel_timeout=args.cancel_timeout,
+        agent_timeout=args.agent_timeout,
         forward_system=args.forward_system,
         max_conversations=args.max_conversations or default_max_conversations(),
         conversation_idle=args.conversation_idle,
@@ -176,6 +177,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULTS.cancel_timeout,
         metavar="SECONDS",
         help="wait this long for a cancelled prompt to stop (default %(default)g)",
+    )
+    vscodelm.add_argument(
+        "--agent-timeout",
+        type=_at_least(0, float),
+        default=DEFAULTS.agent_timeout,
+        metavar="SECONDS",
+        help="fail a turn whose agent does not answer a request other than a prompt (session/new, load, list, set an option) this long (default %(default)g)",
     )
     vscodelm.add_argument("--forward-system", action="store_true", help="send VS Code's system messages to the agent")
     vscodelm.add_argument(

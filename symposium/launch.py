@@ -3,9 +3,10 @@
 The AgentProcess actor (`actors/agent_process.py`) speaks ACP over whatever `AgentConnection`
 its connector gives it; this module is the connector the backend uses (`connect`). The
 built-in Eliza runs in-process over an in-memory stream pair; every other agent is a
-subprocess in a process group of its own under `symposium/guard.py`, which stops the whole
-group when the backend ends, however it ends. Stopping is: close stdin, SIGTERM the group,
-SIGKILL it, each step bounded by STOP_GRACE.
+subprocess in a process group of its own under `symposium/guard.py`, which stops the agent
+and everything it started (its descendants, even those that left the group) when the agent
+exits or the backend ends, however it ends. Stopping is: close stdin, SIGTERM the group,
+SIGUSR1 the guard (it SIGKILLs everything), SIGKILL the group, each step bounded by STOP_GRACE.
 
 `RELAY` is how an agent reaches its conversation's ToolBridge (`actors/tool_bridge.py`): the
 stdio MCP server it starts (`symposium/mcp_relay.py`) and the variable carrying the token.
@@ -112,8 +113,13 @@ class GuardedProcess:
         with trio.move_on_after(REAP_TIMEOUT):
             await self._process.wait()
 
+    async def wait(self) -> None:
+        """Until the agent has exited (the guard exits with it, once it has killed what the agent left)."""
+        await self._process.wait()
+
     async def stop(self) -> None:
-        """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group."""
+        """Close stdin, wait, SIGTERM the group, wait, have the guard SIGKILL everything, wait,
+        SIGKILL the group."""
         process = self._process
         if process.returncode is not None:
             self._close_lifeline()
@@ -124,10 +130,12 @@ class GuardedProcess:
         if process.stdin is not None:
             with trio.move_on_after(STOP_GRACE):
                 await process.stdin.aclose()
-        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        # SIGUSR1 asks the guard to SIGKILL the agent and all it started (symposium/guard.py);
+        # the group's SIGKILL is the last resort, for a guard that did not end.
+        for sig, group in ((None, False), (signal.SIGTERM, True), (signal.SIGUSR1, False), (signal.SIGKILL, True)):
             if sig is not None:
                 try:
-                    os.killpg(process.pid, sig)
+                    (os.killpg if group else os.kill)(process.pid, sig)
                 except ProcessLookupError:
                     break
             with trio.move_on_after(STOP_GRACE):
@@ -135,6 +143,8 @@ class GuardedProcess:
             if process.returncode is not None:
                 break
         self._close_lifeline()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)  # what the guard could not see (no /proc), still in its group
         note = f" (exit code {process.returncode})" if process.returncode is not None else ""
         log.info("agent %s stopped%s", self._name, note)
 

@@ -17,8 +17,8 @@ import trio
 from actors import agent_options
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentPool, Connector, agent_key
-from actors.history import CancelRequest, ChatRequest, HistoryActor
 from actors.flow import PART_MAX, Window, part_cost
+from actors.history import CancelRequest, ChatRequest, HistoryActor, shutting_down
 from actors.mailbox import queued
 from actors.markers import MarkerCodec, load_secret, state_dir
 from actors.messages import Reply
@@ -287,7 +287,11 @@ class Backend:
         # Unbounded in items, bounded in text: the Session waits while `window` is full.
         send, replies = trio.open_memory_channel[Reply](math.inf)
         request = ChatRequest(request_id, chat, send)
-        self.history.mailbox.send_nowait(request)
+        try:
+            self.history.mailbox.send_nowait(request)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            # Read before the input ended, handled after History stopped: still answered.
+            raise shutting_down() from None
         self._submitted.add(id_key(request_id))
         try:
             return await self._stream(request_id, replies, request.window)
@@ -319,7 +323,10 @@ class Backend:
             log.warning("ignored lm/cancel with bad params: %s", exc)
             return
         if id_key(request_id) in self._submitted:
-            self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
+            try:
+                self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass  # History has stopped: it answered the request already
         else:
             self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
@@ -356,7 +363,7 @@ async def serve(
     decoder = Decoder([("params", "messages"), ("params", "options", "tools")])
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None, decode=decoder.decode)
     async with trio.open_nursery() as nursery:
-        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, recorder=recorder, connector=connector, secrets=secrets if secrets is not None else Redactor())
+        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, request_timeout=settings.agent_timeout, recorder=recorder, connector=connector, secrets=secrets if secrets is not None else Redactor())
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
         bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port

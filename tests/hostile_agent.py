@@ -17,7 +17,11 @@ Each behaviour family adds its own entries to `FLAGS` and `COMMANDS`; see docs/D
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 import uuid
 from typing import Any, Callable
 
@@ -111,17 +115,111 @@ COMMANDS: dict[str, Callable[[Any, str, str], None]] = {
 SILENT_ON: dict[str, frozenset[str]] = {}
 
 
+# -- Family: deadlines, exits, shared sessions, descendants (tests/test_deadlines.py) ----------
+#
+# Flags: silent-new, silent-list, silent-load, silent-config leave that request unanswered (and
+# write its method, a line, to the file $HOSTILE_NOTE if set, so a test knows it is stuck there);
+# "sessions" offers session/list (one session, "old-session") and session/load; "options" offers
+# a model option (session/set_config_option); "stubborn" ignores SIGTERM and the end of its
+# input (only SIGKILL ends it). Commands: "orphan FILE" starts a descendant that
+# leaves the process group (setsid), writes its pid to FILE, and answers; "die" starts a child
+# that keeps the agent's stdout open, then exits without answering.
+
+SILENT_ON.update(
+    {
+        "silent-new": frozenset({"session/new"}),
+        "silent-list": frozenset({"session/list"}),
+        "silent-load": frozenset({"session/load"}),
+        "silent-config": frozenset({"session/set_config_option"}),
+    }
+)
+OLD_SESSION = "old-session"
+MODEL_OPTION = {
+    "id": "model",
+    "name": "Model",
+    "category": "model",
+    "type": "select",
+    "currentValue": "slow",
+    "options": [{"value": "slow", "name": "Slow"}, {"value": "fast", "name": "Fast"}],
+}
+_FOREVER = "import time\nwhile True: time.sleep(3600)"
+
+
+def note_silence(method: str) -> None:
+    path = os.environ.get("HOSTILE_NOTE")
+    if path:
+        with open(path, "a") as note:
+            note.write(method + "\n")
+
+
+def orphan(id: Any, session: str, argument: str) -> None:
+    child = subprocess.Popen([sys.executable, "-c", _FOREVER], start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(argument, "w") as out:
+        out.write(str(child.pid))
+    echo(id, session, f"orphan {child.pid}")
+
+
+def die(id: Any, session: str, argument: str) -> None:
+    subprocess.Popen([sys.executable, "-c", _FOREVER], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # stdout: ours
+    os._exit(3)
+
+
+COMMANDS.update({"orphan": orphan, "die": die})
+
+
+def capabilities(flags: list[str]) -> dict[str, Any]:
+    if "sessions" in flags:
+        return {"loadSession": True, "sessionCapabilities": {"list": {}}}
+    return {}
+
+
+def new_session_answer(flags: list[str]) -> dict[str, Any]:
+    return {"configOptions": [MODEL_OPTION]} if "options" in flags else {}
+
+
+def answer_sessions(method: str, id: Any, params: dict[str, Any]) -> bool:
+    """session/list and session/load, for the "sessions" flag; False for any other method."""
+    if method == "session/list":
+        send({"id": id, "result": {"sessions": [{"sessionId": OLD_SESSION, "cwd": params.get("cwd") or os.getcwd(), "title": "earlier"}]}})
+    elif method == "session/load":
+        send({"id": id, "result": {}})
+    elif method == "session/set_config_option":
+        send({"id": id, "result": {"configOptions": [{**MODEL_OPTION, "currentValue": params.get("value")}]}})
+    else:
+        return False
+    return True
+
+
+def stubborn(flags: list[str]) -> None:
+    if "stubborn" in flags:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def outlive_input(flags: list[str]) -> None:
+    if "stubborn" in flags:
+        while True:
+            time.sleep(3600)
+
+
+# -- End of family: deadlines, exits, shared sessions, descendants --------------------------------
+
+
 def main() -> None:
-    silent = frozenset().union(*(SILENT_ON.get(flag, frozenset()) for flag in sys.argv[1:]))
+    flags = sys.argv[1:]
+    silent = frozenset().union(*(SILENT_ON.get(flag, frozenset()) for flag in flags))
+    stubborn(flags)
     for line in sys.stdin:
         msg = json.loads(line)
         method, id, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
         if method in silent:
+            note_silence(method)
             continue
         if method == "initialize":
-            send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+            send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": capabilities(flags)}})
         elif method == "session/new":
-            send({"id": id, "result": {"sessionId": str(uuid.uuid4())}})
+            send({"id": id, "result": {"sessionId": str(uuid.uuid4()), **new_session_answer(flags)}})
+        elif answer_sessions(method, id, params):
+            pass
         elif method == "session/prompt":
             text = " ".join(b.get("text", "") for b in params["prompt"]).strip()
             command, _, argument = text.partition(" ")
@@ -132,6 +230,7 @@ def main() -> None:
                 handler(id, params["sessionId"], argument)
         elif id is not None and method is not None:
             send({"id": id, "error": {"code": -32601, "message": f"not supported: {method}"}})
+    outlive_input(flags)
 
 
 if __name__ == "__main__":
