@@ -295,3 +295,17 @@ async def test_no_next_prompt_suggestion_is_asked_of_the_model(backend: BackendC
     assert len(claude.api.main) == 3
     asked = [r for r in claude.api.requests if SUGGESTION_PREFIX in json.dumps(r.body)]
     assert asked == []
+
+
+async def test_a_response_carries_the_usage_claude_code_reported(backend: BackendClient, claude: ClaudeCode) -> None:
+    claude.api.script(reply(text("Hi."), usage=(1200, 34)))
+    with trio.fail_after(GUARD):
+        result = await backend.chat([user("Hi")], agent=claude.agent, cwd=str(claude.cwd))
+    assert_well_formed(result)
+    updates = [m["params"]["update"] for m in claude.messages("a2c") if (m.get("params") or {}).get("update", {}).get("sessionUpdate") == "usage_update"]
+    [answer] = [m for m in claude.messages("a2c") if "stopReason" in (m.get("result") or {})]
+    # Its context (the last `usage_update`) is the prompt tokens; the prompt's output its completion.
+    context, output = updates[-1]["used"], answer["result"]["usage"]["outputTokens"]
+    [usage] = [p for p in result.parts if p["type"] == "usage"]
+    assert usage == {"type": "usage", "promptTokens": context, "completionTokens": output, "totalTokens": context + output, "cachedTokens": 0}
+    assert (context, output) == (1200 + 34, 34)  # what the fake API reported, as Claude Code passed it on
