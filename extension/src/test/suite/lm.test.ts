@@ -164,7 +164,7 @@ describe('Symposium models in VS Code', () => {
     const raw_input = { file_path: '/work/app.py', old_string: 'b = 2', new_string: 'b = 20' };
     const shown = confirmationMessage({ kind: 'edit', title: 'Edit app.py', raw_input, diff }).value;
     assert.ok(shown.includes('```diff\n' + diff), shown);
-    assert.ok(!shown.includes('old_string') && shown.includes('Edit app.py') && shown.includes(SESSION_NOTE), shown);
+    assert.ok(!shown.includes('old_string') && shown.includes('(edit)') && shown.includes(SESSION_NOTE), shown);
   });
 
   it('bridges a VS Code tool to the agent and back', async () => {
