@@ -155,6 +155,7 @@ async def test_a_bridged_vscode_tool_runs_with_a_single_confirmation(backend: Ba
     assert_well_formed(done)
     assert done.tool_calls() == []
     assert "It is sunny." in done.text()
+    assert "get_weather" not in done.text() and "Sunny, 25 C" not in done.text()  # VS Code showed its own tool's call: once
     # Codex asked before calling the MCP tool; the backend approved it itself, once.
     [permission] = codex.requests("session/request_permission")
     tool_call = permission["params"]["toolCall"]
