@@ -29,6 +29,8 @@ OUTPUT_LINES = 12  # tool output shown inline; the agent keeps the rest
 # generated file (the chat keeps every part of every response, and Copilot sends it back).
 DIFF_LINES = 200
 DIFF_CHARS = 16_000
+EXACT_DIFF_LINES = 1_000  # changed lines beyond which a diff is one hunk (`diff_hunks`)
+MAX_DIFF_INPUT = 1_000_000  # characters of before and after beyond which no diff is made at all
 MAX_CARD_DIFFS = 20  # files (or edits) a permission card shows the diff of
 
 
@@ -152,11 +154,14 @@ def _tool_content_text(item: Any) -> str:
 def unified_diff(path: str, old: str | None, new: str, *, max_lines: int = DIFF_LINES, max_chars: int = DIFF_CHARS) -> str:
     """A unified diff of one file's change (`old` None: the agent created it), cut to
     `max_lines` lines and `max_chars` characters, saying so where it was cut."""
+    if len(old or "") + len(new) > MAX_DIFF_INPUT:
+        return f"(a change to {path} too big to show here: {len(old or '') // 1024:,} KiB before, {len(new) // 1024:,} KiB after)"
     before = [] if old is None else old.splitlines()
     after = new.splitlines()
-    lines = list(difflib.unified_diff(before, after, "/dev/null" if old is None else path, path, lineterm=""))
-    if not lines:
+    hunks = diff_hunks(before, after)
+    if not hunks:
         return f"(no change to {path})"
+    lines = [f"--- {'/dev/null' if old is None else path}", f"+++ {path}", *hunks]
     kept: list[str] = []
     size = 0
     for line in lines:
@@ -170,6 +175,54 @@ def unified_diff(path: str, old: str | None, new: str, *, max_lines: int = DIFF_
         removed = sum(1 for line in lines[2:] if line.startswith("-"))
         kept.append(f"… ({cut} more lines of this diff not shown; the whole change is +{added} −{removed} lines)")
     return "\n".join(kept)
+
+
+def diff_hunks(before: list[str], after: list[str], context: int = 3) -> list[str]:
+    """The hunks of a unified diff of two lists of lines, in time about linear in their length.
+
+    difflib alone takes seconds on a big file changed in many places, and this runs in the
+    Session's loop. So the common head and tail are cut off first, and when what is left
+    between them is longer than `EXACT_DIFF_LINES`, it is one hunk (all of it out, all of it
+    in) instead of difflib's minimal one: still a true diff, cut for the chat anyway, and
+    VS Code's own diff view (Review Agent Edits) shows the fine one.
+    """
+    shortest = min(len(before), len(after))
+    head = 0
+    while head < shortest and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    if head == len(before) == len(after):
+        return []
+    low = max(0, head - context)
+    old_end, new_end = len(before) - tail, len(after) - tail
+    a = before[low : min(len(before), old_end + context)]
+    b = after[low : min(len(after), new_end + context)]
+    groups: Iterable[list[tuple[str, int, int, int, int]]]
+    if (old_end - head) + (new_end - head) > EXACT_DIFF_LINES:
+        ops = [("equal", 0, head - low, 0, head - low), ("replace", head - low, old_end - low, head - low, new_end - low),
+               ("equal", old_end - low, len(a), new_end - low, len(b))]
+        groups = [[op for op in ops if op[1] < op[2] or op[3] < op[4]]]
+    else:
+        groups = difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context)
+    out: list[str] = []
+    for group in groups:
+        out.append(f"@@ -{_hunk_range(low + group[0][1], group[-1][2] - group[0][1])} +{_hunk_range(low + group[0][3], group[-1][4] - group[0][3])} @@")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                out += [" " + line for line in a[a1:a2]]
+                continue
+            out += ["-" + line for line in a[a1:a2]]
+            out += ["+" + line for line in b[b1:b2]]
+    return out
+
+
+def _hunk_range(start: int, length: int) -> str:
+    """A hunk's range as unified diffs write it (difflib's format: 1-based, `start,length`)."""
+    if length == 1:
+        return str(start + 1)
+    return f"{start if length == 0 else start + 1},{length}"
 
 
 def render_diff(item: dict[str, Any]) -> str:

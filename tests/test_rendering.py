@@ -318,6 +318,13 @@ def test_a_new_file_is_a_diff_from_nothing_and_a_long_diff_is_cut_saying_so() ->
     # One enormous line (minified code) is cut by size, not carried whole.
     assert len(unified_diff("min.js", "x", "y" * 100_000, max_chars=1_000)) < 1_200
     assert unified_diff("same.txt", "a\n", "a\n") == "(no change to same.txt)"
+    # A big file changed all over is one hunk, not seconds of difflib in the Session's loop; a
+    # huge one gets no diff at all.
+    spread = [f"line {n}" for n in range(5_000)]
+    changed = [line.upper() if n % 50 == 0 else line for n, line in enumerate(spread)]
+    hunk = unified_diff("big.txt", "\n".join(spread), "\n".join(changed), max_lines=20_000, max_chars=10**6)
+    assert hunk.count("\n@@ ") == 1 and "-line 4950\n" in hunk and "+LINE 4950\n" in hunk
+    assert unified_diff("huge.txt", "x" * 600_000, "y" * 600_000) == "(a change to huge.txt too big to show here: 585 KiB before, 585 KiB after)"
 
 
 def test_a_diff_that_contains_a_fence_gets_a_longer_one() -> None:
