@@ -289,7 +289,7 @@ def check(sizes):
         if count > max_entries:
             refuse(4, f"it has more than {max_entries:,} entries")
         if total > max_bytes:
-            refuse(4, f"it unpacks to more than {max_bytes:,} bytes")
+            refuse(4, f"it unpacks to more than {max_bytes / 2**20:.1f} MiB")
 if zipfile.is_zipfile(archive):
     with zipfile.ZipFile(archive) as z:
         check(i.file_size for i in z.infolist())
@@ -360,7 +360,7 @@ async function installBinary(agent: CatalogueAgent, target: BinaryTarget, buildi
     }
     if (done.code === 4) {
       throw new SetupError(
-        `${agent.name}'s archive ${file} was not unpacked: ${done.stderr.trim()} (at most ${mebibytes(most)} from a ${mebibytes(downloaded)} download)`,
+        `${agent.name}'s archive ${file} was not unpacked: ${done.stderr.trim()}, more than Symposium allows for a ${mebibytes(downloaded)} download`,
         'Report this to the catalogue\'s maintainers.',
       );
     }

@@ -120,22 +120,33 @@ describe('installs that cannot surprise', () => {
     server.routes.set(`/${name}`, { body: fs.readFileSync(archive) });
     return entry(id, { binary: { [platformKey()]: { archive: server.url(`/${name}`), cmd } } });
   };
-  /** A tar.gz written by Python's tarfile: `files` (name → text) and, streamed, `zeros` bytes of zeros. */
+  /** A tar.gz (or a .zip) written by Python: `files` (name → text) and, streamed, `zeros` bytes of zeros. */
   const tarball = async (name: string, files: Record<string, string>, zeros = 0): Promise<string> => {
     const archive = path.join(dir, name);
     const script = `
-import io, json, sys, tarfile
+import io, json, sys, tarfile, zipfile
 class Zeros(io.RawIOBase):
     def __init__(self, n): self.n = n
     def readable(self): return True
     def readinto(self, b):
         k = min(len(b), self.n); b[:k] = bytes(k); self.n -= k; return k
-with tarfile.open(sys.argv[1], "w:gz", compresslevel=9) as t:
-    for name, text in json.loads(sys.argv[2]).items():
-        data = text.encode(); info = tarfile.TarInfo(name); info.size = len(data); info.mode = 0o755
-        t.addfile(info, io.BytesIO(data))
-    if int(sys.argv[3]):
-        info = tarfile.TarInfo("dist/data"); info.size = int(sys.argv[3]); t.addfile(info, Zeros(info.size))
+files, zeros = json.loads(sys.argv[2]), int(sys.argv[3])
+if sys.argv[1].endswith(".zip"):
+    with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+        if zeros:
+            with z.open("dist/data", "w", force_zip64=True) as out:
+                source = Zeros(zeros)
+                while chunk := source.read(1 << 20):
+                    out.write(chunk)
+else:
+    with tarfile.open(sys.argv[1], "w:gz", compresslevel=9) as t:
+        for name, text in files.items():
+            data = text.encode(); info = tarfile.TarInfo(name); info.size = len(data); info.mode = 0o755
+            t.addfile(info, io.BytesIO(data))
+        if zeros:
+            info = tarfile.TarInfo("dist/data"); info.size = zeros; t.addfile(info, Zeros(info.size))
 `;
     const done = await run((await findPython('')).path, ['-c', script, archive, JSON.stringify(files), String(zeros)]);
     assert.equal(done.code, 0, done.stderr);
@@ -143,15 +154,17 @@ with tarfile.open(sys.argv[1], "w:gz", compresslevel=9) as t:
   };
   const leftovers = () => fs.readdirSync(root).filter((name) => !['echo-bin@1.0.0', 'echo-py@1.0.0', 'echo@1.0.0'].includes(name));
 
-  it('refuses a small archive that unpacks to a huge one, before writing any of it', async () => {
-    const bomb = await tarball('bomb.tar.gz', { 'dist/run': '#!/bin/sh\n' }, 512 * 1024 * 1024);
-    assert.ok(fs.statSync(bomb).size < 1024 * 1024, `${fs.statSync(bomb).size} bytes`); // 0.5 MB for 512 MiB
-    await assert.rejects(installAgent(binaryEntry('bomb', bomb), options()), (error: SetupError) => {
-      assert.match(error.message, /Test bomb's archive bomb\.tar\.gz was not unpacked: it unpacks to more than [\d,]+ bytes \(at most 74\.\d MiB from a 0\.5 MiB download\)/);
-      return true;
+  for (const kind of ['tar.gz', 'zip']) {
+    it(`refuses a small archive (${kind}) that unpacks to a huge one, before writing any of it`, async () => {
+      const bomb = await tarball(`bomb.${kind}`, { 'dist/run': '#!/bin/sh\n' }, 512 * 1024 * 1024);
+      assert.ok(fs.statSync(bomb).size < 1024 * 1024, `${fs.statSync(bomb).size} bytes`); // under 1 MB for 512 MiB
+      await assert.rejects(installAgent(binaryEntry(`bomb-${kind.replace('.', '-')}`, bomb), options()), (error: SetupError) => {
+        assert.match(error.message, new RegExp(`archive bomb\\.${kind.replace('.', '\\.')} was not unpacked: it unpacks to more than 74\\.0 MiB, more than Symposium allows for a 0\\.5 MiB download$`));
+        return true;
+      });
+      assert.deepEqual(leftovers(), []);
     });
-    assert.deepEqual(leftovers(), []);
-  });
+  }
 
   it('refuses a download larger than allowed, and keeps nothing of it', async () => {
     const big = path.join(dir, 'big-run'); // not an archive: the executable itself, 1 MiB
