@@ -208,7 +208,7 @@ const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 /** Whether `file` (resolved) lies strictly inside `folder` (resolved). */
 function inside(file: string, folder: string): boolean {
   const relative = path.relative(folder, file);
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+  return relative !== '' && relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
 }
 
 // PyPI -------------------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ def check(sizes):
             refuse(4, f"it has more than {max_entries:,} entries")
         if total > max_bytes:
             refuse(4, f"it unpacks to more than {max_bytes / 2**20:.1f} MiB")
-if zipfile.is_zipfile(archive):
+if archive.lower().endswith(".zip"):
     with zipfile.ZipFile(archive) as z:
         check(i.file_size for i in z.infolist())
         z.extractall(target)
