@@ -12,6 +12,11 @@ Choices come in the answer to `session/new` (and to `session/load` / `session/re
 
 A wanted value is named by the option's id (`effort`, `reasoning_effort`) or by its category
 (`model`, `mode`, `thought_level`, or `effort` for the latter), so one setting works across agents.
+
+What the agent names its choices is shown to the user (the model picker, Manage Agents), so it is
+read through `actors/agent_text.py`: names and descriptions cleaned and capped, ids that would need
+cleaning left out, at most `MAX_ENTRIES` options and values per option (an agent offering 20,000
+models gets 100 model entries, not a 21 MB model list).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any, Literal
 
 import attrs
 
+from actors.agent_text import MAX_ENTRIES, is_shown_as_is, shown
 from protocol import acp
 
 OptionValue = str | bool
@@ -64,62 +70,77 @@ class Choice:
         for v in self.values:
             if v.value == value:
                 return v.name or v.value
-        return str(value)
+        return shown(str(value))
 
 
 # Reading -----------------------------------------------------------------------------------
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+def _value(value: Any, name: Any, description: Any) -> Value | None:
+    """One offered value; None when its id is not fit to offer (`agent_text.is_shown_as_is`)."""
+    if not is_shown_as_is(value):
+        return None
+    return Value(value, shown(name) or value, shown(description))
 
 
-def _values(options: Any) -> tuple[Value, ...]:
-    """Select values, flattening groups (`{group, name, options: [...]}`)."""
-    found: list[Value] = []
+def _values(options: Any, found: list[Value] | None = None) -> tuple[Value, ...]:
+    """Select values, flattening groups (`{group, name, options: [...]}`), at most `MAX_ENTRIES`."""
+    found = [] if found is None else found
     for item in options if isinstance(options, list) else ():
+        if len(found) >= MAX_ENTRIES:
+            break
         if not isinstance(item, dict):
             continue
         if isinstance(item.get("options"), list):
-            found.extend(_values(item["options"]))
-        elif isinstance(item.get("value"), str):
-            found.append(Value(item["value"], _text(item.get("name")) or item["value"], _text(item.get("description"))))
+            _values(item["options"], found)
+        elif (value := _value(item.get("value"), item.get("name"), item.get("description"))) is not None:
+            found.append(value)
     return tuple(found)
 
 
+def _identifier(value: Any) -> str | None:
+    return value if is_shown_as_is(value) else None
+
+
 def _config_choice(raw: Any) -> Choice | None:
-    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+    if not isinstance(raw, dict) or _identifier(raw.get("id")) is None:
         return None
-    category = raw.get("category") if isinstance(raw.get("category"), str) else None
-    name = _text(raw.get("name")) or raw["id"]
+    category = _identifier(raw.get("category"))
+    name = shown(raw.get("name")) or raw["id"]
     current = raw.get("currentValue")
     if raw.get("type") == "boolean":
-        return Choice(raw["id"], name, category, "boolean", current if isinstance(current, bool) else None, (), _text(raw.get("description")))
+        return Choice(raw["id"], name, category, "boolean", current if isinstance(current, bool) else None, (), shown(raw.get("description")))
     if raw.get("type", "select") != "select":
         return None  # a kind this client does not know: not offered
     values = _values(raw.get("options"))
-    return Choice(raw["id"], name, category, "select", current if isinstance(current, str) else None, values, _text(raw.get("description")))
+    return Choice(raw["id"], name, category, "select", _identifier(current), values, shown(raw.get("description")))
+
+
+def _config_choices(raw: Any) -> tuple[Choice, ...]:
+    """An agent's `configOptions`, at most `MAX_ENTRIES` of them."""
+    found = (c for c in (_config_choice(item) for item in (raw if isinstance(raw, list) else ())) if c is not None)
+    return tuple(c for c, _ in zip(found, range(MAX_ENTRIES)))
+
+
+def _bounded(config: tuple[Choice, ...], legacy: tuple[Choice, ...]) -> tuple[Choice, ...]:
+    """At most `MAX_ENTRIES` choices in all, the older `modes` and `models` kept (the models matter most)."""
+    return config[: max(0, MAX_ENTRIES - len(legacy))] + legacy
 
 
 def _legacy(raw: Any, kind: str, name: str, id_key: str, listed: str, current_key: str) -> Choice | None:
     """An agent's `modes` or `models` object (the protocol before config options) as a Choice."""
     if not isinstance(raw, dict):
         return None
-    values = tuple(
-        Value(m[id_key], _text(m.get("name")) or m[id_key], _text(m.get("description")))
-        for m in raw.get(listed) or ()
-        if isinstance(m, dict) and isinstance(m.get(id_key), str)
-    )
-    current = raw.get(current_key)
-    return Choice(kind, name, kind, "select", current if isinstance(current, str) else None, values, via=kind) if values else None
+    offered = raw.get(listed)
+    values = _values([{"value": m.get(id_key), "name": m.get("name"), "description": m.get("description")} for m in offered if isinstance(m, dict)] if isinstance(offered, list) else [])
+    return Choice(kind, name, kind, "select", _identifier(raw.get(current_key)), values, via=kind) if values else None
 
 
 def read_choices(answer: Any) -> tuple[Choice, ...]:
     """The choices a `session/new` (load, resume) answer offers; none for an agent without them."""
     if not isinstance(answer, dict):
         return ()
-    config = [c for c in (_config_choice(raw) for raw in answer.get("configOptions") or ()) if c is not None]
-    return _with_legacy(tuple(config), answer.get("modes"), answer.get("models"))
+    return _with_legacy(_config_choices(answer.get("configOptions")), answer.get("modes"), answer.get("models"))
 
 
 def _with_legacy(config: tuple[Choice, ...], modes: Any, models: Any) -> tuple[Choice, ...]:
@@ -128,16 +149,16 @@ def _with_legacy(config: tuple[Choice, ...], modes: Any, models: Any) -> tuple[C
         _legacy(modes, MODE, "Mode", "id", "availableModes", "currentModeId"),
         _legacy(models, MODEL, "Model", "modelId", "availableModels", "currentModelId"),
     )
-    return config + tuple(c for c in legacy if c is not None and c.category not in covered)
+    return _bounded(config, tuple(c for c in legacy if c is not None and c.category not in covered))
 
 
 def updated(choices: tuple[Choice, ...], update: dict[str, Any]) -> tuple[Choice, ...] | None:
     """The choices after a `session/update` that changes them; None when it does not."""
     match update.get("sessionUpdate"):
         case "config_option_update":
-            config = tuple(c for c in (_config_choice(raw) for raw in update.get("configOptions") or ()) if c is not None)
+            config = _config_choices(update.get("configOptions"))
             legacy = tuple(c for c in choices if c.via != "config" and c.category not in {k.category for k in config})
-            return config + legacy
+            return _bounded(config, legacy)
         case "current_mode_update":
             return _with_current(choices, MODE, update.get("currentModeId"))
         case "current_model_update":
@@ -263,17 +284,20 @@ def choices_to_json(choices: Iterable[Choice]) -> list[dict[str, Any]]:
 
 
 def choices_from_json(raw: Any) -> tuple[Choice, ...]:
-    found = []
+    """The cached choices, read as the agent's own answers are (a cache written before the bounds
+    existed may hold anything an agent once said)."""
+    found: list[Choice] = []
     for item in raw if isinstance(raw, list) else ():
-        try:
-            values = tuple(Value(str(v["value"]), str(v["name"]), str(v.get("description", ""))) for v in item.get("values") or ())
-            kind = item["kind"] if item.get("kind") in ("select", "boolean") else "select"
-            via = item["via"] if item.get("via") in ("config", "mode", "model") else "config"
-            current = item.get("current") if isinstance(item.get("current"), (str, bool)) else None
-            category = item.get("category") if isinstance(item.get("category"), str) else None
-            found.append(Choice(str(item["id"]), str(item["name"]), category, kind, current, values, str(item.get("description", "")), via))
-        except (KeyError, TypeError, AttributeError):
+        if len(found) >= MAX_ENTRIES:
+            break
+        if not isinstance(item, dict) or _identifier(item.get("id")) is None:
             continue
+        kind = item["kind"] if item.get("kind") in ("select", "boolean") else "select"
+        via = item["via"] if item.get("via") in ("config", "mode", "model") else "config"
+        current = item.get("current")
+        current = current if isinstance(current, bool) else _identifier(current)
+        name = shown(item.get("name")) or item["id"]
+        found.append(Choice(item["id"], name, _identifier(item.get("category")), kind, current, _values(item.get("values")), shown(item.get("description")), via))
     return tuple(found)
 
 

@@ -15,6 +15,7 @@ import attrs
 import trio
 
 from actors import agent_options
+from actors.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentPool, Connector, agent_key
 from actors.flow import PART_MAX, Window, part_cost
@@ -193,8 +194,8 @@ class Backend:
             raise exc.error from None
         result: dict[str, Any] = {
             "ready": failure is None,
-            "authMethods": process.initialized.get("authMethods") or [],
-            "agentInfo": process.initialized.get("agentInfo"),
+            "authMethods": _shown_auth_methods(process.initialized.get("authMethods")),
+            "agentInfo": _shown_agent_info(process.initialized.get("agentInfo")),
         }
         if failure is not None:
             result["error"] = failure.error.message
@@ -253,14 +254,15 @@ class Backend:
         key = agent_key(asked.agent)
         sessions = []
         for item in (result or {}).get("sessions") or () if isinstance(result, dict) else ():
-            if not isinstance(item, dict) or not isinstance(item.get("sessionId"), str) or not isinstance(item.get("cwd"), str):
+            # Shown in a quick pick: an id that would need cleaning is not offered (`actors/agent_text.py`).
+            if not isinstance(item, dict) or not is_shown_as_is(item.get("sessionId")) or not isinstance(item.get("cwd"), str):
                 continue
             sessions.append(
                 {
                     "sessionId": item["sessionId"],
-                    "cwd": item["cwd"],
-                    "title": item["title"] if isinstance(item.get("title"), str) else None,
-                    "updatedAt": item["updatedAt"] if isinstance(item.get("updatedAt"), str) else None,
+                    "cwd": shown(item["cwd"]),  # to show; the token keeps the real one
+                    "title": shown_or_none(item.get("title")),
+                    "updatedAt": shown_or_none(item.get("updatedAt")),
                     "token": self.catalog.continue_token(key, item["sessionId"], item["cwd"]),
                 }
             )
@@ -329,6 +331,19 @@ class Backend:
                 pass  # History has stopped: it answered the request already
         else:
             self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
+
+
+def _shown_auth_methods(raw: Any) -> list[dict[str, Any]]:
+    """The agent's sign-in methods as Add Agent shows them: names and descriptions cleaned, ids fit to show."""
+    methods = [m for m in raw if isinstance(m, dict) and is_shown_as_is(m.get("id"))] if isinstance(raw, list) else []
+    return [{**m, "name": shown(m.get("name")) or m["id"], "description": shown(m.get("description"))} for m in methods[:MAX_ENTRIES]]
+
+
+def _shown_agent_info(raw: Any) -> dict[str, str] | None:
+    """The agent's `agentInfo` (name, title, version), cleaned; None when it sent none."""
+    if not isinstance(raw, dict):
+        return None
+    return {key: shown(raw[key]) for key in ("name", "title", "version") if isinstance(raw.get(key), str)}
 
 
 async def _tell_model_changes(peer: Peer, catalog: AgentCatalog) -> None:

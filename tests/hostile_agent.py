@@ -204,6 +204,58 @@ def outlive_input(flags: list[str]) -> None:
 # -- End of family: deadlines, exits, shared sessions, descendants --------------------------------
 
 
+# -- Family: unbounded metadata (tests/test_metadata.py) -------------------------------------------
+#
+# Flag "metadata": everything the agent names is hostile. `initialize` offers session/list (and
+# resume) and sign-in methods with such names; `session/new` offers MANY_MODELS models (and modes)
+# named with HOSTILE (the first in full, the others its first 200 characters), two with ids that
+# would need cleaning; `session/list` lists sessions titled with it, one with an id that would.
+
+HOSTILE = "\u202eevil\u202c \x1b[31mred\x1b[0m\r\nnext line\u2066 \u200bhidden\U000e0041 " + "x" * 10_000
+MANY_MODELS = 20_000
+
+
+def metadata_capabilities(flags: list[str]) -> dict[str, Any]:
+    return {"sessionCapabilities": {"list": {}, "resume": {}}} if "metadata" in flags else {}
+
+
+def metadata_initialize(flags: list[str]) -> dict[str, Any]:
+    if "metadata" not in flags:
+        return {}
+    return {
+        "agentInfo": {"name": HOSTILE, "title": HOSTILE, "version": "1.0\u202e"},
+        "authMethods": [{"id": "login", "name": HOSTILE, "description": HOSTILE}, {"id": "bad\u202eid", "name": "x"}],
+    }
+
+
+def metadata_new_session(flags: list[str]) -> dict[str, Any]:
+    if "metadata" not in flags:
+        return {}
+    models = [{"modelId": f"model-{i}", "name": f"{HOSTILE[:200]} {i}", "description": f"\u202eModel\x1b[0m {i}"} for i in range(MANY_MODELS)]
+    models[0]["name"] = models[0]["description"] = HOSTILE
+    models[:0] = [{"modelId": "spoof\u202egpj.exe", "name": "spoofed id"}, {"modelId": "y" * 10_000, "name": "long id"}]
+    modes = [{"id": "default", "name": HOSTILE}, {"id": "plan", "name": "\x07Plan\x1b[2J"}]
+    return {
+        "models": {"availableModels": models, "currentModelId": "model-0"},
+        "modes": {"availableModes": modes, "currentModeId": "default"},
+        "configOptions": [{"id": "effort", "name": HOSTILE, "category": "thought_level", "type": "select", "currentValue": "low", "options": [{"value": "low", "name": HOSTILE}]}],
+    }
+
+
+def metadata_answer(flags: list[str], method: str, id: Any, params: dict[str, Any]) -> bool:
+    """session/list for the "metadata" flag; False for anything else."""
+    if "metadata" not in flags or method != "session/list":
+        return False
+    cwd = params.get("cwd") or "/"
+    sessions = [{"sessionId": f"s-{i}", "cwd": cwd, "title": f"{HOSTILE} {i}", "updatedAt": "2026-11-25T10:00:00Z\u202e"} for i in range(3)]
+    sessions.append({"sessionId": "s\u202eX", "cwd": cwd, "title": "spoofed id"})
+    send({"id": id, "result": {"sessions": sessions}})
+    return True
+
+
+# -- End of family: unbounded metadata ---------------------------------------------------------------
+
+
 def main() -> None:
     flags = sys.argv[1:]
     silent = frozenset().union(*(SILENT_ON.get(flag, frozenset()) for flag in flags))
@@ -215,10 +267,10 @@ def main() -> None:
             note_silence(method)
             continue
         if method == "initialize":
-            send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": capabilities(flags)}})
+            send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {**capabilities(flags), **metadata_capabilities(flags)}, **metadata_initialize(flags)}})
         elif method == "session/new":
-            send({"id": id, "result": {"sessionId": str(uuid.uuid4()), **new_session_answer(flags)}})
-        elif answer_sessions(method, id, params):
+            send({"id": id, "result": {"sessionId": str(uuid.uuid4()), **new_session_answer(flags), **metadata_new_session(flags)}})
+        elif metadata_answer(flags, method, id, params) or answer_sessions(method, id, params):
             pass
         elif method == "session/prompt":
             text = " ".join(b.get("text", "") for b in params["prompt"]).strip()

@@ -143,17 +143,35 @@ export interface LoadOptions {
   log?: { info(m: string): void; warn(m: string): void };
 }
 
-/** Fetches `url` as JSON (bounded in time and size). */
+/** Fetches `url` as JSON, bounded in time and in size: the size counted as it arrives, so an
+ * endless or huge answer costs at most `MAX_BYTES` of memory, never all of it. */
 async function fetchJson(url: string, timeoutMs: number): Promise<unknown> {
   const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
   if (!response.ok) {
+    await response.body?.cancel();
     throw new Error(`${response.status} ${response.statusText}`.trim());
   }
-  const body = await response.text();
-  if (body.length > MAX_BYTES) {
-    throw new Error('the answer is too large');
+  const tooLarge = () => new Error(`the answer is larger than ${MAX_BYTES / 1024 / 1024} MiB`);
+  if (Number(response.headers.get('content-length') ?? 0) > MAX_BYTES) {
+    await response.body?.cancel();
+    throw tooLarge();
   }
-  return JSON.parse(body);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) {
+      break;
+    }
+    size += value.length;
+    if (size > MAX_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
 /** The catalogue to offer: the registry's when it answers (and is saved), else the saved copy, else the shipped one. */

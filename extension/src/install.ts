@@ -3,6 +3,10 @@
 // a PyPI package into a venv of its own (uv when present), or this platform's binary archive
 // (its sha256 recorded, and checked when the catalogue gives one). What was installed is recorded
 // beside it in `symposium-install.json`. No `vscode` import, so the unit tests run it in plain node.
+//
+// A catalogue entry is trusted to name a package, not to do anything it likes to this machine: the
+// download and what it unpacks to are bounded (`LIMITS`), archives are unpacked only with Python's
+// tar safety filter, and the command must lie inside the install folder.
 
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -12,7 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { Log } from './backend';
 import { BinaryTarget, CatalogueAgent, installMethod, Method, platformKey } from './catalogue';
 import { AgentSetting, findOnPath } from './config';
-import { createVenv, pipInstall, Python, run, SetupError, venvPython } from './setup';
+import { buildingTag, createVenv, pipInstall, Python, removeAbandoned, run, SetupError, venvPython } from './setup';
 import { AuthMethod } from './wire';
 
 export const RECORD = 'symposium-install.json';
@@ -34,6 +38,25 @@ export interface InstallRecord {
   auth?: { ready: boolean; methods: AuthMethod[]; error?: string };
 }
 
+/** How big an install may be. The ratio bound catches a small archive that unpacks to a huge one
+ * (a real binary compresses 2-5 times); the absolute ones, a huge download. */
+export interface InstallLimits {
+  downloadBytes: number;
+  unpackedBytes: number;
+  /** Unpacked bytes allowed per downloaded byte, above `unpackedBytes`' first `RATIO_FLOOR`. */
+  ratio: number;
+  entries: number; // files and folders in one archive
+}
+
+export const LIMITS: InstallLimits = { downloadBytes: 512 * 1024 * 1024, unpackedBytes: 2 * 1024 * 1024 * 1024, ratio: 20, entries: 100_000 };
+/** Any archive may unpack to this much whatever its size (a small script with its data, say). */
+const RATIO_FLOOR = 64 * 1024 * 1024;
+
+/** The most an archive of `downloaded` bytes may unpack to. */
+export function unpackedLimit(downloaded: number, limits: InstallLimits = LIMITS): number {
+  return Math.min(limits.unpackedBytes, RATIO_FLOOR + limits.ratio * downloaded);
+}
+
 export interface InstallOptions {
   root: string; // <global storage>/agents
   /** The Python to build venvs and unpack archives with (found on demand). */
@@ -41,6 +64,7 @@ export interface InstallOptions {
   env?: NodeJS.ProcessEnv;
   log: Log;
   platform?: string;
+  limits?: InstallLimits;
 }
 
 /** Installs `agent` and returns its record; the `symposium.agents` entry is `settingFor(record)`. */
@@ -51,8 +75,9 @@ export async function installAgent(agent: CatalogueAgent, options: InstallOption
     throw new SetupError(`${agent.name} has no build for ${options.platform ?? platformKey()} (only ${platforms})`, 'Pick another agent.');
   }
   fs.mkdirSync(options.root, { recursive: true, mode: 0o700 });
+  removeAbandoned(options.root, options.log);
   const folder = path.join(options.root, `${agent.id}@${agent.version}`);
-  const building = fs.mkdtempSync(path.join(options.root, `.${agent.id}@${agent.version}.building-`));
+  const building = fs.mkdtempSync(path.join(options.root, `.${agent.id}@${agent.version}.${buildingTag()}`));
   try {
     const installed =
       method === 'npx' ? await installNpm(agent, building, folder, options)
@@ -149,19 +174,41 @@ async function installNpm(agent: CatalogueAgent, building: string, folder: strin
   return { source: dist.package, command: node, args: [path.join(folder, 'node_modules', names[0], bin), ...(dist.args ?? [])], env: dist.env ?? {} };
 }
 
-/** The package's executable as npx would pick it: its only bin, or the one named as the package. */
+/**
+ * The package's executable as npx would pick it (its only bin, or the one named as the package),
+ * relative to `packageDir`. It must be a file inside the package, symlinks followed: what the
+ * package.json says is the package's to say, and `../../somewhere` is not the package.
+ */
 export function binScript(packageDir: string, name: string): string {
   const pkg = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
-  if (typeof pkg.bin === 'string') {
-    return pkg.bin;
-  }
-  const bins = Object.entries(pkg.bin ?? {});
+  const bins = typeof pkg.bin === 'string' ? [[name, pkg.bin]] : Object.entries(pkg.bin ?? {});
   const unscoped = name.replace(/^@[^/]+\//, '');
   const chosen = bins.length === 1 ? bins[0] : bins.find(([key]) => key === unscoped);
-  if (!chosen) {
+  if (!chosen || typeof chosen[1] !== 'string') {
     throw new SetupError(`${name} has ${bins.length ? `several executables (${bins.map(([k]) => k).join(', ')}) and none named ${unscoped}` : 'no executable'}`, 'Add it by hand with Manage Agents.');
   }
-  return chosen[1];
+  const script = chosen[1];
+  let real: string | undefined;
+  try {
+    real = fs.realpathSync(path.resolve(packageDir, script));
+  } catch {
+    // not there: said below
+  }
+  if (!real || !inside(real, fs.realpathSync(packageDir)) || !fs.statSync(real).isFile()) {
+    throw new SetupError(
+      `${name}'s executable ${JSON.stringify(script)} is ${real ? 'not a file inside the package' : 'not in the package'}; it was not installed`,
+      'Report this to the package\'s maintainers, or add the agent by hand with Manage Agents.',
+    );
+  }
+  return path.relative(packageDir, path.resolve(packageDir, script));
+}
+
+const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** Whether `file` (resolved) lies strictly inside `folder` (resolved). */
+function inside(file: string, folder: string): boolean {
+  const relative = path.relative(folder, file);
+  return relative !== '' && relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
 }
 
 // PyPI -------------------------------------------------------------------------------------------
@@ -226,12 +273,33 @@ async function installPypi(agent: CatalogueAgent, _building: string, folder: str
 
 const ARCHIVE = /\.(zip|tar|tar\.gz|tgz|tar\.bz2|tbz2|tar\.xz|txz)$/i;
 
+// Exit 3: this Python has no tar safety filter (before 3.11.4): we refuse rather than unpack without it.
+// Exit 4: it is bigger than allowed (bytes or entries). Both are found before anything is written.
+// Zip archives: zipfile itself drops `..` and absolute paths and makes no links.
 const UNPACK = `
-import shutil, sys
-try:
-    shutil.unpack_archive(sys.argv[1], sys.argv[2], filter="data")
-except TypeError:  # a Python without extraction filters
-    shutil.unpack_archive(sys.argv[1], sys.argv[2])
+import sys, tarfile, zipfile
+archive, target, max_bytes, max_entries = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def refuse(code, why):
+    sys.stderr.write(why + "\\n")
+    sys.exit(code)
+def check(sizes):
+    total = count = 0
+    for size in sizes:
+        total, count = total + size, count + 1
+        if count > max_entries:
+            refuse(4, f"it has more than {max_entries:,} entries")
+        if total > max_bytes:
+            refuse(4, f"it unpacks to more than {max_bytes / 2**20:.1f} MiB")
+if archive.lower().endswith(".zip"):
+    with zipfile.ZipFile(archive) as z:
+        check(i.file_size for i in z.infolist())
+        z.extractall(target)
+else:
+    if not hasattr(tarfile, "data_filter"):
+        refuse(3, f"Python {sys.version.split()[0]} has no tar extraction filter")
+    with tarfile.open(archive) as t:
+        check(m.size for m in t)
+        t.extractall(target, filter="data")
 `;
 
 async function installBinary(agent: CatalogueAgent, target: BinaryTarget, building: string, folder: string, options: InstallOptions): Promise<Installed> {
@@ -248,10 +316,30 @@ async function installBinary(agent: CatalogueAgent, target: BinaryTarget, buildi
   if (!response.ok || !response.body) {
     throw new SetupError(`Could not download ${agent.name}: ${target.archive} answered ${response.status}`, 'Try again later, or report it to the catalogue\'s maintainers.');
   }
+  const limits = options.limits ?? LIMITS;
+  const tooBig = () => new SetupError(
+    `The download of ${agent.name} (${target.archive}) is larger than ${mebibytes(limits.downloadBytes)}; it was not installed`,
+    'Report this to the catalogue\'s maintainers.',
+  );
+  if (Number(response.headers.get('content-length') ?? 0) > limits.downloadBytes) {
+    await response.body.cancel();
+    throw tooBig();
+  }
+  // Counted as it arrives: a server may send more than it announced, or announce nothing.
   const hash = crypto.createHash('sha256');
+  let downloaded = 0;
   const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
-  body.on('data', (chunk: Buffer) => hash.update(chunk));
-  await pipeline(body, fs.createWriteStream(download, { mode: 0o600 }));
+  const counted = async function* (chunks: AsyncIterable<Buffer>) {
+    for await (const chunk of chunks) {
+      downloaded += chunk.length;
+      if (downloaded > limits.downloadBytes) {
+        throw tooBig();
+      }
+      hash.update(chunk);
+      yield chunk;
+    }
+  };
+  await pipeline(body, counted, fs.createWriteStream(download, { mode: 0o600 }));
   const sha256 = hash.digest('hex');
   if (target.sha256 && target.sha256.toLowerCase() !== sha256) {
     throw new SetupError(`The download of ${agent.name} does not match the catalogue: sha256 ${sha256}, expected ${target.sha256.toLowerCase()}`, 'Do not use it; try again later, or report it to the catalogue\'s maintainers.');
@@ -262,7 +350,20 @@ async function installBinary(agent: CatalogueAgent, target: BinaryTarget, buildi
   }
   if (ARCHIVE.test(file)) {
     const python = await options.python();
-    const done = await run(python.path, ['-c', UNPACK, download, building], { env: options.env });
+    const most = unpackedLimit(downloaded, limits);
+    const done = await run(python.path, ['-c', UNPACK, download, building, String(most), String(limits.entries)], { env: options.env });
+    if (done.code === 3) {
+      throw new SetupError(
+        `Could not unpack ${file}: ${done.stderr.trim()}, and Symposium never unpacks without it`,
+        `Set symposium.python to Python 3.11.4 or later (it has the filter), then add the agent again.`,
+      );
+    }
+    if (done.code === 4) {
+      throw new SetupError(
+        `${agent.name}'s archive ${file} was not unpacked: ${done.stderr.trim()}, more than Symposium allows for a ${mebibytes(downloaded)} download`,
+        'Report this to the catalogue\'s maintainers.',
+      );
+    }
     if (done.code !== 0) {
       throw new SetupError(`Could not unpack ${file}`, 'Try again; the download may be damaged.', done.stderr.trim());
     }
@@ -273,6 +374,9 @@ async function installBinary(agent: CatalogueAgent, target: BinaryTarget, buildi
   }
   if (!fs.existsSync(cmd)) {
     throw new SetupError(`${file} has no ${target.cmd}`, 'Report this to the catalogue\'s maintainers.');
+  }
+  if (!inside(fs.realpathSync(cmd), fs.realpathSync(building))) {
+    throw new SetupError(`${agent.name}'s command ${target.cmd} leads outside its folder`, 'Report this to the catalogue\'s maintainers.');
   }
   fs.chmodSync(cmd, 0o755);
   return {

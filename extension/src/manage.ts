@@ -18,12 +18,8 @@ type Item = vscode.QuickPickItem & { run?: () => Promise<void> };
 function settingsTarget() {
   const config = vscode.workspace.getConfiguration('symposium');
   const { agents } = readAgents(config.get('agents'));
-  // Save where the effective value comes from, so the change shows.
-  const inspected = config.inspect('agents');
-  const target = inspected?.workspaceFolderValue !== undefined
-    ? vscode.ConfigurationTarget.WorkspaceFolder
-    : inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
-  const save = (list: AgentSetting[]) => config.update('agents', list, target);
+  // `symposium.agents` is machine-scoped (it names programs to run): only the user's settings hold it.
+  const save = (list: AgentSetting[]) => config.update('agents', list, vscode.ConfigurationTarget.Global);
   return { agents, save };
 }
 

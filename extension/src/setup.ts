@@ -190,6 +190,7 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
   const { storage, wheel, log } = options;
   const env = options.env ?? process.env;
   const venv = path.join(storage, 'venv');
+  removeAbandoned(storage, log);
   const wanted = stampFor(wheel, options.extensionVersion);
   const current = readStamp(venv);
   // A Python named in the setting that is not the venv's own: the user wants the venv rebuilt with it.
@@ -207,7 +208,7 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
   const python = await findPython(options.pythonSetting, env);
   log.info(`using Python ${python.version} at ${python.path}`);
   fs.mkdirSync(storage, { recursive: true, mode: 0o700 });
-  const building = fs.mkdtempSync(path.join(storage, 'venv.building-'));
+  const building = fs.mkdtempSync(path.join(storage, `venv.${buildingTag()}`));
   try {
     await createVenv(building, python, env, log);
     // The wheel itself is local; its dependencies (trio, attrs, cattrs, mcp) come from the index.
@@ -233,6 +234,59 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
   }
   log.info(`the backend venv is ready: ${venv}`);
   return [venvPython(venv), '-m', 'symposium'];
+}
+
+/** The name part of a folder being built (`building-<pid>-`, for mkdtemp): whose it is, so another
+ * window can tell one still being built from one whose builder is gone. */
+export function buildingTag(): string {
+  return `building-${process.pid}-`;
+}
+
+/** Folders older than this whose builder cannot be told (an earlier version named them without it). */
+const UNOWNED_AGE_MS = 60 * 60_000;
+
+/**
+ * Removes what a build interrupted by a crash, a kill or a closed window left in `folder` (a
+ * `*.building-<pid>-*` or `*.old-<pid>-*` folder whose process is gone): otherwise each one stays
+ * forever, a venv's worth of disk. Another window's build in progress is left alone.
+ */
+export function removeAbandoned(folder: string, log: Log): void {
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    // Only ours: `venv.…`, and the agent installs' hidden `.<id>@<version>.…` (installed ones never start with a dot).
+    const match = /^(?:venv|\..+)\.(?:building|old)-(?:(\d+)-)?/.exec(name);
+    if (!match) {
+      continue;
+    }
+    const full = path.join(folder, name);
+    const abandoned = match[1] !== undefined ? !alive(Number(match[1])) : ageMs(full) > UNOWNED_AGE_MS;
+    if (abandoned) {
+      log.info(`removing ${full}, left by an interrupted build`);
+      fs.rmSync(full, { recursive: true, force: true });
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0); // signal 0: only asks whether it exists
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'; // someone else's, but there
+  }
+}
+
+function ageMs(file: string): number {
+  try {
+    return Date.now() - fs.statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
 }
 
 /** The wheel the vsix carries (`backend/symposium-*.whl`), if this build carries one. */

@@ -169,6 +169,11 @@ function writeSettings(file: string, agents: object[], traceDir = ''): void {
     'update.mode': 'none',
   };
   fs.writeFileSync(file, JSON.stringify(settings, null, 2));
+  // code-server's window is a remote one: machine-scoped settings (the agents, the backend command) come
+  // from the machine's settings, as in VS Code Remote, never from the user's.
+  const machine = path.join(path.dirname(path.dirname(file)), 'Machine', 'settings.json');
+  fs.mkdirSync(path.dirname(machine), { recursive: true });
+  fs.writeFileSync(machine, JSON.stringify(settings, null, 2));
 }
 
 /** Opens the workbench with the tests; resolves with the code it passes to codeAutomationExit. */

@@ -3,6 +3,8 @@
 
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -103,4 +105,51 @@ describe('refreshing from the registry', () => {
     assert.equal((await load('')).source, 'shipped');
     assert.ok(!fs.existsSync(saved));
   });
+});
+
+describe('a registry that answers too much', () => {
+  /** A server that streams `total` bytes of a JSON-looking answer, as fast as it is read, and
+   * tells how many it wrote before the client hung up. */
+  function flood(total: number, announce: boolean) {
+    let written = 0;
+    let closed!: () => void;
+    const hungUp = new Promise<void>((resolve) => (closed = resolve));
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', ...(announce ? { 'content-length': String(total) } : {}) });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const more = () => {
+        while (written < total && !res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) {
+            return void res.once('drain', more);
+          }
+        }
+        res.end();
+      };
+      res.on('close', closed);
+      more();
+    });
+    return { server, hungUp, written: () => written };
+  }
+
+  for (const announce of [false, true]) {
+    it(`stops reading at 8 MiB (${announce ? 'as announced' : 'chunked, no length given'}), and falls back`, async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'symposium-catalogue-'));
+      const total = 256 * 1024 * 1024;
+      const { server, hungUp, written } = flood(total, announce);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/registry.json`;
+        const catalogue = await loadCatalogue({ url, shipped: SHIPPED, saved: path.join(dir, 'catalogue.json'), timeoutMs: 60_000 });
+        assert.equal(catalogue.source, 'shipped');
+        assert.match(catalogue.note ?? '', /the answer is larger than 8 MiB/);
+        await hungUp;
+        assert.ok(written() < 64 * 1024 * 1024, `the server wrote ${written()} bytes before the client hung up`);
+      } finally {
+        server.closeAllConnections();
+        server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });

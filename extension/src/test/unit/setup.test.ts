@@ -3,6 +3,7 @@
 // tested in code-server (the install phase of the integration tests).
 
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -92,5 +93,23 @@ describe('the private venv', () => {
     assert.equal(setUp, true);
     assert.match(log.lines.join('\n'), /the backend venv is from 0\.0\.9.*rebuilding it/);
     assert.deepEqual(fs.readdirSync(storage), ['venv']); // the half-built one is gone, the old one is still there
+  });
+
+  it('removes what an interrupted build left (next start), never another window\'s build in progress', async () => {
+    const storage = fs.mkdtempSync(path.join(dir, 'storage-'));
+    const venv = path.join(storage, 'venv');
+    fs.mkdirSync(path.dirname(venvPython(venv)), { recursive: true });
+    fs.writeFileSync(venvPython(venv), '');
+    fs.writeFileSync(path.join(venv, 'symposium-stamp.json'), JSON.stringify({ ...stampFor(wheel(), '0.1.0'), python: 'x' }));
+    const gone = spawnSync('true').pid!; // a window that was closed (or killed) mid-build
+    const interrupted = [`venv.building-${gone}-Ab12Cd`, `venv.old-${gone}-1764000000000`];
+    const inProgress = `venv.building-${process.pid}-Ef34Gh`; // another window building right now
+    for (const name of [...interrupted, inProgress]) {
+      fs.mkdirSync(path.join(storage, name, 'lib'), { recursive: true });
+    }
+    const log = new MemoryLog();
+    await ensureBackendVenv({ storage, wheel: wheel(), extensionVersion: '0.1.0', pythonSetting: '', env: { PATH: '' }, log });
+    assert.deepEqual(fs.readdirSync(storage).sort(), ['venv', inProgress]);
+    assert.match(log.lines.join('\n'), /left by an interrupted build/);
   });
 });

@@ -1,0 +1,53 @@
+// The settings that name programs to run (or what they run, or where installs come from) must come
+// from the user, never from a workspace: a cloned repository's .vscode/settings.json could otherwise
+// name the commands VS Code runs. Read from the manifest and from the code that writes settings.
+
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+const EXTENSION = path.resolve(__dirname, '../../..');
+const manifest = JSON.parse(fs.readFileSync(path.join(EXTENSION, 'package.json'), 'utf8'));
+const properties: Record<string, { scope?: string }> = manifest.contributes.configuration.properties;
+
+/** Programs to run: agents' commands, the backend's, the Python for venvs; where agents are installed from. */
+const MACHINE = ['symposium.agents', 'symposium.backend.command', 'symposium.python', 'symposium.catalogue.url'];
+/** A folder the backend writes every message to: a trusted workspace may choose it. */
+const MACHINE_OVERRIDABLE = ['symposium.traceDir'];
+
+describe('settings a workspace cannot set', () => {
+  it('are machine-scoped in the manifest', () => {
+    for (const key of MACHINE) {
+      assert.equal(properties[key]?.scope, 'machine', key);
+    }
+    for (const key of MACHINE_OVERRIDABLE) {
+      assert.equal(properties[key]?.scope, 'machine-overridable', key);
+    }
+  });
+
+  it('are never read from an untrusted workspace: the extension is off there', () => {
+    // Agents act on what the folder holds (their own settings, hooks, instructions): off until the
+    // user trusts it. Not declaring it does the same, silently; declared, nobody flips it unawares
+    // (to run there at all, it would be 'limited' with these settings in restrictedConfigurations).
+    const trust = manifest.capabilities?.untrustedWorkspaces;
+    assert.equal(trust?.supported, false);
+    assert.match(trust.description, /until you trust the workspace/);
+  });
+
+  it('are written to the user settings only (VS Code refuses a machine setting in a workspace)', () => {
+    const sources = fs.readdirSync(path.join(EXTENSION, 'src')).filter((f) => f.endsWith('.ts'));
+    let writes = 0;
+    for (const file of sources) {
+      const text = fs.readFileSync(path.join(EXTENSION, 'src', file), 'utf8');
+      for (const call of text.matchAll(/\.update\(\s*'([\w.]+)'[^;]*;/g)) {
+        const key = `symposium.${call[1]}`;
+        if (MACHINE.includes(key)) {
+          writes += 1;
+          assert.match(call[0], /ConfigurationTarget\.Global\b/, `${file} writes ${key} elsewhere than the user settings: ${call[0]}`);
+        }
+      }
+    }
+    assert.ok(writes >= 2, 'Add Agent and Manage Agents both write symposium.agents');
+  });
+});
