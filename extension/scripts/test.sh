@@ -32,7 +32,7 @@ node out/test/runner.js ${SCREENSHOTS:+--screenshots "$SCREENSHOTS"} || status=1
 
 started=$SECONDS
 vsix="$EXTENSION_DIR/out/symposium-test.vsix"
-node node_modules/@vscode/vsce/vsce package --no-dependencies --allow-missing-repository --skip-license -o "$vsix" >/dev/null
+package_vsix "$vsix"
 WHEELHOUSE_CACHE="$CACHE" node out/test/install.js --vsix "$vsix" || status=1
 log "install phase (vsix included): $((SECONDS - started)) s"
 exit $status

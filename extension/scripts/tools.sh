@@ -85,3 +85,17 @@ build_wheel() {
   rm -rf "$EXTENSION_DIR/../build"
   log "backend wheel: $(ls "$EXTENSION_DIR/backend") ($((SECONDS - started)) s)"
 }
+
+# The vsix, at $1 (vsce's default name when empty). vsce only prints its warnings (a missing repository,
+# license or icon, a README it cannot show) and packages anyway, so a warning fails the build here: the vsix
+# must be publishable as it is.
+package_vsix() {
+  local out
+  out=$(cd "$EXTENSION_DIR" && node node_modules/@vscode/vsce/vsce package --no-dependencies ${1:+-o "$1"} </dev/null 2>&1) || { printf '%s\n' "$out" >&2; return 1; }
+  if grep -q WARNING <<<"$out"; then
+    printf '%s\n' "$out" >&2
+    log "vsce warned: fix the manifest or the files above"
+    return 1
+  fi
+  grep -E 'DONE|Packaged' <<<"$out" >&2 || true
+}

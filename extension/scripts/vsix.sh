@@ -9,4 +9,4 @@ build_wheel
 ensure_node
 ensure_npm_deps
 compile
-node node_modules/@vscode/vsce/vsce package --no-dependencies --allow-missing-repository --skip-license ${VSIX_OUT:+-o "$VSIX_OUT"} >&2
+package_vsix "${VSIX_OUT:-}"
