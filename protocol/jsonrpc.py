@@ -5,7 +5,7 @@ MCP stdio servers all speak it. The framing and message classification are plain
 functions (`LineSplitter`, `classify`) with no I/O; `Peer` is the thin trio shell that
 reads lines, dispatches them and serialises writes.
 
-Why not trio-jsonrpc: see the README. In short, it has no newline framing, cannot carry
+Why not trio-jsonrpc: see docs/wire-protocol.md. In short, it has no newline framing, cannot carry
 a `null` result, deadlocks when a cancelled request's late reply arrives, and answers a
 stray response with an endless error ping-pong. Each of those is a test here instead.
 """
