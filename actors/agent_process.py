@@ -348,7 +348,13 @@ class AgentProcess:
         self._commands_send.close()
 
     async def _connect(self, nursery: trio.Nursery) -> Peer:
-        connection = self._connection = await self._connector(self.agent, self.cwd, nursery)
+        try:
+            connection = self._connection = await self._connector(self.agent, self.cwd, nursery)
+        except (OSError, ImportError) as exc:
+            # Whatever starting needs (a pipe, a module the connector imports on first use) may
+            # find the descriptors exhausted: that fails this start, never the backend.
+            failure = resource_failure(f"start agent {self.name!r}", exc) if isinstance(exc, OSError) else None
+            raise AgentError(failure or self._failure(f"Cannot start agent {self._named()}: {exc}", "spawn_failed")) from None
         if connection.stderr is not None:
             nursery.start_soon(self._read_stderr, connection.stderr)
         stream = connection.stream

@@ -17,6 +17,7 @@ Each behaviour family adds its own entries to `FLAGS` and `COMMANDS`; see docs/D
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import uuid
 from typing import Any, Callable
@@ -46,10 +47,40 @@ def echo(id: Any, session: str, argument: str) -> None:
     end_turn(id)
 
 
+# Resource exhaustion (issue 21, "no agent can starve another") ---------------------------------
+
+# session id -> (port, token) of its conversation's vscode_tools bridge, from `session/new`.
+BRIDGES: dict[str, tuple[int, str]] = {}
+HELD: list[socket.socket] = []  # connections kept open for the agent's lifetime
+
+
+def connect_flood(id: Any, session: str, argument: str) -> None:
+    """Open up to N connections to our own bridge with our own token and keep them; report how
+    many the backend serves (it answers MCP `initialize`) and how many it closes."""
+    port, token = BRIDGES[session]
+    served = closed = 0
+    for n in range(int(argument or "2000")):
+        try:
+            sock = socket.create_connection(("127.0.0.1", port))
+        except OSError:  # our own descriptors ran out
+            break
+        request = {"jsonrpc": "2.0", "id": n, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "0"}}}
+        sock.sendall(token.encode() + b"\n" + json.dumps(request).encode() + b"\n")
+        if sock.makefile("rb").readline():
+            served += 1
+            HELD.append(sock)
+        else:
+            closed += 1
+            sock.close()
+    say(session, f"served {served} closed {closed}")
+    end_turn(id)
+
+
 # Prompt commands: name -> handler(request id, session id, argument). A handler answers the prompt
 # itself (or deliberately never does).
 COMMANDS: dict[str, Callable[[Any, str, str], None]] = {
     "echo": echo,
+    "connect_flood": connect_flood,
 }
 
 # Start-up flags: flag -> the methods it leaves unanswered (the backend's deadlines are tested
@@ -67,7 +98,12 @@ def main() -> None:
         if method == "initialize":
             send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
         elif method == "session/new":
-            send({"id": id, "result": {"sessionId": str(uuid.uuid4())}})
+            session = str(uuid.uuid4())
+            for server in params.get("mcpServers") or []:
+                if "--port" in server.get("args", []):
+                    args, env = server["args"], server.get("env") or [{}]
+                    BRIDGES[session] = (int(args[args.index("--port") + 1]), env[0].get("value", ""))
+            send({"id": id, "result": {"sessionId": session}})
         elif method == "session/prompt":
             text = " ".join(b.get("text", "") for b in params["prompt"]).strip()
             command, _, argument = text.partition(" ")
