@@ -47,6 +47,53 @@ STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
 PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
 
 
+class StderrTail:
+    """The last STDERR_LINES non-blank lines of an agent's stderr, for an error's data.
+
+    Kept raw and redacted only when read: an agent can write stderr endlessly, and redacting
+    every line (though only the last few are kept) once took most of a core and slowed every
+    other conversation a hundredfold. Per read the work is a split in C and a look at the
+    lines that are kept.
+    """
+
+    def __init__(self, keep: int = STDERR_LINES) -> None:
+        self._splitter = LineSplitter(STDERR_READ_MAX)
+        self._lines: collections.deque[bytes | Overlong] = collections.deque(maxlen=keep)
+
+    def feed(self, chunk: bytes) -> list[bytes | Overlong]:
+        """Take what the agent wrote; returns the lines it completed (for whoever wants each)."""
+        lines = self._splitter.feed(chunk)
+        kept: list[bytes | Overlong] = []
+        for raw in reversed(lines):  # from the end, until enough are kept: bounded by `keep` but for blank lines
+            if len(kept) == self._lines.maxlen:
+                break
+            if (raw.head if isinstance(raw, Overlong) else raw).strip():
+                kept.append(raw)
+        self._lines.extend(reversed(kept))
+        return lines
+
+    def end(self) -> bytes | Overlong | None:
+        """The end of the stream: keep an unterminated last line (often why the agent exited)."""
+        last = self._splitter.leftover()
+        if last is not None and (last.head if isinstance(last, Overlong) else last).strip():
+            self._lines.append(last)
+        return last
+
+    def lines(self, redact: Callable[[str], str]) -> list[str]:
+        """The kept lines, oldest first, each redacted now and cut to STDERR_LINE_MAX."""
+        return [line for line in (tail_line(raw, redact) for raw in self._lines) if line]
+
+
+def tail_line(raw: bytes | Overlong, redact: Callable[[str], str]) -> str:
+    """A stderr line as it is shown: decoded, redacted, then cut (redacting first, so that a cut
+    cannot leave a secret's start unrecognised)."""
+    text = raw.head if isinstance(raw, Overlong) else raw
+    line = redact(text.decode(errors="replace").rstrip())
+    if line and (isinstance(raw, Overlong) or len(line) > STDERR_LINE_MAX):
+        return line[:STDERR_LINE_MAX] + "..."
+    return line
+
+
 # Events delivered to a session ------------------------------------------------------------
 
 
@@ -269,7 +316,7 @@ class AgentProcess:
         self.channel = f"agent {recorder.next_index('agent')} {self.name}" if recorder else ""
         self._commands_send, self._commands = trio.open_memory_channel[_Command](math.inf)
         self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
-        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._stderr = StderrTail()
         # Agents print their configuration, keys included, and quote it in their errors: what
         # the agent says (stderr, error messages) is redacted before it is kept (for errors'
         # data.stderr), passed on, logged or recorded. `secrets` is the backend's, which its
@@ -370,21 +417,21 @@ class AgentProcess:
         return peer
 
     async def _read_stderr(self, stream: trio.abc.ReceiveStream) -> None:
-        splitter = LineSplitter(STDERR_READ_MAX)
+        # Every line is passed on (redacted) only when someone reads them: a transcript being
+        # recorded, or debug logging. Otherwise an agent's stderr costs a split per read.
+        each = self._recorder is not None or log.isEnabledFor(logging.DEBUG)
         async for chunk in stream:
-            for raw in splitter.feed(chunk):
-                self._stderr_line(raw)
-        self._stderr_line(splitter.leftover())  # a last line without a newline (often why it exited)
+            lines = self._stderr.feed(chunk)
+            if each:
+                for raw in lines:
+                    self._stderr_line(raw)
+        last = self._stderr.end()  # a last line without a newline (often why it exited)
+        if each and last is not None:
+            self._stderr_line(last)
 
-    def _stderr_line(self, raw: bytes | Overlong | None) -> None:
-        if raw is None:
-            return
-        cut = isinstance(raw, Overlong)
-        text = raw.head if isinstance(raw, Overlong) else raw
-        line = self._redactor.free_text(text.decode(errors="replace").rstrip())
+    def _stderr_line(self, raw: bytes | Overlong) -> None:
+        line = tail_line(raw, self._redactor.free_text)
         if line:
-            cut = cut or len(line) > STDERR_LINE_MAX
-            self._stderr.append(line[:STDERR_LINE_MAX] + "..." if cut else line)
             log.debug("agent %s stderr: %s", self.name, line)
             if self._recorder is not None:
                 self._recorder.stderr(self.channel, line)
@@ -449,7 +496,7 @@ class AgentProcess:
         return ""
 
     def _failure(self, message: str, kind: str) -> RpcError:
-        return session_failure(self._redactor.values(message), kind=kind, stderr=list(self._stderr), agent=self.name)
+        return session_failure(self._redactor.values(message), kind=kind, stderr=self._stderr.lines(self._redactor.free_text), agent=self.name)
 
     def _scrubbed(self, exc: RpcError) -> RpcError:
         """The agent's error as it is passed on: its message redacted, its data (anything at all) left out."""

@@ -76,11 +76,27 @@ def connect_flood(id: Any, session: str, argument: str) -> None:
     end_turn(id)
 
 
+def stderr_flood(id: Any, session: str, argument: str) -> None:
+    """Write N stderr lines (each naming our secret env value, `api_key=` style), end with a
+    last line saying how many, then exit: the turn fails with the stderr tail."""
+    import os
+
+    secret = os.environ.get("HOSTILE_SECRET", "")
+    line = f"working... api_key={secret} token {secret}\n".encode()
+    n = int(argument or "100000")
+    for _ in range(n // 1000):
+        sys.stderr.buffer.write(line * 1000)
+    sys.stderr.buffer.write(f"wrote {n} lines; giving up {secret}\n".encode())
+    sys.stderr.buffer.flush()
+    os._exit(3)
+
+
 # Prompt commands: name -> handler(request id, session id, argument). A handler answers the prompt
 # itself (or deliberately never does).
 COMMANDS: dict[str, Callable[[Any, str, str], None]] = {
     "echo": echo,
     "connect_flood": connect_flood,
+    "stderr_flood": stderr_flood,
 }
 
 # Start-up flags: flag -> the methods it leaves unanswered (the backend's deadlines are tested

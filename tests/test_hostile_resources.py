@@ -8,6 +8,7 @@ yet, so that serving it needs what the attacker would have taken.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,9 @@ from typing import Any
 
 import trio
 
+from actors.agent_process import STDERR_LINES, StderrTail
 from actors.tool_bridge import MAX_CONNECTIONS
+from protocol.redact import Redactor
 from symposium.client import ELIZA, BackendClient, process_agent, user
 
 GUARD = 120
@@ -44,3 +47,44 @@ async def test_an_agent_opening_connections_with_its_own_token_cannot_exhaust_th
     assert eliza.completed and eliza.text() == "How do you do. Please state your problem.", eliza.error
     # A second conversation with the same agent has a token (and a bound) of its own.
     assert again.error is None and again.text().startswith(f"served {MAX_CONNECTIONS} "), again.text()
+
+
+def test_a_stderr_tail_redacts_only_the_lines_it_keeps() -> None:
+    secret = "hunter2-hunter2-hunter2"
+    redactor = Redactor([secret])
+    calls = 0
+
+    def redact(text: str) -> str:
+        nonlocal calls
+        calls += 1
+        return redactor.free_text(text)
+
+    tail = StderrTail()
+    line = f"working... api_key={secret}\n".encode()
+    for _ in range(100):
+        tail.feed(line * 999 + b"\n   \n" + line[:10])  # lines cut across reads, blank lines between
+    tail.feed(b"\n")
+    tail.feed(b"last words " + secret.encode())
+    tail.end()
+    lines = tail.lines(redact)
+    assert calls == STDERR_LINES
+    assert len(lines) == STDERR_LINES and lines[-1] == "last words <redacted>"
+    assert lines[-3:-1] == ["working... api_key=<redacted>", "working..."]  # the blank lines are not kept
+    assert not any(secret in line for line in lines)
+
+
+async def test_an_agent_flooding_stderr_fails_its_own_turn_with_a_redacted_tail_while_another_chat_goes_on() -> None:
+    secret = "s3cr3t-value-of-the-flooder"
+    flooder = process_agent("flooder", sys.executable, [str(HOSTILE)], env={"HOSTILE_SECRET": secret})
+    async with BackendClient.spawn(stderr=subprocess.DEVNULL) as backend:
+        with trio.fail_after(GUARD):
+            flood = backend.start_chat([user("stderr_flood 300000")], agent=flooder)
+            others = [await backend.chat([user(f"hello {n}")], agent=hostile("bystander")) for n in range(3)]
+            eliza = await backend.chat([user("Hello")], agent=ELIZA)
+            await flood.done.wait()
+    assert [o.text() for o in others] == [f"echo: hello {n}" for n in range(3)]
+    assert eliza.text() == "How do you do. Please state your problem."
+    assert flood.error is not None
+    stderr = flood.error.data["stderr"]
+    assert len(stderr) == STDERR_LINES and stderr[-1] == "wrote 300000 lines; giving up <redacted>"
+    assert secret not in json.dumps(flood.error.data)
