@@ -16,6 +16,7 @@ from bench import (
     agent_start,
     cold_start,
     conversations,
+    large_tool_result,
     long_conversation,
     matching,
     recording,
@@ -161,6 +162,17 @@ def _tool_round_trip() -> list[Row]:
     ]
 
 
+def _large_tool_result() -> list[Row]:
+    r = large_tool_result.measure()
+    small, large = large_tool_result.SIZES
+    return [(
+        f"a large tool result through the bridge: {large} MiB / {small} MiB, request -> responseComplete",
+        f"{r['seconds'][large]:.1f} / {r['seconds'][small]:.1f} s = {r['ratio']:.1f}x",
+        f"linear (<= {r['linear'] * 1.2:.0f}x)",
+        r["ratio"] <= r["linear"] * 1.2,
+    )]
+
+
 def _recording() -> list[Row]:
     found = recording.measure()
     added_us = (1 / found["recording"] - 1 / found["plain"]) * 1e6
@@ -242,6 +254,7 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("agent start-up", _agent_start),
     ("relay start-up", _relay),
     ("bridged tool round trip", _tool_round_trip),
+    ("large tool result", _large_tool_result),
     ("conversations", _conversations),
     ("soak", _soak),
 ]

@@ -19,7 +19,7 @@ import trio
 from actors.agent_process import STDERR_LINES, StderrTail
 from actors.tool_bridge import MAX_CONNECTIONS
 from protocol.redact import Redactor
-from symposium.client import ELIZA, BackendClient, process_agent, user
+from symposium.client import ELIZA, BackendClient, process_agent, tool_result, user
 
 GUARD = 120
 HOSTILE = Path(__file__).with_name("hostile_agent.py")
@@ -88,3 +88,20 @@ async def test_an_agent_flooding_stderr_fails_its_own_turn_with_a_redacted_tail_
     stderr = flood.error.data["stderr"]
     assert len(stderr) == STDERR_LINES and stderr[-1] == "wrote 300000 lines; giving up <redacted>"
     assert secret not in json.dumps(flood.error.data)
+
+
+async def test_a_large_tool_result_reaches_the_agent_and_comes_back_whole() -> None:
+    # 24 MiB, one JSON line on every hop: it crosses the bridge, the relay and Eliza's MCP client
+    # in many reads (each of which once copied the rest of the line), and comes back to us
+    # over the in-memory ACP stream she speaks on.
+    text = "".join(f"{n:07d}\n" for n in range(3 << 20))
+    tool = {"name": "t", "description": "A tool that answers at length", "inputSchema": {"type": "object"}}
+    async with BackendClient.spawn(stderr=subprocess.DEVNULL) as backend:
+        with trio.fail_after(GUARD):
+            history = [user("use tools vscode_tools::t with {}")]
+            call = await backend.chat(history, agent=ELIZA, tools=[tool])
+            [called] = call.tool_calls()
+            history += [call.assistant_message(), tool_result(called["toolCallId"], text)]
+            answer = await backend.chat(history, agent=ELIZA, tools=[tool])
+    assert answer.error is None, answer.error
+    assert answer.text() == f"t: OK: {text}"
