@@ -9,6 +9,7 @@ yet, so that serving it needs what the attacker would have taken.
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,43 @@ async def test_a_large_tool_result_reaches_the_agent_and_comes_back_whole() -> N
             answer = await backend.chat(history, agent=ELIZA, tools=[tool])
     assert answer.error is None, answer.error
     assert answer.text() == f"t: OK: {text}"
+
+
+# SQLite's default busy wait is 5 s per statement: on the event loop, the saves of these new
+# conversations stalled the whole backend for a minute under the lock. Off it, each costs
+# at most BUSY_TIMEOUT on a thread of its own, and none of the conversations waits for it.
+LOCKED_CONVERSATIONS = 12
+LOCKED_GUARD = 30
+
+
+async def test_a_session_store_locked_by_another_connection_stalls_no_conversation(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    async with BackendClient.spawn(env={"SYMPOSIUM_STATE_DIR": str(state)}, stderr=subprocess.DEVNULL) as backend:
+        with trio.fail_after(GUARD):
+            before = await backend.chat([user("Hello")], agent=ELIZA)
+        holder = sqlite3.connect(state / "sessions.sqlite3", isolation_level=None)
+        holder.execute("begin exclusive")  # what another process's long write holds
+        answered: list[str] = []
+        try:
+            with trio.fail_after(LOCKED_GUARD):
+                async with trio.open_nursery() as nursery:
+                    for n in range(LOCKED_CONVERSATIONS):
+                        nursery.start_soon(_answered, backend, f"I am conversation number {n}", answered)
+        finally:
+            holder.execute("rollback")
+            holder.close()
+        with trio.fail_after(GUARD):
+            after = await backend.chat([user("I need a new conversation")], agent=ELIZA)
+    assert before.error is None and after.error is None
+    assert len(answered) == LOCKED_CONVERSATIONS
+    # What was saved while the file was locked may be lost (a save waits BUSY_TIMEOUT), nothing
+    # else: the store works again, and the last save landed before the backend ended.
+    with sqlite3.connect(state / "sessions.sqlite3") as db:
+        (stored,) = db.execute("select count(*) from sessions").fetchone()
+    assert 2 <= stored <= LOCKED_CONVERSATIONS + 2
+
+
+async def _answered(backend: BackendClient, text: str, answered: list[str]) -> None:
+    result = await backend.chat([user(text)], agent=ELIZA)
+    assert result.error is None, result.error
+    answered.append(result.text())
