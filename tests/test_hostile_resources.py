@@ -8,6 +8,7 @@ yet, so that serving it needs what the attacker would have taken.
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import subprocess
@@ -15,11 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
-from actors.agent_process import STDERR_LINES, StderrTail
+from actors.agent_process import STDERR_LINES, AgentPool, StderrTail
+from actors.messages import AgentError
 from actors.tool_bridge import MAX_CONNECTIONS
+from protocol.lm import ElizaAgent
 from protocol.redact import Redactor
+from symposium import launch
 from symposium.client import ELIZA, BackendClient, process_agent, tool_result, user
 
 GUARD = 120
@@ -48,6 +53,28 @@ async def test_an_agent_opening_connections_with_its_own_token_cannot_exhaust_th
     assert eliza.completed and eliza.text() == "How do you do. Please state your problem.", eliza.error
     # A second conversation with the same agent has a token (and a bound) of its own.
     assert again.error is None and again.text().startswith(f"served {MAX_CONNECTIONS} "), again.text()
+
+
+async def test_running_out_of_descriptors_while_starting_an_agent_fails_that_start_not_the_backend(tmp_path: Path) -> None:
+    # The connector as it failed under exhaustion: the lazy import of Eliza (or a pipe) raising
+    # EMFILE. It ended the process; now it is that start's -32000, and the pool starts the next.
+    attempts = 0
+
+    async def exhausted_once(agent: Any, cwd: str, nursery: trio.Nursery) -> Any:
+        nonlocal attempts
+        attempts += 1
+        if attempts == 1:
+            raise OSError(errno.EMFILE, "Too many open files")
+        return await launch.connect(agent, cwd, nursery)
+
+    async with trio.open_nursery() as nursery:
+        pool = AgentPool(nursery, cwd=str(tmp_path), connector=exhausted_once)
+        with pytest.raises(AgentError) as caught:
+            await pool.start(ElizaAgent(), None)
+        assert caught.value.error.data["kind"] == "resource_exhausted"
+        assert "too many open files" in caught.value.error.message
+        assert (await pool.start(ElizaAgent(), None)).usable
+        await pool.shutdown()
 
 
 def test_a_stderr_tail_redacts_only_the_lines_it_keeps() -> None:
