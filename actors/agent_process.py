@@ -44,6 +44,12 @@ STDERR_LINES = 20
 STDERR_READ_MAX = 64 * 1024  # a stderr line longer than this is kept by its head only
 CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
 STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
+# An agent's stderr is read at most this fast (bytes/s), after a first STDERR_BURST: beyond it the
+# agent waits on its own writes, as on a full pipe, instead of taking the backend's CPU from every
+# other conversation. Agents that log verbosely write kilobytes a second.
+STDERR_RATE = 1024 * 1024
+STDERR_BURST = 1024 * 1024
+STDERR_DRAIN = 1.0  # after an agent exited, how long what it left on stderr is read at full speed
 PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
 
 
@@ -317,6 +323,9 @@ class AgentProcess:
         self._commands_send, self._commands = trio.open_memory_channel[_Command](math.inf)
         self._sessions: dict[str, trio.MemorySendChannel[AgentEvent]] = {}
         self._stderr = StderrTail()
+        self._stderr_ended: trio.Event | None = None  # set when stderr is read to its end (None: no stderr)
+        self._stderr_wait: trio.CancelScope | None = None  # the rate limit's wait, cancelled to read the last words
+        self._stderr_hurry = False  # the agent exited: read what it left without the rate limit
         # Agents print their configuration, keys included, and quote it in their errors: what
         # the agent says (stderr, error messages) is redacted before it is kept (for errors'
         # data.stderr), passed on, logged or recorded. `secrets` is the backend's, which its
@@ -403,6 +412,7 @@ class AgentProcess:
             failure = resource_failure(f"start agent {self.name!r}", exc) if isinstance(exc, OSError) else None
             raise AgentError(failure or self._failure(f"Cannot start agent {self._named()}: {exc}", "spawn_failed")) from None
         if connection.stderr is not None:
+            self._stderr_ended = trio.Event()
             nursery.start_soon(self._read_stderr, connection.stderr)
         stream = connection.stream
         tracer = self._recorder.channel(self.channel) if self._recorder else None
@@ -420,14 +430,25 @@ class AgentProcess:
         # Every line is passed on (redacted) only when someone reads them: a transcript being
         # recorded, or debug logging. Otherwise an agent's stderr costs a split per read.
         each = self._recorder is not None or log.isEnabledFor(logging.DEBUG)
-        async for chunk in stream:
-            lines = self._stderr.feed(chunk)
-            if each:
-                for raw in lines:
-                    self._stderr_line(raw)
-        last = self._stderr.end()  # a last line without a newline (often why it exited)
-        if each and last is not None:
-            self._stderr_line(last)
+        allowance, then = float(STDERR_BURST), trio.current_time()
+        try:
+            async for chunk in stream:
+                now = trio.current_time()
+                allowance = min(STDERR_BURST, allowance + (now - then) * STDERR_RATE) - len(chunk)
+                then = now
+                if allowance < 0 and not self._stderr_hurry:  # a rate limit (a token bucket), not a synchronisation
+                    with trio.CancelScope() as self._stderr_wait:
+                        await trio.sleep(-allowance / STDERR_RATE)
+                lines = self._stderr.feed(chunk)
+                if each:
+                    for raw in lines:
+                        self._stderr_line(raw)
+            last = self._stderr.end()  # a last line without a newline (often why it exited)
+            if each and last is not None:
+                self._stderr_line(last)
+        finally:
+            assert self._stderr_ended is not None
+            self._stderr_ended.set()
 
     def _stderr_line(self, raw: bytes | Overlong) -> None:
         line = tail_line(raw, self._redactor.free_text)
@@ -479,6 +500,15 @@ class AgentProcess:
     async def _reap(self) -> None:
         if self._connection is not None:
             await self._connection.ended()
+        if self._stderr_ended is not None:
+            # Its last words (why it exited) may still wait behind the stderr rate limit: read
+            # them at full speed, for at most STDERR_DRAIN (a child may hold stderr open).
+            self._stderr_hurry = True
+            if self._stderr_wait is not None:
+                self._stderr_wait.cancel()
+            with trio.move_on_after(STDERR_DRAIN):
+                await self._stderr_ended.wait()
+            self._stderr_hurry = False
 
     async def _stop(self) -> None:
         if self._connection is not None:

@@ -23,6 +23,7 @@ from bench import (
     relay,
     second_conversation,
     soak,
+    stderr_flood,
     streaming,
     tool_round_trip,
 )
@@ -173,6 +174,20 @@ def _large_tool_result() -> list[Row]:
     )]
 
 
+def _stderr_flood() -> list[Row]:
+    f = stderr_flood.measure()
+    ratio = f["flooded_ms"] / f["quiet_ms"]
+    return [
+        (
+            f"a new Eliza conversation while another agent floods stderr / quiet (median of {stderr_flood.TURNS})",
+            f"{f['flooded_ms']:.1f} / {f['quiet_ms']:.1f} ms = {ratio:.1f}x",
+            "<= 5x",
+            ratio <= 5,
+        ),
+        ("the backend's CPU while an agent floods stderr (nothing else)", f"{f['cpu']:.0%} of a core", "< 10%", f["cpu"] < 0.1),
+    ]
+
+
 def _recording() -> list[Row]:
     found = recording.measure()
     added_us = (1 / found["recording"] - 1 / found["plain"]) * 1e6
@@ -255,6 +270,7 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("relay start-up", _relay),
     ("bridged tool round trip", _tool_round_trip),
     ("large tool result", _large_tool_result),
+    ("stderr flood", _stderr_flood),
     ("conversations", _conversations),
     ("soak", _soak),
 ]

@@ -77,13 +77,18 @@ def connect_flood(id: Any, session: str, argument: str) -> None:
 
 
 def stderr_flood(id: Any, session: str, argument: str) -> None:
-    """Write N stderr lines (each naming our secret env value, `api_key=` style), end with a
+    """Write N stderr lines (each naming our secret env value, `api_key=` style; N=0: endlessly), end with a
     last line saying how many, then exit: the turn fails with the stderr tail."""
     import os
 
     secret = os.environ.get("HOSTILE_SECRET", "")
     line = f"working... api_key={secret} token {secret}\n".encode()
-    n = int(argument or "100000")
+    n = int(argument or "100000")  # 0: until stderr closes (the bench's flood)
+    try:
+        while n == 0:
+            sys.stderr.buffer.write(line * 1000)
+    except (BrokenPipeError, OSError):
+        os._exit(0)
     for _ in range(n // 1000):
         sys.stderr.buffer.write(line * 1000)
     sys.stderr.buffer.write(f"wrote {n} lines; giving up {secret}\n".encode())

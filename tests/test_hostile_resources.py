@@ -106,7 +106,7 @@ async def test_an_agent_flooding_stderr_fails_its_own_turn_with_a_redacted_tail_
     flooder = process_agent("flooder", sys.executable, [str(HOSTILE)], env={"HOSTILE_SECRET": secret})
     async with BackendClient.spawn(stderr=subprocess.DEVNULL) as backend:
         with trio.fail_after(GUARD):
-            flood = backend.start_chat([user("stderr_flood 300000")], agent=flooder)
+            flood = backend.start_chat([user("stderr_flood 100000")], agent=flooder)
             others = [await backend.chat([user(f"hello {n}")], agent=hostile("bystander")) for n in range(3)]
             eliza = await backend.chat([user("Hello")], agent=ELIZA)
             await flood.done.wait()
@@ -114,7 +114,7 @@ async def test_an_agent_flooding_stderr_fails_its_own_turn_with_a_redacted_tail_
     assert eliza.text() == "How do you do. Please state your problem."
     assert flood.error is not None
     stderr = flood.error.data["stderr"]
-    assert len(stderr) == STDERR_LINES and stderr[-1] == "wrote 300000 lines; giving up <redacted>"
+    assert len(stderr) == STDERR_LINES and stderr[-1] == "wrote 100000 lines; giving up <redacted>"
     assert secret not in json.dumps(flood.error.data)
 
 
