@@ -79,7 +79,7 @@ class AgentCatalog:
             private_folder(Path(path).parent, tighten=True)
             private_file(path)
             self._db = Database(path, self._setup, "what an agent offers")
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: no thread to be had
             log.warning("not remembering what agents offer across restarts: %s", exc)
 
     def _setup(self, db: sqlite3.Connection) -> None:

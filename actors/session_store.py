@@ -49,7 +49,7 @@ class SessionStore:
             private_folder(Path(path).parent, tighten=True)
             private_file(path)
             self._db = Database(path, self._setup, "an agent session")
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: no thread to be had
             log.warning("not remembering agent sessions: %s", exc)
 
     def _setup(self, db: sqlite3.Connection) -> None:
@@ -92,7 +92,7 @@ class SessionStore:
             return None
         try:
             rows = await self._db.read("select session_id, cwd from sessions where conversation = ? and agent = ?", (conversation, self.digest(agent)))
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, RuntimeError) as exc:  # RuntimeError: no thread to be had
             log.warning("could not look up the session of conversation %s: %s", conversation, exc)
             return None
         return (rows[0][0], rows[0][1]) if rows else None
