@@ -7,7 +7,9 @@ the agent runs again; token counts use the bytes per token.
 
 Kept in SQLite in the user's state folder (a 0600 file in a 0700 folder), one row per agent
 definition under a keyed digest of it: definitions carry environment values (API keys), and
-nothing stored here is one. Plain synchronous sqlite3, one small statement per change.
+nothing stored here is one. Every row is read once, at start-up (one row per agent definition
+ever used: few); a change is one small statement queued to a writer thread
+(`actors/database.py`), so a locked file never stalls the turn that learned something.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import attrs
 import trio
 
 from actors import continuing
+from actors.database import Database
 from actors.agent_options import Choice, TurnUsage, add_sample, bytes_per_token, choices_from_json, choices_to_json
 from protocol.lm import Message
 from protocol.private import private_file, private_folder
@@ -65,7 +68,8 @@ class Learned:
 class AgentCatalog:
     def __init__(self, path: Path | str | None, key: bytes) -> None:
         self._key = key
-        self._db: sqlite3.Connection | None = None
+        self._db: Database | None = None
+        self._stored: dict[str, str] = {}  # digest → JSON, as read at start-up
         self._known: dict[str, Learned] = {}
         self._models: dict[str, str] = {}  # model id → agent key: token counts name only the model
         self._changed = trio.Event()
@@ -74,11 +78,19 @@ class AgentCatalog:
         try:
             private_folder(Path(path).parent, tighten=True)
             private_file(path)
-            self._db = sqlite3.connect(path, isolation_level=None)
-            self._db.execute("pragma secure_delete = on")  # what is replaced is overwritten
-            self._db.execute(SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
+            self._db = Database(path, self._setup, "what an agent offers")
+        except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: no thread to be had
             log.warning("not remembering what agents offer across restarts: %s", exc)
+
+    def _setup(self, db: sqlite3.Connection) -> None:
+        db.execute("pragma secure_delete = on")  # what is replaced is overwritten
+        db.execute(SCHEMA)
+        self._stored = dict(db.execute("select agent, learned from agents").fetchall())
+
+    def close(self) -> None:
+        """Let queued changes land, then close the file."""
+        if self._db is not None:
+            self._db.close()
             self._db = None
 
     def _digest(self, agent: str) -> str:
@@ -90,12 +102,11 @@ class AgentCatalog:
         if learned is not None:
             return learned
         learned = Learned()
-        if self._db is not None:
+        stored = self._stored.pop(self._digest(agent), None)
+        if stored is not None:
             try:
-                row = self._db.execute("select learned from agents where agent = ?", (self._digest(agent),)).fetchone()
-                if row:
-                    learned = Learned.from_json(row[0])
-            except (sqlite3.Error, ValueError, AttributeError) as exc:
+                learned = Learned.from_json(stored)
+            except (ValueError, AttributeError, TypeError) as exc:
                 log.warning("could not read what an agent offers: %s", exc)
         self._known[agent] = learned
         return learned
@@ -104,12 +115,8 @@ class AgentCatalog:
         self._known[agent] = learned
         if tell:
             self._changed.set()
-        if self._db is None:
-            return
-        try:
-            self._db.execute("insert or replace into agents values (?, ?, ?)", (self._digest(agent), learned.to_json(), time.time()))
-        except sqlite3.Error as exc:
-            log.warning("could not remember what an agent offers: %s", exc)
+        if self._db is not None:
+            self._db.write("insert or replace into agents values (?, ?, ?)", (self._digest(agent), learned.to_json(), time.time()))
 
     def learn_choices(self, agent: str, choices: tuple[Choice, ...]) -> None:
         """The choices a new session of the agent offered (with the agent's defaults as current)."""

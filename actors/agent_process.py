@@ -48,12 +48,65 @@ STDERR_LINES = 20
 STDERR_READ_MAX = 64 * 1024  # a stderr line longer than this is kept by its head only
 CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
 STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
+# An agent's stderr is read at most this fast (bytes/s), after a first STDERR_BURST: beyond it the
+# agent waits on its own writes, as on a full pipe, instead of taking the backend's CPU from every
+# other conversation. Agents that log verbosely write kilobytes a second.
+STDERR_RATE = 1024 * 1024
+STDERR_BURST = 1024 * 1024
+STDERR_DRAIN = 1.0  # after an agent exited, how long what it left on stderr is read at full speed
 PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
 # What an agent says of a session with no prompt running is about a prompt that ended (or
 # replays history): dropped, but for what changes the session's state. Those are kept while
 # the session has less than IDLE_BACKLOG bytes unread, so a flood between prompts costs nothing.
 BETWEEN_PROMPTS = frozenset({"config_option_update", "current_mode_update", "current_model_update", "usage_update"})
 IDLE_BACKLOG = 64 * 1024
+
+
+class StderrTail:
+    """The last STDERR_LINES non-blank lines of an agent's stderr, for an error's data.
+
+    Kept raw and redacted only when read: an agent can write stderr endlessly, and redacting
+    every line (though only the last few are kept) once took most of a core and slowed every
+    other conversation a hundredfold. Per read the work is a split in C and a look at the
+    lines that are kept.
+    """
+
+    def __init__(self, keep: int = STDERR_LINES) -> None:
+        self._splitter = LineSplitter(STDERR_READ_MAX)
+        self._lines: collections.deque[bytes | Overlong] = collections.deque(maxlen=keep)
+
+    def feed(self, chunk: bytes) -> list[bytes | Overlong]:
+        """Take what the agent wrote; returns the lines it completed (for whoever wants each)."""
+        lines = self._splitter.feed(chunk)
+        kept: list[bytes | Overlong] = []
+        for raw in reversed(lines):  # from the end, until enough are kept: bounded by `keep` but for blank lines
+            if len(kept) == self._lines.maxlen:
+                break
+            if (raw.head if isinstance(raw, Overlong) else raw).strip():
+                kept.append(raw)
+        self._lines.extend(reversed(kept))
+        return lines
+
+    def end(self) -> bytes | Overlong | None:
+        """The end of the stream: keep an unterminated last line (often why the agent exited)."""
+        last = self._splitter.leftover()
+        if last is not None and (last.head if isinstance(last, Overlong) else last).strip():
+            self._lines.append(last)
+        return last
+
+    def lines(self, redact: Callable[[str], str]) -> list[str]:
+        """The kept lines, oldest first, each redacted now and cut to STDERR_LINE_MAX."""
+        return [line for line in (tail_line(raw, redact) for raw in self._lines) if line]
+
+
+def tail_line(raw: bytes | Overlong, redact: Callable[[str], str]) -> str:
+    """A stderr line as it is shown: decoded, redacted, then cut (redacting first, so that a cut
+    cannot leave a secret's start unrecognised)."""
+    text = raw.head if isinstance(raw, Overlong) else raw
+    line = redact(text.decode(errors="replace").rstrip())
+    if line and (isinstance(raw, Overlong) or len(line) > STDERR_LINE_MAX):
+        return line[:STDERR_LINE_MAX] + "..."
+    return line
 
 
 # Events delivered to a session ------------------------------------------------------------
@@ -306,7 +359,10 @@ class AgentProcess:
         # running. The reader waits while a window is full (backpressure, `actors/flow.py`).
         self._windows: dict[str, Window] = {}
         self._prompting: collections.Counter[str] = collections.Counter()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._stderr = StderrTail()
+        self._stderr_ended: trio.Event | None = None  # set when stderr is read to its end (None: no stderr)
+        self._stderr_wait: trio.CancelScope | None = None  # the rate limit's wait, cancelled to read the last words
+        self._stderr_hurry = False  # the agent exited: read what it left without the rate limit
         # Agents print their configuration, keys included, and quote it in their errors: what
         # the agent says (stderr, error messages) is redacted before it is kept (for errors'
         # data.stderr), passed on, logged or recorded. `secrets` is the backend's, which its
@@ -385,8 +441,15 @@ class AgentProcess:
         self._commands_send.close()
 
     async def _connect(self, nursery: trio.Nursery) -> Peer:
-        connection = self._connection = await self._connector(self.agent, self.cwd, nursery)
+        try:
+            connection = self._connection = await self._connector(self.agent, self.cwd, nursery)
+        except (OSError, ImportError) as exc:
+            # Whatever starting needs (a pipe, a module the connector imports on first use) may
+            # find the descriptors exhausted: that fails this start, never the backend.
+            failure = resource_failure(f"start agent {self.name!r}", exc) if isinstance(exc, OSError) else None
+            raise AgentError(failure or self._failure(f"Cannot start agent {self._named()}: {exc}", "spawn_failed")) from None
         if connection.stderr is not None:
+            self._stderr_ended = trio.Event()
             nursery.start_soon(self._read_stderr, connection.stderr)
         stream = connection.stream
         tracer = self._recorder.channel(self.channel) if self._recorder else None
@@ -401,21 +464,32 @@ class AgentProcess:
         return peer
 
     async def _read_stderr(self, stream: trio.abc.ReceiveStream) -> None:
-        splitter = LineSplitter(STDERR_READ_MAX)
-        async for chunk in stream:
-            for raw in splitter.feed(chunk):
-                self._stderr_line(raw)
-        self._stderr_line(splitter.leftover())  # a last line without a newline (often why it exited)
+        # Every line is passed on (redacted) only when someone reads them: a transcript being
+        # recorded, or debug logging. Otherwise an agent's stderr costs a split per read.
+        each = self._recorder is not None or log.isEnabledFor(logging.DEBUG)
+        allowance, then = float(STDERR_BURST), trio.current_time()
+        try:
+            async for chunk in stream:
+                now = trio.current_time()
+                allowance = min(STDERR_BURST, allowance + (now - then) * STDERR_RATE) - len(chunk)
+                then = now
+                if allowance < 0 and not self._stderr_hurry:  # a rate limit (a token bucket), not a synchronisation
+                    with trio.CancelScope() as self._stderr_wait:
+                        await trio.sleep(-allowance / STDERR_RATE)
+                lines = self._stderr.feed(chunk)
+                if each:
+                    for raw in lines:
+                        self._stderr_line(raw)
+            last = self._stderr.end()  # a last line without a newline (often why it exited)
+            if each and last is not None:
+                self._stderr_line(last)
+        finally:
+            assert self._stderr_ended is not None
+            self._stderr_ended.set()
 
-    def _stderr_line(self, raw: bytes | Overlong | None) -> None:
-        if raw is None:
-            return
-        cut = isinstance(raw, Overlong)
-        text = raw.head if isinstance(raw, Overlong) else raw
-        line = self._redactor.free_text(text.decode(errors="replace").rstrip())
+    def _stderr_line(self, raw: bytes | Overlong) -> None:
+        line = tail_line(raw, self._redactor.free_text)
         if line:
-            cut = cut or len(line) > STDERR_LINE_MAX
-            self._stderr.append(line[:STDERR_LINE_MAX] + "..." if cut else line)
             log.debug("agent %s stderr: %s", self.name, line)
             if self._recorder is not None:
                 self._recorder.stderr(self.channel, line)
@@ -490,6 +564,15 @@ class AgentProcess:
     async def _reap(self) -> None:
         if self._connection is not None:
             await self._connection.ended()
+        if self._stderr_ended is not None:
+            # Its last words (why it exited) may still wait behind the stderr rate limit: read
+            # them at full speed, for at most STDERR_DRAIN (a child may hold stderr open).
+            self._stderr_hurry = True
+            if self._stderr_wait is not None:
+                self._stderr_wait.cancel()
+            with trio.move_on_after(STDERR_DRAIN):
+                await self._stderr_ended.wait()
+            self._stderr_hurry = False
 
     async def _stop(self) -> None:
         if self._connection is not None:
@@ -507,7 +590,7 @@ class AgentProcess:
         return ""
 
     def _failure(self, message: str, kind: str) -> RpcError:
-        return session_failure(self._redactor.values(message), kind=kind, stderr=list(self._stderr), agent=self.name)
+        return session_failure(self._redactor.values(message), kind=kind, stderr=self._stderr.lines(self._redactor.free_text), agent=self.name)
 
     def _scrubbed(self, exc: RpcError) -> RpcError:
         """The agent's error as it is passed on: its message redacted, its data (anything at all) left out."""

@@ -153,7 +153,7 @@ class SessionActor:
             first = await self._mailbox.receive()
         except trio.EndOfChannel:
             return
-        resume = self._resume(first)
+        resume = await self._resume(first)
         # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
         spare = await self._pool.spares.take(self.agent, first.cwd, first.tools) if self._pool.spares and not resume else None
         if spare is not None:
@@ -208,11 +208,11 @@ class SessionActor:
             raise session
         return session
 
-    def _resume(self, first: Turn) -> Resume | None:
+    async def _resume(self, first: Turn) -> Resume | None:
         """The agent's own session this conversation goes on in, if any: the one remembered
         for a conversation of an earlier backend run, else one the chat's opening names (a
         chat opened to continue one of the agent's own sessions)."""
-        found = self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
+        found = await self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
         if found is not None:
             session_id, cwd = found
             return Resume(session_id, cwd, named=False)

@@ -46,6 +46,11 @@ TOKEN_TIMEOUT = 10.0
 # none of our descriptors: whoever connects to the port (any local user can) and says nothing
 # costs at most this many, each for at most TOKEN_TIMEOUT.
 MAX_HANDSHAKES = 16
+# Connections one bridge (one conversation's token) serves at once. An agent holds its token, so
+# without this bound it could open connections until the backend's descriptors ran out and every
+# other conversation failed. A legitimate agent opens one per session it runs the relay in, a few
+# more across restarts of its MCP client; further ones are closed at once.
+MAX_CONNECTIONS = 16
 MAX_LINE = 64 * 1024 * 1024
 NOTIFY_TIMEOUT = 5.0  # a client that stopped reading must not wedge the bridge
 # Requests of one MCP connection the server is working on or answering at once. The SDK runs a
@@ -215,6 +220,7 @@ class ToolBridge:
         self.token = secrets.token_urlsafe(32)
         self._index = recorder.next_index("mcp") if recorder else 0
         self._accepted = 0
+        self._live = 0  # connections taken and not yet closed (at most MAX_CONNECTIONS)
         if recorder is not None:
             recorder.secret(self.token)
         self.port: int | None = None
@@ -282,6 +288,11 @@ class ToolBridge:
 
     async def _take_connections(self, inbox: trio.MemoryReceiveChannel[Handoff], nursery: trio.Nursery) -> None:
         async for stream, rest in inbox:
+            if self._live >= MAX_CONNECTIONS:
+                log.warning("vscode_tools: refused a connection: this conversation already has %d", MAX_CONNECTIONS)
+                stream.socket.close()
+                continue
+            self._live += 1
             nursery.start_soon(self._serve_connection, stream, rest)
 
     def _build_server(self) -> Server[Any]:
@@ -349,6 +360,7 @@ class ToolBridge:
             finally:
                 self._connections.discard(connection)
         finally:
+            self._live -= 1
             await trio.aclose_forcefully(stream)
 
 

@@ -16,12 +16,14 @@ from bench import (
     agent_start,
     cold_start,
     conversations,
+    large_tool_result,
     long_conversation,
     matching,
     recording,
     relay,
     second_conversation,
     soak,
+    stderr_flood,
     streaming,
     tool_round_trip,
 )
@@ -161,6 +163,31 @@ def _tool_round_trip() -> list[Row]:
     ]
 
 
+def _large_tool_result() -> list[Row]:
+    r = large_tool_result.measure()
+    small, large = large_tool_result.SIZES
+    return [(
+        f"a large tool result through the bridge: {large} MiB / {small} MiB, request -> responseComplete",
+        f"{r['seconds'][large]:.1f} / {r['seconds'][small]:.1f} s = {r['ratio']:.1f}x",
+        f"linear (<= {r['linear'] * 1.2:.0f}x)",
+        r["ratio"] <= r["linear"] * 1.2,
+    )]
+
+
+def _stderr_flood() -> list[Row]:
+    f = stderr_flood.measure()
+    ratio = f["flooded_ms"] / f["quiet_ms"]
+    return [
+        (
+            f"a new Eliza conversation while another agent floods stderr / quiet (median of {stderr_flood.TURNS})",
+            f"{f['flooded_ms']:.1f} / {f['quiet_ms']:.1f} ms = {ratio:.1f}x",
+            "<= 5x",
+            ratio <= 5,
+        ),
+        ("the backend's CPU while an agent floods stderr (nothing else)", f"{f['cpu']:.0%} of a core", "< 10%", f["cpu"] < 0.1),
+    ]
+
+
 def _recording() -> list[Row]:
     found = recording.measure()
     added_us = (1 / found["recording"] - 1 / found["plain"]) * 1e6
@@ -249,6 +276,8 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("agent start-up", _agent_start),
     ("relay start-up", _relay),
     ("bridged tool round trip", _tool_round_trip),
+    ("large tool result", _large_tool_result),
+    ("stderr flood", _stderr_flood),
     ("conversations", _conversations),
     ("soak", _soak),
 ]

@@ -15,7 +15,7 @@ class ChannelStream(trio.abc.HalfCloseableStream):
     def __init__(self, send: trio.MemorySendChannel[bytes], receive: trio.MemoryReceiveChannel[bytes]) -> None:
         self._send = send
         self._receive = receive
-        self._pending = b""
+        self._pending = memoryview(b"")  # what the last message still holds, read in place
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         if data:
@@ -27,14 +27,19 @@ class ChannelStream(trio.abc.HalfCloseableStream):
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         if not self._pending:
             try:
-                self._pending = await self._receive.receive()
+                message = await self._receive.receive()
             except (trio.EndOfChannel, trio.BrokenResourceError):
                 return b""
+            if max_bytes is None or len(message) <= max_bytes:
+                return message
+            self._pending = memoryview(message)
         else:
             await trio.lowlevel.checkpoint()
+        # A view, not `bytes[size:]`: slicing off the rest would copy it at every read, and a
+        # 50 MiB message read 64 KiB at a time would cost time quadratic in its size.
         size = len(self._pending) if max_bytes is None else max_bytes
         chunk, self._pending = self._pending[:size], self._pending[size:]
-        return chunk
+        return bytes(chunk)
 
     async def send_eof(self) -> None:
         self._send.close()

@@ -396,3 +396,7 @@ async def serve(
             await history.shutdown()
             await pool.shutdown()
         nursery.cancel_scope.cancel()
+    # Saves queued to the stores' writer threads land before the process ends (bounded).
+    store.close()
+    if pool.catalog is not None:
+        pool.catalog.close()

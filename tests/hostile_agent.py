@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import subprocess
+import socket
 import sys
 import time
 import uuid
@@ -98,6 +99,53 @@ def after(id: Any, session: str, argument: str) -> None:
             break
     with open(fifo, "w") as done:
         done.write("done\n")
+# Resource exhaustion (issue 21, "no agent can starve another") ---------------------------------
+
+# session id -> (port, token) of its conversation's vscode_tools bridge, from `session/new`.
+BRIDGES: dict[str, tuple[int, str]] = {}
+HELD: list[socket.socket] = []  # connections kept open for the agent's lifetime
+
+
+def connect_flood(id: Any, session: str, argument: str) -> None:
+    """Open up to N connections to our own bridge with our own token and keep them; report how
+    many the backend serves (it answers MCP `initialize`) and how many it closes."""
+    port, token = BRIDGES[session]
+    served = closed = 0
+    for n in range(int(argument or "2000")):
+        try:
+            sock = socket.create_connection(("127.0.0.1", port))
+        except OSError:  # our own descriptors ran out
+            break
+        request = {"jsonrpc": "2.0", "id": n, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "0"}}}
+        sock.sendall(token.encode() + b"\n" + json.dumps(request).encode() + b"\n")
+        if sock.makefile("rb").readline():
+            served += 1
+            HELD.append(sock)
+        else:
+            closed += 1
+            sock.close()
+    say(session, f"served {served} closed {closed}")
+    end_turn(id)
+
+
+def stderr_flood(id: Any, session: str, argument: str) -> None:
+    """Write N stderr lines (each naming our secret env value, `api_key=` style; N=0: endlessly), end with a
+    last line saying how many, then exit: the turn fails with the stderr tail."""
+    import os
+
+    secret = os.environ.get("HOSTILE_SECRET", "")
+    line = f"working... api_key={secret} token {secret}\n".encode()
+    n = int(argument or "100000")  # 0: until stderr closes (the bench's flood)
+    try:
+        while n == 0:
+            sys.stderr.buffer.write(line * 1000)
+    except (BrokenPipeError, OSError):
+        os._exit(0)
+    for _ in range(n // 1000):
+        sys.stderr.buffer.write(line * 1000)
+    sys.stderr.buffer.write(f"wrote {n} lines; giving up {secret}\n".encode())
+    sys.stderr.buffer.flush()
+    os._exit(3)
 
 
 # Prompt commands: name -> handler(request id, session id, argument). A handler answers the prompt
@@ -108,6 +156,8 @@ COMMANDS: dict[str, Callable[[Any, str, str], None]] = {
     "flood": flood,
     "huge": huge,
     "after": after,
+    "connect_flood": connect_flood,
+    "stderr_flood": stderr_flood,
 }
 
 # Start-up flags: flag -> the methods it leaves unanswered (the backend's deadlines are tested
@@ -269,7 +319,12 @@ def main() -> None:
         if method == "initialize":
             send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {**capabilities(flags), **metadata_capabilities(flags)}, **metadata_initialize(flags)}})
         elif method == "session/new":
-            send({"id": id, "result": {"sessionId": str(uuid.uuid4()), **new_session_answer(flags), **metadata_new_session(flags)}})
+            session = str(uuid.uuid4())
+            for server in params.get("mcpServers") or []:
+                if "--port" in server.get("args", []):
+                    args, env = server["args"], server.get("env") or [{}]
+                    BRIDGES[session] = (int(args[args.index("--port") + 1]), env[0].get("value", ""))
+            send({"id": id, "result": {"sessionId": session, **new_session_answer(flags), **metadata_new_session(flags)}})
         elif metadata_answer(flags, method, id, params) or answer_sessions(method, id, params):
             pass
         elif method == "session/prompt":

@@ -189,6 +189,7 @@ def test_the_catalog_survives_a_restart_and_keeps_no_definition(tmp_path: Path) 
     catalog = AgentCatalog(path, key)
     catalog.learn_choices(definition, read_choices(CLAUDE_NEW))
     catalog.learn_usage(definition, "claude", TurnUsage(used=5612, size=1_000_000, sample=(1200, 600)))
+    catalog.close()  # its writes land
     again = AgentCatalog(path, key).get(definition)
     assert [v.value for v in model_values(again.choices)] == ["sonnet", "haiku"]
     assert again.contexts == {"claude": 1_000_000} and again.bytes_per_token == 2.0

@@ -119,12 +119,13 @@ def test_sessions_stored_by_an_earlier_version_lose_their_env_values(tmp_path: P
     db.close()
     assert SECRET.encode() in path.read_bytes()
     store = SessionStore(path, b"k" * 32)
-    assert store.find("c1", definition) == ("s1", "/w")  # still found, by digest
+    assert trio.run(store.find, "c1", definition) == ("s1", "/w")  # still found, by digest
     assert SECRET.encode() not in path.read_bytes()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     store.save("c2", definition, "s2", "/w")
-    assert SessionStore(path, b"k" * 32).find("c2", definition) == ("s2", "/w")
-    assert SessionStore(path, b"x" * 32).find("c2", definition) is None  # keyed: another key, another digest
+    store.close()  # the save lands
+    assert trio.run(SessionStore(path, b"k" * 32).find, "c2", definition) == ("s2", "/w")
+    assert trio.run(SessionStore(path, b"x" * 32).find, "c2", definition) is None  # keyed: another key, another digest
 
 
 def test_redaction_finds_values_and_key_shapes_and_leaves_ordinary_text() -> None:

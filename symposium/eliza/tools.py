@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import AsyncIterator
 import re
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import trio
+
+from protocol.jsonrpc import LineSplitter, Overlong
+
 CALL_TIMEOUT = 600.0  # a bridged VS Code tool waits for the user; do not give up early
+MAX_LINE = 256 * 1024 * 1024  # a server's line longer than this is refused, not read
+STOP_GRACE = 2.0  # a server that does not end at stdin EOF is killed after this
 
 
 def _find(servers: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
@@ -22,15 +29,71 @@ def _find(servers: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
 
 @asynccontextmanager
 async def _connect(server: dict[str, Any]) -> AsyncIterator[Any]:
-    from mcp import Client, StdioServerParameters
+    from mcp import Client
 
     if server.get("type") in ("http", "sse"):
         raise ValueError(f"MCP server '{server.get('name')}' uses {server['type']}, which Eliza does not speak")
-    env = dict(os.environ)  # the SDK would otherwise start from a minimal environment
+    env = dict(os.environ)
     env.update({var["name"]: var["value"] for var in server.get("env") or []})
-    params = StdioServerParameters(command=server["command"], args=list(server.get("args") or []), env=env)
-    async with Client(params, mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
+    transport = _stdio([server["command"], *(server.get("args") or [])], env)
+    async with Client(transport, mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
         yield client
+
+
+@asynccontextmanager
+async def _stdio(argv: list[str], env: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
+    """A stdio MCP server as the SDK's transport streams, framed by our own LineSplitter.
+
+    The SDK's stdio client joins a line's pieces as `buffer + chunk` at every read: a 50 MiB tool
+    result (one line) then cost time quadratic in its size, on the backend's event loop, since
+    Eliza runs in-process. LineSplitter joins a line's pieces once.
+    """
+    import anyio
+    import mcp.types as types
+    from mcp.shared.message import SessionMessage
+
+    process = await trio.lowlevel.open_process(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert process.stdin is not None and process.stdout is not None
+    read_send, read_receive = anyio.create_memory_object_stream[Any](0)
+    write_send, write_receive = anyio.create_memory_object_stream[Any](0)
+
+    async def reader(stdout: trio.abc.ReceiveStream) -> None:
+        splitter = LineSplitter(MAX_LINE)
+        async with read_send:
+            async for chunk in stdout:
+                for line in splitter.feed(chunk):
+                    if isinstance(line, Overlong):
+                        await read_send.send(ValueError(f"MCP server line over {MAX_LINE} bytes"))
+                    elif line.strip():
+                        try:
+                            message: Any = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                        except ValueError as exc:
+                            message = exc
+                        await read_send.send(message)
+
+    async def writer(stdin: trio.abc.SendStream) -> None:
+        async with write_receive:
+            async for message in write_receive:
+                data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                try:
+                    await stdin.send_all(data.encode())
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    return
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(reader, process.stdout)
+        nursery.start_soon(writer, process.stdin)
+        try:
+            yield read_receive, write_send
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(process.stdin)  # a stdio server ends at stdin EOF
+                with trio.move_on_after(STOP_GRACE):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+            nursery.cancel_scope.cancel()
 
 
 def _errors(exc: BaseException) -> str:
