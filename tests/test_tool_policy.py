@@ -125,3 +125,11 @@ async def test_asks_first_request_offers_ask_modes_tools_from_a_spare_made_in_ag
         await backend.prepare(ELIZA)  # returns once the next spare is ready
         listed = await backend.chat([user("list tools from vscode_tools")], agent=ELIZA, tools=copilot_tools("ask"))
     assert listed.text() == listing("ask")
+
+
+async def test_every_model_asks_copilot_for_the_find_replace_edit_tools(backend: BackendClient) -> None:
+    """`editToolsHint`: Copilot offers replace_string_in_file and multi_replace_string_in_file, the
+    tools that stand in for Claude Code's own Edit and MultiEdit."""
+    with trio.fail_after(GUARD):
+        models = await backend.models()
+    assert models and all(m["capabilities"]["editToolsHint"] == ["find-replace", "multi-find-replace"] for m in models)
