@@ -421,6 +421,7 @@ class HistoryActor:
             model_id=params.model_id,
             options=params.agent_options.items,
             window=request.window,
+            bridged=params.bridged_tools,
         )
         self._conversations.begin(live.record, route.read)
         live.streaming = _Streaming(request, turn, live.record.seq)

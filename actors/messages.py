@@ -14,7 +14,7 @@ import trio
 
 from actors.flow import REPLY_WINDOW, Window
 from protocol.jsonrpc import SERVER_ERROR, RpcError
-from protocol.lm import Message, Part, Tool
+from protocol.lm import BridgedTools, Message, Part, Tool
 
 
 @attrs.frozen
@@ -25,7 +25,7 @@ class Turn:
     messages: tuple[Message, ...]  # new to the agent
     context: tuple[Message, ...]  # earlier history, only for a conversation's first turn
     canceled: bool  # the previous reply was rejected or stopped
-    tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action
+    tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action; the Session keeps the bridged ones
     offers_agent_action: bool
     scope: trio.CancelScope = attrs.field(eq=False)  # History cancels it on lm/cancel or supersede
     cwd: str | None = None
@@ -41,6 +41,7 @@ class Turn:
         """Cancel the turn (lm/cancel, a newer request, shutdown): its scope, and whatever waits on `cancelled`."""
         self.scope.cancel()
         self.cancelled.set()
+    bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (actors/tool_policy.py)
 
 
 @attrs.frozen

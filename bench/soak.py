@@ -52,7 +52,7 @@ WARMUP_SECONDS = 15.0
 KILL_EVERY = 10.0
 REQUEST_GUARD = 60.0
 AGENT = process_agent("eliza", sys.executable, ["-m", "symposium", "eliza", "--deterministic"])
-READ = {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+READ = {"name": "read_notes", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
 FLOOD_MIB = int(os.environ.get("SOAK_FLOOD_MIB", 400))
 READ_STEP = 32 * 1024  # the slow reader: this many bytes per READ_PAUSE seconds, at most
 READ_PAUSE = 0.002
@@ -138,7 +138,7 @@ class _Load:
                 history.append(user(f"run ls {self.random.randint(1, 99)}"))
                 tools = [AGENT_ACTION_TOOL_DEF]
             else:
-                history.append(user('use tool vscode_tools::read_file with {"path": "a.txt"}'))
+                history.append(user('use tool vscode_tools::read_notes with {"path": "a.txt"}'))
                 tools = [READ]
             result = await self._request(history, tools, cancel=kind == "cancel")
             if result is None:

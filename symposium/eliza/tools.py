@@ -35,8 +35,10 @@ async def _connect(server: dict[str, Any]) -> AsyncIterator[Any]:
         raise ValueError(f"MCP server '{server.get('name')}' uses {server['type']}, which Eliza does not speak")
     env = dict(os.environ)
     env.update({var["name"]: var["value"] for var in server.get("env") or []})
+    # "auto": the newest protocol the server speaks (2026-07-28 discovery, else the handshake),
+    # as a current agent would.
     transport = _stdio([server["command"], *(server.get("args") or [])], env)
-    async with Client(transport, mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
+    async with Client(transport, mode="auto", read_timeout_seconds=CALL_TIMEOUT) as client:
         yield client
 
 
