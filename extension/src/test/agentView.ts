@@ -117,9 +117,9 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       await chat.newChat('Agent');
       claude.script(
         { answers: 'Edit notes.txt', calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: file('notes.txt'), oldString: 'alpha\nbeta\ngamma', newString: 'alpha\nBETA\ngamma' } }] },
-        { answers: 'Edit notes.txt', text: ['Edited notes.txt.'] },
+        { answers: 'Edit notes.txt', text: ['Done.'] },
       );
-      assert.match((await chat.send('Edit notes.txt')).text, /Edited notes\.txt\./);
+      assert.match((await chat.send('Edit notes.txt')).text, /Done\./);
       const workingSet = new WorkingSet(page, view);
       await workingSet.shows('notes.txt');
       await workingSet.keep();
@@ -129,9 +129,9 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       await chat.newChat('Agent');
       claude.script(
         { answers: 'Edit undo.txt', calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: file('undo.txt'), oldString: 'one\ntwo\nthree', newString: 'one\nTWO\nthree' } }] },
-        { answers: 'Edit undo.txt', text: ['Edited undo.txt.'] },
+        { answers: 'Edit undo.txt', text: ['Done.'] },
       );
-      assert.match((await chat.send('Edit undo.txt')).text, /Edited undo\.txt\./);
+      assert.match((await chat.send('Edit undo.txt')).text, /Done\./);
       const workingSet = new WorkingSet(page, view);
       await workingSet.shows('undo.txt');
       await workingSet.undo();
@@ -242,8 +242,7 @@ async function untilFile(file: string, text: string): Promise<void> {
   }
 }
 
-
-/** The chat's working set ("N files changed · Keep · Undo") once it lists `name`. */
+/** The chat's working set above the input: "N files changed · Keep · Undo". */
 export class WorkingSet {
   constructor(readonly page: Page, private readonly view: Locator) {}
 
