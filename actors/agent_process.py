@@ -27,6 +27,7 @@ from actors.mailbox import queued
 from actors.messages import AgentError, resource_failure, session_failure
 from actors.settings import Settings
 from actors.tool_bridge import import_mcp
+from actors.tool_policy import OwnEdits, merge_meta, own_edits
 from protocol import acp
 from protocol.jsonrpc import ConnectionClosed, LineSplitter, Overlong, Peer, RpcError
 from protocol.redact import Redactor
@@ -155,6 +156,7 @@ class _NewSession:
     reply: trio.MemorySendChannel[AgentSession | AgentError] = attrs.field(eq=False)
     resume: str | None = None  # an earlier session of this agent to resume or load, if it can
     must_resume: bool = False  # fail rather than start a new session when it cannot
+    hand_off_edits: bool = False  # switch the agent's own file editing off, if we know how (actors/tool_policy.py)
 
 
 @attrs.frozen
@@ -196,6 +198,7 @@ class AgentSession:
     _commands: trio.MemorySendChannel[_Command]
     loaded: bool = False  # resumed or loaded: the agent already holds the conversation
     answer: dict[str, Any] = attrs.Factory(dict)  # the agent's answer to session/new (load, resume): its choices
+    edits_handed_off: bool = False  # its own file editing is off: VS Code's edit tools are bridged instead
 
     def _send(self, command: _Command) -> None:
         try:
@@ -466,12 +469,23 @@ class AgentProcess:
 
     # Commands ----------------------------------------------------------------------------
 
+    @property
+    def own_edits(self) -> OwnEdits | None:
+        """How this agent's own file editing is switched off, if we know (from its `initialize`)."""
+        return own_edits(self.initialized)
+
     async def new_session(
-        self, cwd: str, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any], resume: str | None = None, must_resume: bool = False
+        self,
+        cwd: str,
+        mcp_servers: list[dict[str, Any]],
+        events: trio.MemorySendChannel[Any],
+        resume: str | None = None,
+        must_resume: bool = False,
+        hand_off_edits: bool = False,
     ) -> AgentSession:
         reply_send, reply = trio.open_memory_channel[AgentSession | AgentError](1)
         try:
-            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume))
+            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, hand_off_edits))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AgentError(self._failure(f"Agent {self.name!r} is not running", "agent_exited")) from None
         try:
@@ -531,11 +545,14 @@ class AgentProcess:
             if command.resume and (closing := self._closing.get(command.resume)) is not None:
                 await closing.wait()  # a session closed a moment ago is taken back only once the agent has closed it
             method = self._resume_method() if command.resume else None
+            # Fixed for the session's life: Claude Code reads its options once, at session/new.
+            handing_off = self.own_edits if command.hand_off_edits else None
+            meta = merge_meta(acp.SESSION_META, handing_off.meta) if handing_off is not None else acp.SESSION_META
             if command.resume and method is not None:
                 # Routed before asking, so the history a loading agent replays reaches the
                 # session, which drops it: the user saw it already.
                 self._sessions[command.resume] = command.events
-                params = (acp.resume_session_params if method == "session/resume" else acp.load_session_params)(command.resume, command.cwd, command.mcp_servers)
+                params = (acp.resume_session_params if method == "session/resume" else acp.load_session_params)(command.resume, command.cwd, command.mcp_servers, meta)
                 try:
                     answer = await peer.request(method, params)
                 except RpcError as exc:
@@ -550,14 +567,16 @@ class AgentProcess:
                     return
                 else:
                     answer = answer if isinstance(answer, dict) else {}
-                    command.reply.send_nowait(AgentSession(command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer))
+                    command.reply.send_nowait(
+                        AgentSession(command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer, edits_handed_off=handing_off is not None)
+                    )
                     return
             elif command.must_resume:
                 command.events.close()
                 command.reply.send_nowait(AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", "resume_failed")))
                 return
             try:
-                result = await peer.request("session/new", acp.new_session_params(command.cwd, command.mcp_servers))
+                result = await peer.request("session/new", acp.new_session_params(command.cwd, command.mcp_servers, meta))
                 session_id = result["sessionId"]
                 if not isinstance(session_id, str):
                     raise TypeError("sessionId is not a string")
@@ -570,7 +589,7 @@ class AgentProcess:
                 return  # the reply channel closes; the caller reports the exit
             else:
                 self._sessions[session_id] = command.events
-                command.reply.send_nowait(AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result))
+                command.reply.send_nowait(AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=handing_off is not None))
                 return
             command.events.close()
             command.reply.send_nowait(AgentError(failure))
@@ -691,10 +710,11 @@ class AgentPool:
         events: trio.MemorySendChannel[Any],
         resume: str | None = None,
         must_resume: bool = False,
+        hand_off_edits: bool = False,
     ) -> AgentSession:
         """A new ACP session with `agent` (started if need be); its events go to `events`."""
         process = await self.start(agent, cwd)
-        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume, must_resume)
+        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume, must_resume, hand_off_edits)
 
     async def start(self, agent: Agent, cwd: str | None) -> AgentProcess:
         """The running process of `agent`, started (and initialized) if need be."""

@@ -400,6 +400,7 @@ class HistoryActor:
             resumable=live.record.resumable,
             model_id=params.model_id,
             options=params.agent_options.items,
+            bridged=params.bridged_tools,
         )
         self._conversations.begin(live.record, route.read)
         live.streaming = _Streaming(request, turn, live.record.seq)

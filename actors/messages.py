@@ -13,7 +13,7 @@ import attrs
 import trio
 
 from protocol.jsonrpc import SERVER_ERROR, RpcError
-from protocol.lm import Message, Part, Tool
+from protocol.lm import BridgedTools, Message, Part, Tool
 
 
 @attrs.frozen
@@ -24,13 +24,14 @@ class Turn:
     messages: tuple[Message, ...]  # new to the agent
     context: tuple[Message, ...]  # earlier history, only for a conversation's first turn
     canceled: bool  # the previous reply was rejected or stopped
-    tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action
+    tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action; the Session keeps the bridged ones
     offers_agent_action: bool
     scope: trio.CancelScope = attrs.field(eq=False)  # History cancels it on lm/cancel or supersede
     cwd: str | None = None
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
     model_id: str = ""  # the model entry the request was for
     options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
+    bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (actors/tool_policy.py)
 
 
 @attrs.frozen

@@ -56,6 +56,7 @@ from actors.mailbox import queued
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
 from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
+from actors.tool_policy import bridged_tools, hands_off_edits
 from actors.turn import (
     AgentGone,
     AgentUpdates,
@@ -149,20 +150,26 @@ class SessionActor:
         except trio.EndOfChannel:
             return
         resume = self._resume(first)
+        # Whether the agent's own editing goes, for this session's life, in favour of VS Code's
+        # edit tools: decided by the first turn (docs/DESIGN.md, "Tool bridge").
+        hand_off = hands_off_edits(first.tools, first.bridged)
         # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
-        spare = await self._pool.spares.take(self.agent, first.cwd, first.tools) if self._pool.spares and not resume else None
+        spares = self._pool.spares
+        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, hand_off) if spares and not resume else None
         if spare is not None:
             self._events_send, self._events = spare.events_send, spare.events
         bridge = spare.bridge if spare else ToolBridge(self._events_send, self._bridges, recorder=self._recorder)
         async with trio.open_nursery() as nursery:
             try:
-                if spare is None:
-                    await nursery.start(bridge.run, first.tools)  # raises AgentError when it cannot listen
                 if spare is not None:
                     session = spare.session
                 else:
                     cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
-                    session = await self._pool.open_session(self.agent, cwd, [bridge.entry()], self._events_send, resumed, named)
+                    # The agent connects to the bridge during session/new: it lists the first
+                    # turn's tools as they will be, whether its own editing goes or stays.
+                    handed_off = hand_off and (await self._pool.start(self.agent, cwd)).own_edits is not None
+                    await nursery.start(bridge.run, bridged_tools(first.tools, first.bridged, handed_off))  # raises AgentError when it cannot listen
+                    session = await self._pool.open_session(self.agent, cwd, [bridge.entry()], self._events_send, resumed, named, hand_off)
             except AgentError as exc:
                 self._fail(first.number, exc.error, retire=True)
             else:
@@ -223,7 +230,7 @@ class SessionActor:
                 waiting = [self._translate(event) for event in queued(self._events)]
                 turn = machine.current
                 assert turn is not None
-                events = waiting or [await self._prepare(turn, session)]
+                events = waiting or [await self._prepare(turn, session, bridge)]
             case _:
                 events = await self._next_events()
                 if machine.state is State.CANCELLING and isinstance(events[0], TimedOut):
@@ -232,9 +239,11 @@ class SessionActor:
             self._carry_out(machine.handle(event), session, bridge)
 
     def _as_sent(self, turn: Turn, session: AgentSession) -> Turn:
-        if session.loaded and turn.context:
-            return attrs.evolve(turn, context=())  # the loaded session holds the history already
-        return turn
+        """The turn as the machine sees it: only the tools the agent gets (the bridge offers
+        them, and only their permissions are approved), and no history a loaded session holds."""
+        tools = bridged_tools(turn.tools, turn.bridged, session.edits_handed_off)
+        context = () if session.loaded else turn.context  # the loaded session holds the history already
+        return attrs.evolve(turn, tools=tools, context=context)
 
     def _take_choices(self, session: AgentSession) -> None:
         self._choices = read_choices(session.answer)
@@ -292,8 +301,9 @@ class SessionActor:
 
     # Preparing a prompt ---------------------------------------------------------------------
 
-    async def _prepare(self, turn: Turn, session: AgentSession) -> TurnEvent:
-        """The turn's prompt, with the agent's options set as the turn wants them."""
+    async def _prepare(self, turn: Turn, session: AgentSession, bridge: ToolBridge) -> TurnEvent:
+        """The turn's prompt, with the agent's options set as the turn wants them, and the
+        agent told of the turn's tools (`UseTools` set them) before the prompt goes out."""
         system = latest_system(turn) if self._settings.forward_system else None
         if system == self._system_sent:
             system = None  # forwarded already; Copilot re-renders it every request
@@ -307,7 +317,10 @@ class SessionActor:
             failure = await self._apply_options(turn, session)
         except AgentError as exc:
             return PrepareFailed(exc.error, retire=True)
-        return PrepareFailed(failure, retire=False) if failure is not None else Prepared(tuple(blocks))
+        if failure is not None:
+            return PrepareFailed(failure, retire=False)
+        await bridge.announced()
+        return Prepared(tuple(blocks))
 
     # Carrying out the machine's effects --------------------------------------------------------
 

@@ -30,6 +30,7 @@ import trio
 
 from actors.mailbox import queued
 from actors.messages import AgentError, resource_failure, session_failure
+from actors.tool_schema import listable
 from protocol.jsonrpc import LineSplitter, Overlong, Tracer
 from protocol.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
@@ -105,10 +106,6 @@ class _Connection:
 
 
 _CONNECTION: contextvars.ContextVar[_Connection] = contextvars.ContextVar("vscode_tools_connection")
-
-
-def _schema(tool: Tool) -> dict[str, Any]:
-    return tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object"}
 
 
 def _tool_key(tools: tuple[Tool, ...]) -> tuple[Any, ...]:
@@ -219,8 +216,12 @@ class ToolBridge:
             recorder.secret(self.token)
         self.port: int | None = None
         self._tools: tuple[Tool, ...] = ()
+        self._listed: list[dict[str, Any]] = []  # self._tools as MCP lists them (actors/tool_schema.py)
+        self._changes = 0  # tool-list changes so far
+        self._told = 0  # the last change every connected client was told of
+        self._told_event = trio.Event()
         self._connections: set[_Connection] = set()
-        self._updates_send, self._updates = trio.open_memory_channel[tuple[Tool, ...]](math.inf)
+        self._updates_send, self._updates = trio.open_memory_channel[int](math.inf)
         self._mcp_server: Server[Any] | None = None
         self._server_lock = trio.Lock()
 
@@ -238,10 +239,39 @@ class ToolBridge:
         }
 
     def update_tools(self, tools: tuple[Tool, ...]) -> None:
+        """Offer `tools` from now on: a `tools/list` answered after this call lists them.
+
+        Set here, not in the bridge's loop: the Session calls this before the prompt that
+        the tools belong to goes out, and the agent may list them the moment it has the
+        prompt. Connected clients are told (`list_changed`) by the loop; `announced`
+        waits for that.
+        """
+        if _tool_key(tools) == _tool_key(self._tools):
+            return
+        self._set_tools(tools)
+        self._changes += 1
         try:
-            self._updates_send.send_nowait(tools)
+            self._updates_send.send_nowait(self._changes)
         except trio.ClosedResourceError:
-            pass
+            self._told = self._changes
+
+    async def announced(self) -> None:
+        """Returns once every client connected was told of the last change (or given up on:
+        `NOTIFY_TIMEOUT`), or the bridge closed."""
+        target = self._changes
+        while self._told < target:
+            await self._told_event.wait()
+
+    def _tell(self, change: int) -> None:
+        self._told = max(self._told, change)
+        self._told_event.set()
+        self._told_event = trio.Event()
+
+    def _set_tools(self, tools: tuple[Tool, ...]) -> None:
+        self._tools = tools
+        self._listed, problems = listable(tools)
+        for problem in problems:
+            log.warning("vscode_tools: %s", problem)
 
     def close(self) -> None:
         self._updates_send.close()
@@ -258,7 +288,7 @@ class ToolBridge:
         The SDK is imported (in a thread) only when an agent first connects: many
         conversations never touch a VS Code tool, and the import costs most of a second.
         """
-        self._tools = tools
+        self._set_tools(tools)
         self.port = await self._listener.port()
         inbox_send, inbox = trio.open_memory_channel[Handoff](math.inf)
         self._listener.register(self.token, inbox_send)
@@ -266,13 +296,15 @@ class ToolBridge:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._take_connections, inbox, nursery)
                 task_status.started()
-                async for tools in self._updates:
-                    if _tool_key(tools) != _tool_key(self._tools):
-                        self._tools = tools
+                async for change in self._updates:
+                    change = max([change, *queued(self._updates)])  # one notice tells of every change queued
+                    async with trio.open_nursery() as notices:
                         for connection in list(self._connections):
-                            nursery.start_soon(connection.notify_tools_changed)
+                            notices.start_soon(connection.notify_tools_changed)
+                    self._tell(change)
                 nursery.cancel_scope.cancel()
         finally:
+            self._tell(self._changes)  # nobody is left to tell
             self._listener.unregister(self.token)
             inbox_send.close()
             # Connections handed over but not yet taken are this bridge's to close.
@@ -290,9 +322,7 @@ class ToolBridge:
         from mcp.server.subscriptions import ListenHandler
 
         async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-            return types.ListToolsResult(
-                tools=[types.Tool(name=t.name, description=t.description or None, input_schema=_schema(t)) for t in self._tools]
-            )
+            return types.ListToolsResult.model_validate({"tools": self._listed}, by_name=False)
 
         async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
             if params.name not in self.tool_names():

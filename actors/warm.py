@@ -23,7 +23,8 @@ import trio
 from actors.agent_options import read_choices
 from actors.agent_process import AgentError, AgentPool, AgentProcess, AgentSession, agent_key, agent_label
 from actors.tool_bridge import BridgeListener, ToolBridge
-from protocol.lm import Agent, Tool
+from actors.tool_policy import bridged_tools
+from protocol.lm import Agent, BridgedTools, Tool
 from protocol.transcript import Recorder
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,9 @@ class Spares:
         self._ready: dict[_Key, Spare] = {}
         self._making: dict[_Key, trio.Event] = {}
         self._failed: dict[_Key, AgentError] = {}
-        self._tools: dict[str, tuple[Tool, ...]] = {}  # the latest request's tools, per agent
+        # The latest new conversation's tools, tool choice, and whether it handed the agent's
+        # editing to VS Code, per agent: the next spare is made the same way.
+        self._tools: dict[str, tuple[tuple[Tool, ...], BridgedTools, bool]] = {}
         self._owed: set[_Key] = set()  # spares taken, made again once the request that took them ends
         pool.spares = self
 
@@ -78,10 +81,15 @@ class Spares:
         await self._fill(key)
         return process, None if key in self._ready else self._failed.get(key)
 
-    async def take(self, agent: Agent, cwd: str | None, tools: tuple[Tool, ...]) -> Spare | None:
-        """The spare session for a new conversation (waiting for one on its way), or None."""
+    async def take(self, agent: Agent, cwd: str | None, tools: tuple[Tool, ...], bridged: BridgedTools, hand_off: bool) -> Spare | None:
+        """The spare session for a new conversation (waiting for one on its way), or None.
+
+        A spare made the other way round (its agent's own editing on where this conversation
+        hands it to VS Code, or off where it does not) is discarded: an ACP session's options
+        are fixed when it is made. See "Tool bridge" in docs/DESIGN.md.
+        """
         key = self._key(agent, cwd)
-        self._tools[key[0]] = tools
+        self._tools[key[0]] = (tools, bridged, hand_off)
         if key not in self._kept:
             return None
         if (making := self._making.get(key)) is not None:
@@ -90,6 +98,10 @@ class Spares:
         self._owed.add(key)
         if spare is not None and spare.process.exited.is_set():
             spare.discard()  # the agent stopped (idle, crashed) since; the caller starts it again
+            return None
+        if spare is not None and spare.session.edits_handed_off != (hand_off and spare.process.own_edits is not None):
+            log.info("spare session %s discarded: it was made for the other way of editing", spare.session.id)
+            spare.discard()
             return None
         return spare
 
@@ -120,12 +132,15 @@ class Spares:
 
     async def _make(self, key: _Key) -> None:
         agent, cwd = self._kept[key], key[1]
+        # Before any conversation: as Copilot's Agent mode, the chat view's default, would have it.
+        tools, bridged, hand_off = self._tools.get(key[0], ((), BridgedTools(), True))
         events_send, events = trio.open_memory_channel[Any](math.inf)
         bridge = ToolBridge(events_send, self._bridges, recorder=self._recorder)
         try:
-            await self._nursery.start(bridge.run, self._tools.get(key[0], ()))
             process = await self._pool.start(agent, cwd)
-            session = await process.new_session(cwd, [bridge.entry()], events_send)
+            handed_off = hand_off and process.own_edits is not None
+            await self._nursery.start(bridge.run, bridged_tools(tools, bridged, handed_off))
+            session = await process.new_session(cwd, [bridge.entry()], events_send, hand_off_edits=hand_off)
         except AgentError as exc:
             bridge.close()
             events_send.close()

@@ -41,7 +41,7 @@ WARMUP_SECONDS = 15.0
 KILL_EVERY = 10.0
 REQUEST_GUARD = 60.0
 AGENT = process_agent("eliza", sys.executable, ["-m", "symposium", "eliza", "--deterministic"])
-READ = {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+READ = {"name": "read_notes", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
 TALK = ["Hello", "I feel sad", "My mother hates me", "I remember my dog", "I am not sure", "Perhaps you are right"]
 
 
@@ -123,7 +123,7 @@ class _Load:
                 history.append(user(f"run ls {self.random.randint(1, 99)}"))
                 tools = [AGENT_ACTION_TOOL_DEF]
             else:
-                history.append(user('use tool vscode_tools::read_file with {"path": "a.txt"}'))
+                history.append(user('use tool vscode_tools::read_notes with {"path": "a.txt"}'))
                 tools = [READ]
             result = await self._request(history, tools, cancel=kind == "cancel")
             if result is None:

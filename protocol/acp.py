@@ -33,12 +33,12 @@ def initialize_params() -> dict[str, Any]:
 SESSION_META = {"claudeCode": {"options": {"promptSuggestions": False}}}
 
 
-def new_session_params(cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"cwd": cwd, "mcpServers": mcp_servers, "_meta": SESSION_META}
+def new_session_params(cwd: str, mcp_servers: list[dict[str, Any]], meta: dict[str, Any] = SESSION_META) -> dict[str, Any]:
+    return {"cwd": cwd, "mcpServers": mcp_servers, "_meta": meta}
 
 
-def load_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": SESSION_META}
+def load_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: dict[str, Any] = SESSION_META) -> dict[str, Any]:
+    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": meta}
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -58,8 +58,8 @@ def selected_outcome(option_id: str) -> dict[str, Any]:
     return {"outcome": "selected", "optionId": option_id}
 
 
-def resume_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": SESSION_META}
+def resume_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: dict[str, Any] = SESSION_META) -> dict[str, Any]:
+    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": meta}
 
 
 def list_sessions_params(cwd: str | None, cursor: str | None = None) -> dict[str, Any]:

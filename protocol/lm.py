@@ -258,6 +258,27 @@ converter.register_unstructure_hook(AgentOptions, lambda o: dict(o.items))
 
 
 @attrs.frozen
+class BridgedTools:
+    """Which of the consumer's tools agents get (the `symposium.bridgedTools` setting; the
+    decision is `actors/tool_policy.py`'s): `"default"`, `"all"`, or a list of tool names."""
+
+    choice: Literal["default", "all", "list"] = "default"
+    names: tuple[str, ...] = ()
+
+
+def _structure_bridged_tools(value: Any, _: Any) -> BridgedTools:
+    if value in ("default", "all"):
+        return BridgedTools(value)
+    if isinstance(value, list) and all(isinstance(name, str) for name in value):
+        return BridgedTools("list", tuple(value))
+    raise WireError("", f"expected 'default', 'all' or a list of tool names, got {describe(value)}")
+
+
+converter.register_structure_hook(BridgedTools, _structure_bridged_tools)
+converter.register_unstructure_hook(BridgedTools, lambda b: list(b.names) if b.choice == "list" else b.choice)
+
+
+@attrs.frozen
 class ChatParams:
     model_id: str
     # The messages as JSON values: History reads them (`actors/reading.py`), reusing what it
@@ -267,6 +288,7 @@ class ChatParams:
     options: Options = Options()
     cwd: str | None = None
     agent_options: AgentOptions = AgentOptions()
+    bridged_tools: BridgedTools = BridgedTools()
 
 
 @attrs.frozen
@@ -317,10 +339,18 @@ class CancelParams:
     request_id: Any
 
 
+# The edit tools Copilot offers our models (`capabilities.editToolsHint`): `find-replace` and
+# `multi-find-replace` select replace_string_in_file and multi_replace_string_in_file, the
+# tools closest to Claude Code's own Edit and MultiEdit, which they stand in for when the
+# agent's editing is handed to VS Code (actors/tool_policy.py).
+EDIT_TOOLS_HINT = ("find-replace", "multi-find-replace")
+
+
 @attrs.frozen
 class Capabilities:
     tool_calling: bool = True
     image_input: bool = False
+    edit_tools_hint: tuple[str, ...] = EDIT_TOOLS_HINT
 
 
 @attrs.frozen

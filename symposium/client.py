@@ -202,6 +202,7 @@ class BackendClient:
         cwd: str | None = None,
         on_part: PartCallback | None = None,
         agent_options: dict[str, str | bool] | None = None,
+        bridged_tools: str | list[str] | None = None,
     ) -> ChatResult:
         """Send a chat request; the returned result fills in as parts arrive (await `.done`)."""
         request_id = self.peer.new_id()
@@ -217,6 +218,8 @@ class BackendClient:
             params["cwd"] = cwd
         if agent_options:
             params["agentOptions"] = agent_options
+        if bridged_tools is not None:
+            params["bridgedTools"] = bridged_tools
 
         async def run() -> None:
             try:

@@ -19,7 +19,7 @@ from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, tool_r
 from tests.copilot import Copilot
 
 HERE = Path(__file__).parent / "transcripts"
-READ = {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+READ = {"name": "read_notes", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
 SEARCH = {"name": "search", "description": "Search the workspace", "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}}
 
 Scenario = Callable[[BackendClient], Awaitable[None]]
@@ -55,16 +55,16 @@ async def eliza_cancel(backend: BackendClient) -> None:
 
 
 async def eliza_tool_single(backend: BackendClient) -> None:
-    history = [user('use tool vscode_tools::read_file with {"path": "README.md"}')]
+    history = [user('use tool vscode_tools::read_notes with {"path": "README.md"}')]
     call = await backend.chat(history, agent=ELIZA, tools=[READ, AGENT_ACTION_TOOL_DEF])
     history += [call.assistant_message(), tool_result(call.tool_calls()[0]["toolCallId"], "# Symposium")]
     await backend.chat(history, agent=ELIZA, tools=[READ, AGENT_ACTION_TOOL_DEF])
 
 
 async def eliza_tool_parallel(backend: BackendClient) -> None:
-    history = [user('use tools vscode_tools::read_file with {"path": "a.py"} and vscode_tools::search with {"query": "TODO"}')]
+    history = [user('use tools vscode_tools::read_notes with {"path": "a.py"} and vscode_tools::search with {"query": "TODO"}')]
     calls = await backend.chat(history, agent=ELIZA, tools=[READ, SEARCH])
-    outputs = {"read_file": "print(1)", "search": "2 matches"}
+    outputs = {"read_notes": "print(1)", "search": "2 matches"}
     history += [calls.assistant_message(), *(tool_result(c["toolCallId"], outputs[c["toolName"]]) for c in calls.tool_calls())]
     await backend.chat(history, agent=ELIZA, tools=[READ, SEARCH])
 

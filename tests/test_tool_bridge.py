@@ -32,8 +32,8 @@ def tool(name: str, description: str = "", **properties: str) -> dict[str, Any]:
     return {"name": name, "description": description or f"The {name} tool", "inputSchema": schema}
 
 
-READ = tool("read_file", "Read contents of a file", path="string")
-WRITE = tool("write_file", "Write contents to a file", path="string", text="string")
+READ = tool("read_notes", "Read contents of a file", path="string")
+WRITE = tool("write_notes", "Write contents to a file", path="string", text="string")
 SEARCH = tool("search", "Search the workspace", query="string")
 
 
@@ -48,19 +48,19 @@ async def test_eliza_lists_the_tools_vscode_offers_and_sees_changes(backend: Bac
         first = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE])
         history += [first.assistant_message(), user("list tools from vscode_tools")]
         second = await backend.chat(history, agent=ELIZA, tools=[SEARCH])
-    assert first.text() == "Available tools:\n  - read_file: Read contents of a file\n  - write_file: Write contents to a file"
+    assert first.text() == "Available tools:\n  - read_notes: Read contents of a file\n  - write_notes: Write contents to a file"
     assert second.text() == "Available tools:\n  - search: Search the workspace"
 
 
 async def test_one_tool_call_round_trip(backend: BackendClient) -> None:
-    history = [user('use tool vscode_tools::read_file with {"path": "/tmp/test.txt"}')]
+    history = [user('use tool vscode_tools::read_notes with {"path": "/tmp/test.txt"}')]
     with trio.fail_after(GUARD):
         call = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE])
         assert call.completed and call.error is None
         [part] = call.tool_calls()
-        assert part["toolName"] == "read_file" and part["parameters"] == {"path": "/tmp/test.txt"}
+        assert part["toolName"] == "read_notes" and part["parameters"] == {"path": "/tmp/test.txt"}
         assert part["toolCallId"].startswith("sym-")
-        history += answer(call, {"read_file": "Hello from the file!"})
+        history += answer(call, {"read_notes": "Hello from the file!"})
         done = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE])
     assert done.error is None and done.completed
     assert done.text() == "OK: Hello from the file!"
@@ -68,35 +68,35 @@ async def test_one_tool_call_round_trip(backend: BackendClient) -> None:
 
 async def test_parallel_calls_to_three_tools_go_to_vscode_in_one_response(backend: BackendClient) -> None:
     command = (
-        'use tools vscode_tools::read_file with {"path": "a.py"} and vscode_tools::search with {"query": "TODO"}'
-        ' and vscode_tools::write_file with {"path": "b.py", "text": "x"}'
+        'use tools vscode_tools::read_notes with {"path": "a.py"} and vscode_tools::search with {"query": "TODO"}'
+        ' and vscode_tools::write_notes with {"path": "b.py", "text": "x"}'
     )
     history = [user(command)]
     with trio.fail_after(GUARD):
         calls = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE, SEARCH])
-        assert sorted(c["toolName"] for c in calls.tool_calls()) == ["read_file", "search", "write_file"]
+        assert sorted(c["toolName"] for c in calls.tool_calls()) == ["read_notes", "search", "write_notes"]
         assert len({c["toolCallId"] for c in calls.tool_calls()}) == 3
-        history += answer(calls, {"read_file": "print(1)", "search": "3 matches", "write_file": "written"})
+        history += answer(calls, {"read_notes": "print(1)", "search": "3 matches", "write_notes": "written"})
         done = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE, SEARCH])
     assert done.error is None
-    assert done.text() == "read_file: OK: print(1)\nsearch: OK: 3 matches\nwrite_file: OK: written"
+    assert done.text() == "read_notes: OK: print(1)\nsearch: OK: 3 matches\nwrite_notes: OK: written"
 
 
 async def test_sequential_calls_to_two_tools_take_one_round_trip_each(backend: BackendClient) -> None:
-    history = [user('use tools vscode_tools::search with {"query": "main"} then vscode_tools::read_file with {"path": "main.py"}')]
+    history = [user('use tools vscode_tools::search with {"query": "main"} then vscode_tools::read_notes with {"path": "main.py"}')]
     names = []
     with trio.fail_after(GUARD):
         result = await backend.chat(history, agent=ELIZA, tools=[READ, SEARCH])
         while result.tool_calls():
             names.append([c["toolName"] for c in result.tool_calls()])
-            history += answer(result, {"search": "main.py:1", "read_file": "def main(): ..."})
+            history += answer(result, {"search": "main.py:1", "read_notes": "def main(): ..."})
             result = await backend.chat(history, agent=ELIZA, tools=[READ, SEARCH])
-    assert names == [["search"], ["read_file"]]
-    assert result.text() == "search: OK: main.py:1\nread_file: OK: def main(): ..."
+    assert names == [["search"], ["read_notes"]]
+    assert result.text() == "search: OK: main.py:1\nread_notes: OK: def main(): ..."
 
 
 async def test_vscode_moving_on_while_a_tool_is_pending_cancels_it_and_the_next_prompt_works(backend: BackendClient) -> None:
-    history = [user('use tool vscode_tools::read_file with {"path": "x"}')]
+    history = [user('use tool vscode_tools::read_notes with {"path": "x"}')]
     with trio.fail_after(GUARD):
         call = await backend.chat(history, agent=ELIZA, tools=[READ])
         assert call.tool_calls()
@@ -107,10 +107,10 @@ async def test_vscode_moving_on_while_a_tool_is_pending_cancels_it_and_the_next_
 
 
 async def test_a_turn_with_results_and_more_input_is_not_consumed_as_results(backend: BackendClient) -> None:
-    history = [user('use tool vscode_tools::read_file with {"path": "x"}')]
+    history = [user('use tool vscode_tools::read_notes with {"path": "x"}')]
     with trio.fail_after(GUARD):
         call = await backend.chat(history, agent=ELIZA, tools=[READ])
-        history += answer(call, {"read_file": "content"}) + [user("Hello")]
+        history += answer(call, {"read_notes": "content"}) + [user("Hello")]
         after = await backend.chat(history, agent=ELIZA, tools=[READ])
     assert after.text() == "How do you do. Please state your problem."
 

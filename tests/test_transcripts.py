@@ -11,7 +11,7 @@ from protocol.transcript import Recorder, read
 from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, process_agent, tool_result, user
 
 GUARD = 60
-READ = {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object"}}
+READ = {"name": "read_notes", "description": "Read a file", "inputSchema": {"type": "object"}}
 
 
 async def test_every_channel_is_recorded_and_secrets_are_not(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ async def test_every_channel_is_recorded_and_secrets_are_not(tmp_path: Path) -> 
     async with BackendClient.spawn(["vscodelm", "--trace-dir", str(tmp_path)]) as backend:
         with trio.fail_after(GUARD):
             await backend.chat([user("Hello")], agent=ELIZA)
-            history = [user('use tool vscode_tools::read_file with {"path": "a"}')]
+            history = [user('use tool vscode_tools::read_notes with {"path": "a"}')]
             call = await backend.chat(history, agent=ELIZA, tools=[READ, AGENT_ACTION_TOOL_DEF])
             history += [call.assistant_message(), tool_result(call.tool_calls()[0]["toolCallId"], "contents")]
             await backend.chat(history, agent=ELIZA, tools=[READ, AGENT_ACTION_TOOL_DEF])

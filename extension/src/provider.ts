@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { Backend } from './backend';
 import { AgentSetting, modelRequest, readAgents, wireAgentEntries } from './config';
 import { countedText, ResponseStream, ThinkingMode, TokenEstimate, toWireMessages, toWireOptions } from './convert';
-import { ChatParams, METHOD_INFO, ModelInfo } from './wire';
+import { BridgedTools, ChatParams, METHOD_INFO, ModelInfo } from './wire';
 
 /** `isUserSelectable` is not in the `@types/vscode` this extension builds against; VS Code reads it. */
 type ModelInformation = vscode.LanguageModelChatInformation & { isUserSelectable: boolean };
@@ -45,7 +45,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
         version: m.version,
         maxInputTokens: m.maxInputTokens,
         maxOutputTokens: m.maxOutputTokens,
-        capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
+        capabilities: capabilitiesOf(m),
         detail: m.detail,
         tooltip: m.tooltip,
         isUserSelectable: true, // some of VS Code's lists (e.g. MCP sampling models) offer only these
@@ -73,6 +73,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
         throw new Error(`No agent is configured for the model "${model.id}" (see the symposium.agents setting)`);
       }
       const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+      const bridgedTools = vscode.workspace.getConfiguration('symposium').get<BridgedTools>('bridgedTools', 'default');
       const params: ChatParams = {
         modelId: model.id,
         messages: toWireMessages(messages, this.log),
@@ -80,6 +81,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
         options: toWireOptions(options),
         ...(folder?.scheme === 'file' ? { cwd: folder.fsPath } : {}),
         ...(Object.keys(request.agentOptions).length ? { agentOptions: request.agentOptions } : {}),
+        ...(bridgedTools !== 'default' ? { bridgedTools } : {}),
       };
       this.log.debug(`chat request for ${model.id}: ${messages.length} messages, ${params.options.tools.length} tools`);
       const outcome = await this.backend.chat(params, (part) => stream.push(part), controller.signal);
@@ -105,6 +107,15 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     problems.forEach((problem) => this.log.warn(problem));
     return agents;
   }
+}
+
+/**
+ * The model's capabilities for VS Code. `editToolsHint` is not in the `@types/vscode` this extension
+ * builds against (hence a variable, not a literal); Copilot reads it to choose the edit tools it offers.
+ */
+function capabilitiesOf(m: ModelInfo): vscode.LanguageModelChatInformation['capabilities'] {
+  const capabilities = { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput, editToolsHint: m.capabilities.editToolsHint };
+  return capabilities;
 }
 
 export function messageOf(error: unknown): string {

@@ -50,6 +50,9 @@ export interface AgentEntry { id: string; name: string; agent: Agent }
 /** The agent's own options a request wants, by option id or category: `{ model: 'sonnet', mode: 'plan' }`. */
 export type AgentOptions = Record<string, string | boolean>;
 
+/** `symposium.bridgedTools`, passed through: the backend decides which tools agents get. */
+export type BridgedTools = 'default' | 'all' | string[];
+
 export interface ChatParams {
   modelId: string;
   messages: Message[];
@@ -57,6 +60,7 @@ export interface ChatParams {
   options: ChatOptions;
   cwd?: string;
   agentOptions?: AgentOptions;
+  bridgedTools?: BridgedTools;
 }
 
 /** `lm/prepareModel`: the agent started, and whether a session could be made ahead for it. */
@@ -71,7 +75,7 @@ export interface ModelInfo {
   version: string;
   maxInputTokens: number;
   maxOutputTokens: number;
-  capabilities: { toolCalling?: boolean | number; imageInput?: boolean };
+  capabilities: { toolCalling?: boolean | number; imageInput?: boolean; editToolsHint?: string[] };
   detail?: string;
   tooltip?: string;
   /** The agent's, learned from its usage: token counts divide a text's UTF-8 bytes by it. */

@@ -29,7 +29,9 @@ async def _connect(server: dict[str, Any]) -> AsyncIterator[Any]:
     env = dict(os.environ)  # the SDK would otherwise start from a minimal environment
     env.update({var["name"]: var["value"] for var in server.get("env") or []})
     params = StdioServerParameters(command=server["command"], args=list(server.get("args") or []), env=env)
-    async with Client(params, mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
+    # "auto": the newest protocol the server speaks (2026-07-28 discovery, else the handshake),
+    # as a current agent would.
+    async with Client(params, mode="auto", read_timeout_seconds=CALL_TIMEOUT) as client:
         yield client
 
 
