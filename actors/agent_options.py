@@ -293,6 +293,7 @@ class TurnUsage:
     cost: tuple[float, str] | None = None  # the session's cost so far (amount, currency)
     input_tokens: int | None = None  # the prompt response's `usage`, where the agent sends one
     output_tokens: int | None = None
+    cached_tokens: int | None = None  # of the input tokens, those read from the model's cache
     sample: tuple[int, int] | None = None  # (bytes, tokens) of this turn's text, to calibrate with
 
     @property
@@ -387,6 +388,7 @@ class UsageMeter:
     def finish(self, prompt_usage: Any) -> TurnUsage:
         usage = prompt_usage if isinstance(prompt_usage, dict) else {}
         input_tokens, output_tokens = _count(usage.get("inputTokens")), _count(usage.get("outputTokens"))
+        cached_tokens = _count(usage.get("cachedReadTokens"))
         sample = None
         if not self._tools:
             if self._before is not None and self._reported and self._used is not None:
@@ -401,6 +403,7 @@ class UsageMeter:
             cost=self._cost,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            cached_tokens=cached_tokens,
             sample=sample,
         )
 

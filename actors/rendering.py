@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import pathlib
 import re
@@ -16,13 +17,21 @@ from typing import Any
 
 import attrs
 
+from actors.agent_options import TurnUsage
 from actors.copilot_prompt import CopilotTurn, attachments, unwrap
 from actors.matching import IGNORED_MIME_TYPES, is_global_context_message, last_assistant, normalise
 from actors.messages import Turn
 from protocol import acp
-from protocol.lm import AGENT_ACTION_APPROVED, DataPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from protocol.lm import AGENT_ACTION_APPROVED, DataPart, EditPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 
 OUTPUT_LINES = 12  # tool output shown inline; the agent keeps the rest
+# An edit's diff shown inline: enough to review a real change, bounded for a rewritten or
+# generated file (the chat keeps every part of every response, and Copilot sends it back).
+DIFF_LINES = 200
+DIFF_CHARS = 16_000
+EXACT_DIFF_LINES = 1_000  # changed lines beyond which a diff is one hunk (`diff_hunks`)
+MAX_DIFF_INPUT = 1_000_000  # characters of before and after beyond which no diff is made at all
+MAX_CARD_DIFFS = 20  # files (or edits) a permission card shows the diff of
 
 
 def block_text(block: Any) -> str:
@@ -65,7 +74,9 @@ ICONS = {"completed": "✓", "failed": "✗"}
 class _ToolCallState:
     title: str
     status: str
+    content: list[Any] = attrs.Factory(list)
     finished: bool = False
+    silent: bool = False  # a call of our own bridged VS Code tools: VS Code shows it itself
 
 
 @attrs.define
@@ -73,10 +84,21 @@ class ToolCallTracker:
     """Agent-internal tool calls as compact status lines: one line a call, when it ends, with
     its final title (agents often announce a call with a placeholder title) and its output.
 
+    A call's content is the latest the agent sent (ACP: an update's `content` replaces it):
+    agents send an edit's diff while the call runs and end it without content. Calls of our
+    own bridged VS Code tools get no line: VS Code shows them as its own tool calls already.
+
     These must never become `tool_call` parts: VS Code would try to run them.
     """
 
+    conversation: str = ""  # named in the edits, so the extension takes a conversation's together
     calls: dict[str, _ToolCallState] = attrs.Factory(dict)
+    edits: list[EditPart] = attrs.Factory(list)  # of the calls finished since `take_edits`
+
+    def take_edits(self) -> list[EditPart]:
+        """The edits of the calls that finished (successfully) since the last call."""
+        edits, self.edits = self.edits, []
+        return edits
 
     def start(self, update: dict[str, Any]) -> str:
         call_id = str(update.get("toolCallId", ""))
@@ -96,25 +118,121 @@ class ToolCallTracker:
         return self._finish(state, update)
 
     def _finish(self, state: _ToolCallState, update: dict[str, Any]) -> str:
+        if isinstance(update.get("content"), list):
+            state.content = update["content"]
+        state.silent = state.silent or calls_bridge(update)
         if state.finished or state.status not in ICONS:
             return ""
         state.finished = True
-        output = "".join(_tool_content_text(item) for item in update.get("content") or [])
+        if state.silent:
+            return ""
         line = f"\n\n{ICONS[state.status]} {state.title}\n"
-        return line + (fenced(output, max_lines=OUTPUT_LINES) if output.strip() else "")
+        changes = [item for item in state.content if isinstance(item, dict) and item.get("type") == "diff" and isinstance(item.get("path"), str)]
+        diffs = [render_diff(item) for item in changes]
+        if state.status == "completed":
+            self.edits += [EditPart(item["path"], _text(item.get("newText")) or "", _text(item.get("oldText")), self.conversation) for item in changes]
+        output = "".join(_tool_content_text(item) for item in state.content)
+        return line + "".join(diffs) + (fenced(output, max_lines=OUTPUT_LINES) if output.strip() else "")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _tool_content_text(item: Any) -> str:
+    """Tool output other than diffs (those are `render_diff`'s), as text."""
     if not isinstance(item, dict):
         return ""
     match item.get("type"):
         case "content":
             return block_text(item.get("content"))
-        case "diff":
-            return f"--- {item.get('path', '')}\n+++ {item.get('path', '')}\n{item.get('newText', '')}"
         case "terminal":
             return f"[terminal {item.get('terminalId', '')}]"
     return ""
+
+
+def unified_diff(path: str, old: str | None, new: str, *, max_lines: int = DIFF_LINES, max_chars: int = DIFF_CHARS) -> str:
+    """A unified diff of one file's change (`old` None: the agent created it), cut to
+    `max_lines` lines and `max_chars` characters, saying so where it was cut."""
+    if len(old or "") + len(new) > MAX_DIFF_INPUT:
+        return f"(a change to {path} too big to show here: {len(old or '') // 1024:,} KiB before, {len(new) // 1024:,} KiB after)"
+    before = [] if old is None else old.splitlines()
+    after = new.splitlines()
+    hunks = diff_hunks(before, after)
+    if not hunks:
+        return f"(no change to {path})"
+    lines = [f"--- {'/dev/null' if old is None else path}", f"+++ {path}", *hunks]
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if len(kept) == max_lines or size + len(line) > max_chars:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    cut = len(lines) - len(kept)
+    if cut:
+        added = sum(1 for line in lines[2:] if line.startswith("+"))
+        removed = sum(1 for line in lines[2:] if line.startswith("-"))
+        kept.append(f"… ({cut} more lines of this diff not shown; the whole change is +{added} −{removed} lines)")
+    return "\n".join(kept)
+
+
+def diff_hunks(before: list[str], after: list[str], context: int = 3) -> list[str]:
+    """The hunks of a unified diff of two lists of lines, in time about linear in their length.
+
+    difflib alone takes seconds on a big file changed in many places, and this runs in the
+    Session's loop. So the common head and tail are cut off first, and when what is left
+    between them is longer than `EXACT_DIFF_LINES`, it is one hunk (all of it out, all of it
+    in) instead of difflib's minimal one: still a true diff, cut for the chat anyway, and
+    VS Code's own diff view (Review Agent Edits) shows the fine one.
+    """
+    shortest = min(len(before), len(after))
+    head = 0
+    while head < shortest and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    if head == len(before) == len(after):
+        return []
+    low = max(0, head - context)
+    old_end, new_end = len(before) - tail, len(after) - tail
+    a = before[low : min(len(before), old_end + context)]
+    b = after[low : min(len(after), new_end + context)]
+    groups: Iterable[list[tuple[str, int, int, int, int]]]
+    if (old_end - head) + (new_end - head) > EXACT_DIFF_LINES:
+        ops = [("equal", 0, head - low, 0, head - low), ("replace", head - low, old_end - low, head - low, new_end - low),
+               ("equal", old_end - low, len(a), new_end - low, len(b))]
+        groups = [[op for op in ops if op[1] < op[2] or op[3] < op[4]]]
+    else:
+        groups = difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context)
+    out: list[str] = []
+    for group in groups:
+        out.append(f"@@ -{_hunk_range(low + group[0][1], group[-1][2] - group[0][1])} +{_hunk_range(low + group[0][3], group[-1][4] - group[0][3])} @@")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                out += [" " + line for line in a[a1:a2]]
+                continue
+            out += ["-" + line for line in a[a1:a2]]
+            out += ["+" + line for line in b[b1:b2]]
+    return out
+
+
+def _hunk_range(start: int, length: int) -> str:
+    """A hunk's range as unified diffs write it (difflib's format: 1-based, `start,length`)."""
+    if length == 1:
+        return str(start + 1)
+    return f"{start if length == 0 else start + 1},{length}"
+
+
+def render_diff(item: dict[str, Any]) -> str:
+    """An ACP `diff` tool-call content item as a fenced, capped unified diff."""
+    path = str(item.get("path") or "file")
+    old = item.get("oldText")
+    new = item.get("newText")
+    body = unified_diff(path, old if isinstance(old, str) else None, new if isinstance(new, str) else "")
+    fence = "````" if "```" in body else "```"
+    return f"{fence}diff\n{body}\n{fence}\n"
 
 
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[ ] ⏳", "pending": "[ ]"}
@@ -140,7 +258,7 @@ def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part
             return [ThinkingPart(text)] if text else []
         case "tool_call" | "tool_call_update":
             text = tracker.start(update) if update["sessionUpdate"] == "tool_call" else tracker.progress(update)
-            return [TextPart(text)] if text else []
+            return [*([TextPart(text)] if text else []), *tracker.take_edits()]
         case "plan":
             return [TextPart(render_plan(update.get("entries") or []))]
     return []
@@ -169,10 +287,19 @@ def render_updates(updates: Iterable[dict[str, Any]], tracker: ToolCallTracker) 
             if not text:
                 continue
         else:
-            rendered = render_update(update, tracker)  # at most one text part
-            if not rendered:
-                continue
-            cls, text = type(rendered[0]), rendered[0].value  # type: ignore[assignment, union-attr]
+            for part in render_update(update, tracker):  # a status line, then a call's edits
+                if isinstance(part, (TextPart, ThinkingPart)):
+                    if type(part) is not kind:
+                        if run:
+                            parts.append(kind("".join(run)))  # type: ignore[misc]
+                        kind, run = type(part), []
+                    run.append(part.value)
+                else:
+                    if run:
+                        parts.append(kind("".join(run)))  # type: ignore[misc]
+                    kind, run = None, []
+                    parts.append(part)
+            continue
         if cls is not kind:
             if run:
                 parts.append(kind("".join(run)))  # type: ignore[misc]
@@ -203,6 +330,28 @@ def merge_parts(parts: Iterable[Part]) -> list[Part]:
             run.append(part.value)
     close_run()
     return merged
+
+
+def usage_part(usage: TurnUsage) -> UsagePart | None:
+    """A response's usage part, from what the agent reported; None when it reported nothing.
+
+    The prompt tokens are the agent's context as it last reported it (ACP `usage_update`'s
+    `used`), which is what a context-window indicator shows; an agent that reports only its
+    prompt's token counts gives its input tokens (those read from cache included) instead.
+    The prompt response's counts are summed over the prompt's model calls, so they say what
+    it cost, not how full the context is.
+    """
+    cached = usage.cached_tokens or 0
+    if usage.used is not None:
+        prompt = usage.used
+    elif usage.input_tokens is not None:
+        prompt = usage.input_tokens + cached
+    elif usage.output_tokens is None:
+        return None
+    else:
+        prompt = 0
+    completion = usage.output_tokens or 0
+    return UsagePart(prompt, completion, prompt + completion, min(cached, prompt))
 
 
 STOP_NOTES = {
@@ -353,7 +502,33 @@ def agent_action_parameters(params: dict[str, Any]) -> dict[str, Any]:
     parameters: dict[str, Any] = {"kind": kind, "title": title}
     if raw is not None:
         parameters["raw_input"] = raw if isinstance(raw, dict) else {"value": raw}
+    if diff := edit_diff(call):
+        parameters["diff"] = diff
     return parameters
+
+
+def edit_diff(call: dict[str, Any]) -> str | None:
+    """The change an edit permission is about, as a capped unified diff (no fence): from the
+    ACP `diff` content when the agent sent it, else from Claude Code's Edit, MultiEdit or
+    Write input; None when it is no edit we can show."""
+    content = call.get("content") if isinstance(call.get("content"), list) else []
+    items = [item for item in content if isinstance(item, dict) and item.get("type") == "diff"][:MAX_CARD_DIFFS]
+    if items:
+        return "\n".join(unified_diff(str(i.get("path") or "file"), i.get("oldText") if isinstance(i.get("oldText"), str) else None,
+                                      i.get("newText") if isinstance(i.get("newText"), str) else "") for i in items)
+    raw = call.get("rawInput") if isinstance(call.get("rawInput"), dict) else {}
+    path = raw.get("file_path")
+    if not isinstance(path, str):
+        return None
+    if isinstance(raw.get("old_string"), str) and isinstance(raw.get("new_string"), str):
+        edits = [raw]
+    elif isinstance(raw.get("edits"), list):
+        edits = [e for e in raw["edits"][:MAX_CARD_DIFFS] if isinstance(e, dict) and isinstance(e.get("old_string"), str) and isinstance(e.get("new_string"), str)]
+    elif isinstance(raw.get("content"), str):
+        return unified_diff(path, None, raw["content"])  # Write: what the file will hold
+    else:
+        return None
+    return "\n".join(unified_diff(path, e["old_string"], e["new_string"]) for e in edits) or None
 
 
 def _default_title(kind: str, raw: Any) -> str:
@@ -372,7 +547,21 @@ BRIDGE_NAMES = (  # how agents name a tool of our `vscode_tools` MCP server
     re.compile(r"^(?P<tool>\S+) \(vscode_tools MCP Server\)$"),  # Gemini CLI titles
     re.compile(r"^vscode_tools[.:](?P<tool>.+)$"),
     re.compile(r'^Allow the vscode_tools MCP server to run tool "(?P<tool>[^"]+)"\?$'),  # Codex's question
+    re.compile(r"^Tool: vscode_tools/(?P<tool>.+)$"),  # Codex's tool-call titles
 )
+
+
+def calls_bridge(update: dict[str, Any]) -> bool:
+    """Whether an agent's tool call (a `tool_call` or `tool_call_update`) is a call of our
+    `vscode_tools` server, in any agent's naming: Claude Code's name or title, Codex's
+    `rawInput.server`, the title patterns of `BRIDGE_NAMES`. The server's name is ours alone."""
+    raw = update.get("rawInput") if isinstance(update.get("rawInput"), dict) else {}
+    if raw.get("server") == "vscode_tools" or raw.get("server_name") == "vscode_tools":
+        return True
+    meta = update.get("_meta") if isinstance(update.get("_meta"), dict) else {}
+    claude = meta.get("claudeCode") if isinstance(meta.get("claudeCode"), dict) else {}
+    texts = (update.get("title"), update.get("name"), claude.get("toolName"))
+    return any(isinstance(text, str) and any(pattern.match(text.strip().strip("`")) for pattern in BRIDGE_NAMES) for text in texts)
 
 
 def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:

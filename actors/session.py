@@ -38,6 +38,7 @@ from actors.agent_process import (
 from actors.agent_options import (
     MODE,
     Choice,
+    TurnUsage,
     UsageMeter,
     Value,
     after_set,
@@ -54,7 +55,7 @@ from actors.session_store import SessionStore
 from actors.settings import Settings
 from actors.mailbox import queued
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
-from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates
+from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from actors.tool_policy import bridged_tools, hands_off_edits
 from actors.turn import (
@@ -133,7 +134,7 @@ class SessionActor:
         self._store = store
         self._events_send, self._events = trio.open_memory_channel[Event](math.inf)
         self._deadline = math.inf  # when the machine's timer (SetTimer) runs out
-        self._tracker = ToolCallTracker()
+        self._tracker = ToolCallTracker(conversation)
         self._visible: int | None = None  # the turn whose response has a text or tool-call part
         self._system_sent: str | None = None  # the system message last forwarded (if forwarding)
         self._choices: tuple[Choice, ...] = ()  # what the agent offers for this session, as it stands
@@ -141,6 +142,7 @@ class SessionActor:
         self._before: dict[str, str | bool | None] = {}  # options we set: their values before we did
         self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
         self._meter = UsageMeter()
+        self._usage: TurnUsage | None = None  # the ended prompt's, for the response it completes
 
     async def run(self) -> None:
         if self._after is not None:
@@ -335,6 +337,12 @@ class SessionActor:
                 case Complete(turn=turn):
                     if self._visible != turn:
                         self._part(turn, TextPart(EMPTY_REPLY))  # consumers report a bare end as "no response"
+                    # A response that ends the prompt says what the agent reported it cost. One
+                    # that ends while the prompt goes on (tool calls, a card) says nothing: the
+                    # agent's usage updates race its requests, and the prompt's end says it all.
+                    usage, self._usage = self._usage, None
+                    if usage is not None and (part := usage_part(usage)) is not None:
+                        self._send(turn, PartEvent(part))
                     self._send(turn, CompleteEvent())
                 case Fail(turn=turn, error=error, retire=retire):
                     self._fail(turn, error, retire=retire)
@@ -352,9 +360,9 @@ class SessionActor:
                 case SetTimer(seconds=seconds):
                     self._deadline = math.inf if seconds is None else trio.current_time() + seconds
                 case ReportUsage(model_id=model_id, usage=usage):
-                    self._report_usage(model_id, session, usage)
+                    self._usage = self._report_usage(model_id, session, usage)
                 case ForgetToolCalls():
-                    self._tracker = ToolCallTracker()
+                    self._tracker = ToolCallTracker(self.conversation)
 
     def _send(self, turn: int | None, event: PartEvent | CompleteEvent | FailedEvent) -> None:
         try:
@@ -370,13 +378,15 @@ class SessionActor:
     def _fail(self, turn: int | None, error: RpcError, *, retire: bool) -> None:
         self._send(turn, FailedEvent(error, retire))
 
-    def _report_usage(self, model_id: str, session: AgentSession, prompt_usage: dict | None) -> None:
-        """The log shows what the prompt cost; the catalog learns the context window and bytes per token."""
+    def _report_usage(self, model_id: str, session: AgentSession, prompt_usage: dict | None) -> TurnUsage:
+        """The log shows what the prompt cost; the catalog learns the context window and bytes
+        per token. Returns it, for the response's usage part."""
         usage = self._meter.finish(prompt_usage)
         if usage.reported:
             log.info("agent %s, conversation %s, turn usage: %s", session.agent_name, self.conversation[:8], usage.describe())
         if self._pool.catalog is not None:
             self._pool.catalog.learn_usage(agent_key(self.agent), model_id, usage)
+        return usage
 
     def _observe(self, updates: Sequence[dict]) -> list[Part]:
         """Agent updates: what they change of the session's options and usage, and their parts

@@ -67,6 +67,32 @@ class MarkerPart:
     type: Literal["marker"] = "marker"
 
 
+@attrs.frozen
+class UsagePart:
+    """What the agent reported a response cost (response only): the extension hands it to VS Code
+    as a `usage` data part, which Copilot Chat reads for its context-window indicator."""
+
+    prompt_tokens: int  # the agent's context: what its next model request starts from
+    completion_tokens: int
+    total_tokens: int
+    cached_tokens: int = 0
+    type: Literal["usage"] = "usage"
+
+
+@attrs.frozen
+class EditPart:
+    """A file the agent changed on disk (response only), as the ACP `diff` content said: the
+    extension keeps it so the user can review the conversation's edits in VS Code's diff view,
+    and revert them. `old_text` None: the agent created the file. The texts are the whole file
+    or a region of it (with context), as the agent sent them."""
+
+    path: str
+    new_text: str
+    old_text: str | None = None
+    conversation: str = ""  # the conversation it was made in: what a review or revert takes together
+    type: Literal["edit"] = "edit"
+
+
 ResultItem = TextPart | DataPart
 
 
@@ -80,7 +106,7 @@ class ToolResultPart:
         return "".join(item.value for item in self.content if isinstance(item, TextPart))
 
 
-Part = TextPart | ThinkingPart | ToolCallPart | ToolResultPart | DataPart | MarkerPart
+Part = TextPart | ThinkingPart | ToolCallPart | ToolResultPart | DataPart | MarkerPart | UsagePart | EditPart
 
 _PART_TYPES: dict[str, type] = {
     "text": TextPart,

@@ -27,7 +27,7 @@ AGENT_ACTION_TOOL_DEF = {
     "description": "Request permission for an agent to execute an internal tool",
     "inputSchema": {
         "type": "object",
-        "properties": {"kind": {"type": "string"}, "title": {"type": "string"}, "raw_input": {"type": "object"}},
+        "properties": {"kind": {"type": "string"}, "title": {"type": "string"}, "raw_input": {"type": "object"}, "diff": {"type": "string"}},
     },
 }
 

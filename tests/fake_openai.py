@@ -58,6 +58,8 @@ class Item:
                 return self.done | {"status": "in_progress", "arguments": ""}
             case "reasoning":
                 return self.done | {"summary": []}
+            case "custom_tool_call":
+                return self.done | {"status": "in_progress", "input": ""}
         return self.done
 
 
@@ -90,6 +92,16 @@ def function_call(name: str, arguments: dict[str, JSON], *, namespace: str | Non
     return Item(done, deltas)
 
 
+def custom_tool_call(name: str, input: str, *, call_id: str | None = None) -> Item:
+    """A call of a freeform tool (Codex's `apply_patch`: its input is the patch text, not JSON),
+    its input in two deltas."""
+    item_id = f"ctc_fake{next(_ids):04d}"
+    half = len(input) // 2
+    done = {"type": "custom_tool_call", "id": item_id, "status": "completed", "call_id": call_id or f"call_fake{next(_ids):04d}", "name": name, "input": input}
+    deltas = tuple({"type": "response.custom_tool_call_input.delta", "item_id": item_id, "output_index": 0, "delta": d} for d in (input[:half], input[half:]))
+    return Item(done, deltas)
+
+
 @attrs.frozen
 class Reply:
     items: tuple[Item, ...]
@@ -103,7 +115,7 @@ class Reply:
         return self.answers is None or request.user_texts()[-1:] == [self.answers]
 
     def call_ids(self) -> list[str]:
-        return [i.done["call_id"] for i in self.items if i.done["type"] == "function_call"]
+        return [i.done["call_id"] for i in self.items if i.done["type"] in ("function_call", "custom_tool_call")]
 
 
 def reply(

@@ -271,6 +271,7 @@ async def test_a_vscode_tool_reaches_claude_code_as_an_mcp_tool(backend: Backend
         done = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
     assert_well_formed(done)
     assert "It is sunny." in done.text()
+    assert "get_weather" not in done.text() and "Sunny, 25 C" not in done.text()  # VS Code showed its own tool's call: once
     # Claude Code asked permission for the MCP tool by its qualified name; the backend approved it itself.
     [asked] = claude.requests("session/request_permission")
     assert asked["params"]["toolCall"]["title"] == "mcp__vscode_tools__get_weather"
@@ -295,3 +296,45 @@ async def test_no_next_prompt_suggestion_is_asked_of_the_model(backend: BackendC
     assert len(claude.api.main) == 3
     asked = [r for r in claude.api.requests if SUGGESTION_PREFIX in json.dumps(r.body)]
     assert asked == []
+
+
+async def test_a_response_carries_the_usage_claude_code_reported(backend: BackendClient, claude: ClaudeCode) -> None:
+    claude.api.script(reply(text("Hi."), usage=(1200, 34)))
+    with trio.fail_after(GUARD):
+        result = await backend.chat([user("Hi")], agent=claude.agent, cwd=str(claude.cwd))
+    assert_well_formed(result)
+    updates = [m["params"]["update"] for m in claude.messages("a2c") if (m.get("params") or {}).get("update", {}).get("sessionUpdate") == "usage_update"]
+    [answer] = [m for m in claude.messages("a2c") if "stopReason" in (m.get("result") or {})]
+    # Its context (the last `usage_update`) is the prompt tokens; the prompt's output its completion.
+    context, output = updates[-1]["used"], answer["result"]["usage"]["outputTokens"]
+    [usage] = [p for p in result.parts if p["type"] == "usage"]
+    assert usage == {"type": "usage", "promptTokens": context, "completionTokens": output, "totalTokens": context + output, "cachedTokens": 0}
+    assert (context, output) == (1200 + 34, 34)  # what the fake API reported, as Claude Code passed it on
+
+
+async def test_its_own_edit_is_a_card_with_the_diff_then_the_diff_in_the_chat(backend: BackendClient, claude: ClaudeCode) -> None:
+    app = claude.cwd / "app.py"
+    app.write_text("a = 1\nb = 2\nc = 3\n")
+    claude.api.script(
+        reply(text("Reading."), tool_use("Read", {"file_path": str(app)})),
+        reply(text("Editing."), tool_use("Edit", {"file_path": str(app), "old_string": "b = 2", "new_string": "b = 20"})),
+        reply(text("Done.")),
+    )
+    tools = [AGENT_ACTION_TOOL_DEF]
+    history = [user("Set b to 20 in app.py")]
+    with trio.fail_after(GUARD):
+        ask = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+        assert_well_formed(ask)
+        [call] = ask.tool_calls()
+        assert call["parameters"]["kind"] == "edit"
+        assert call["parameters"]["diff"] == f"--- {app}\n+++ {app}\n@@ -1 +1 @@\n-b = 2\n+b = 20"  # the card shows this, not JSON
+        assert app.read_text() == "a = 1\nb = 2\nc = 3\n"
+        history += [ask.assistant_message(), tool_result(call["toolCallId"], AGENT_ACTION_APPROVED)]
+        done = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+    assert_well_formed(done)
+    assert app.read_text() == "a = 1\nb = 20\nc = 3\n"
+    # The diff Claude Code sent with context once the edit was made, where it used to say only "✓ Edit app.py".
+    assert f"✓ Edit app.py\n```diff\n--- {app}\n+++ {app}\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n```\n" in done.text()
+    [edit] = [p for p in done.parts if p["type"] == "edit"]
+    assert (edit["path"], edit["oldText"], edit["newText"]) == (str(app), "a = 1\nb = 2\nc = 3", "a = 1\nb = 20\nc = 3")
+    assert done.text().endswith("Done.")

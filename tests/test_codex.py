@@ -33,7 +33,7 @@ from protocol.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
 from tests.codex import Codex, installed_codex
 from tests.copilot import SKIPPED
-from tests.fake_openai import FakeOpenAI, function_call, output_text, reasoning, reply, text
+from tests.fake_openai import FakeOpenAI, custom_tool_call, function_call, output_text, reasoning, reply, text
 
 GUARD = 60  # a hang guard, not a timing budget: the tests wait on events
 WEATHER = {
@@ -155,6 +155,7 @@ async def test_a_bridged_vscode_tool_runs_with_a_single_confirmation(backend: Ba
     assert_well_formed(done)
     assert done.tool_calls() == []
     assert "It is sunny." in done.text()
+    assert "get_weather" not in done.text() and "Sunny, 25 C" not in done.text()  # VS Code showed its own tool's call: once
     # Codex asked before calling the MCP tool; the backend approved it itself, once.
     [permission] = codex.requests("session/request_permission")
     tool_call = permission["params"]["toolCall"]
@@ -236,3 +237,45 @@ async def test_a_skipped_shell_command_selects_codexs_no_and_the_conversation_go
     assert "aborted" in output_text(output["output"])
     assert last.user_texts() == ["Write hi to out.txt", "Never mind, say hello"]
     assert not codex.api.unscripted
+
+
+PATCH = """*** Begin Patch
+*** Update File: app.py
+@@
+ a = 1
+-b = 2
++b = 20
+ c = 3
+*** End Patch
+"""
+
+
+async def test_an_edit_on_disk_shows_its_diff_in_the_response(backend: BackendClient, codex: Codex) -> None:
+    # Codex writes files itself (its freeform `apply_patch` tool): the chat shows what changed.
+    app = codex.cwd / "app.py"
+    app.write_text("a = 1\nb = 2\nc = 3\n")
+    codex.api.script(reply(text("Editing."), custom_tool_call("apply_patch", PATCH)), reply(text("Done.")))
+    with trio.fail_after(GUARD):
+        result = await backend.chat([user("Set b to 20 in app.py")], agent=codex.agent, tools=[AGENT_ACTION_TOOL_DEF], cwd=str(codex.cwd))
+    assert_well_formed(result)
+    assert app.read_text() == "a = 1\nb = 20\nc = 3\n"
+    assert f"✓ Edit {app}\n```diff\n--- {app}\n+++ {app}\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n```\n" in result.text()
+    assert result.text().endswith("Done.")
+    # The whole file before and after, for the extension's review and revert of the conversation's edits.
+    [edit] = [p for p in result.parts if p["type"] == "edit"]
+    assert edit == {"type": "edit", "path": str(app), "oldText": "a = 1\nb = 2\nc = 3\n", "newText": "a = 1\nb = 20\nc = 3\n", "conversation": edit["conversation"]}
+    assert edit["conversation"] and edit["conversation"] in result.parts[-1]["value"]  # the one its marker names
+    assert not codex.api.unscripted
+
+
+async def test_a_response_carries_the_context_codex_reported(backend: BackendClient, codex: Codex) -> None:
+    codex.api.script(reply(text("Hi."), usage=(1234, 56)))
+    with trio.fail_after(GUARD):
+        result = await backend.chat([user("Hi")], agent=codex.agent, cwd=str(codex.cwd))
+    assert_well_formed(result)
+    # Codex reports its context (`usage_update`) and no prompt usage: the context is the prompt tokens.
+    [reported] = [m["params"]["update"] for m in codex.messages("a2c") if (m.get("params") or {}).get("update", {}).get("sessionUpdate") == "usage_update"][-1:]
+    [usage] = [p for p in result.parts if p["type"] == "usage"]
+    assert usage == {"type": "usage", "promptTokens": reported["used"], "completionTokens": 0, "totalTokens": reported["used"], "cachedTokens": 0}
+    assert reported["used"] == 1234 + 56  # what the fake API said the model call cost
+    assert result.parts[-1]["type"] == "marker"  # the usage comes before the end, the marker last

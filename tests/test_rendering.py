@@ -20,8 +20,11 @@ from actors.rendering import (
     permission_outcome,
     render_update,
     render_updates,
+    unified_diff,
+    usage_part,
 )
-from protocol.lm import DataPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from actors.agent_options import TurnUsage
+from protocol.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 
 
 def turn(*messages: Message, canceled: bool = False, context: tuple[Message, ...] = ()) -> Turn:
@@ -275,3 +278,104 @@ def test_codex_mcp_approvals_for_our_bridged_tools_are_recognised() -> None:
     exec_approval = {"toolCall": {"toolCallId": "call_1", "kind": "execute", "title": "echo hi > out.txt",
                                   "rawInput": {"call_id": "call_1", "command": ["/bin/bash", "-lc", "echo hi > out.txt"]}}}
     assert bridged_tool(exec_approval, tools) is None
+
+
+# Edits, bridged calls, usage -------------------------------------------------------------------
+
+APP = "/work/app.py"
+
+
+def test_an_edit_shows_the_diff_the_agent_sent_while_it_ran() -> None:
+    # Claude Code's Edit, as its adapter sends it: the fragment first, then the change with
+    # context, and the end of the call without content (content replaces, per ACP).
+    tracker = ToolCallTracker()
+    updates = [
+        {"sessionUpdate": "tool_call", "toolCallId": "e", "title": "Edit", "kind": "edit", "status": "pending", "content": []},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "e", "title": "Edit app.py", "content": [{"type": "diff", "path": APP, "oldText": "b = 2", "newText": "b = 20"}]},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "e", "content": [{"type": "diff", "path": APP, "oldText": "a = 1\nb = 2\nc = 3", "newText": "a = 1\nb = 20\nc = 3"}]},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "e", "status": "completed", "rawOutput": "The file has been updated."},
+    ]
+    parts = render_updates([*updates, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Done."}}], tracker)
+    assert parts == [
+        TextPart("\n\n✓ Edit app.py\n```diff\n--- /work/app.py\n+++ /work/app.py\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n```\n"),
+        # What the extension keeps, so the user can review and revert the conversation's edits.
+        EditPart(APP, "a = 1\nb = 20\nc = 3", "a = 1\nb = 2\nc = 3"),
+        TextPart("Done."),
+    ]
+    # A failed edit changed nothing: its diff is shown (what was tried), nothing to revert.
+    failed = [{"sessionUpdate": "tool_call_update", "toolCallId": "f", "title": "Edit x", "status": "failed",
+               "content": [{"type": "diff", "path": "/w/x", "oldText": None, "newText": "x"}]}]
+    assert [type(p) for p in render_updates(failed, tracker)] == [TextPart]
+
+
+def test_a_new_file_is_a_diff_from_nothing_and_a_long_diff_is_cut_saying_so() -> None:
+    assert unified_diff("/w/new.txt", None, "one\ntwo\n").split("\n")[:4] == ["--- /dev/null", "+++ /w/new.txt", "@@ -0,0 +1,2 @@", "+one"]
+    new = "".join(f"line {n}\n" for n in range(500))
+    cut = unified_diff("big.txt", "", new, max_lines=20)
+    lines = cut.split("\n")
+    assert len(lines) == 21 and lines[19] == "+line 16"
+    assert lines[20] == "… (483 more lines of this diff not shown; the whole change is +500 −0 lines)"
+    # One enormous line (minified code) is cut by size, not carried whole.
+    assert len(unified_diff("min.js", "x", "y" * 100_000, max_chars=1_000)) < 1_200
+    assert unified_diff("same.txt", "a\n", "a\n") == "(no change to same.txt)"
+    # A big file changed all over is one hunk, not seconds of difflib in the Session's loop; a
+    # huge one gets no diff at all.
+    spread = [f"line {n}" for n in range(5_000)]
+    changed = [line.upper() if n % 50 == 0 else line for n, line in enumerate(spread)]
+    hunk = unified_diff("big.txt", "\n".join(spread), "\n".join(changed), max_lines=20_000, max_chars=10**6)
+    assert hunk.count("\n@@ ") == 1 and "-line 4950\n" in hunk and "+LINE 4950\n" in hunk
+    assert unified_diff("huge.txt", "x" * 600_000, "y" * 600_000) == "(a change to huge.txt too big to show here: 585 KiB before, 585 KiB after)"
+
+
+def test_a_diff_that_contains_a_fence_gets_a_longer_one() -> None:
+    tracker = ToolCallTracker()
+    part, _ = render_update({"sessionUpdate": "tool_call_update", "toolCallId": "d", "title": "Edit README.md", "status": "completed",
+                            "content": [{"type": "diff", "path": "README.md", "oldText": "", "newText": "```sh\nmake\n```\n"}]}, tracker)
+    assert "````diff\n" in part.value and part.value.endswith("\n````\n")  # type: ignore[union-attr]
+
+
+def test_calls_of_our_bridged_tools_get_no_status_line() -> None:
+    # VS Code shows a tool it ran itself ("Checked config.json"); a second line would repeat it.
+    tracker = ToolCallTracker()
+    claude = [
+        {"sessionUpdate": "tool_call", "toolCallId": "c", "name": "mcp__vscode_tools__get_errors", "title": "mcp__vscode_tools__get_errors", "status": "pending"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "<errors/>"}}]},
+    ]
+    codex = [
+        {"sessionUpdate": "tool_call", "toolCallId": "x", "title": "Tool: vscode_tools/get_errors", "status": "in_progress", "rawInput": {"server": "vscode_tools", "tool": "get_errors"}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "x", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "<errors/>"}}]},
+    ]
+    assert render_updates([*claude, *codex], tracker) == []
+    # Another MCP server's tool, or the agent's own, still gets its line.
+    other = {"sessionUpdate": "tool_call_update", "toolCallId": "o", "title": "Tool: github/search", "status": "completed", "rawInput": {"server": "github"}}
+    assert render_updates([other], tracker) == [TextPart("\n\n✓ Tool: github/search\n")]
+
+
+def test_an_edit_permission_card_shows_the_change_as_a_diff() -> None:
+    raw = {"file_path": APP, "old_string": "b = 2", "new_string": "b = 20", "replace_all": False}
+    with_content = {"toolCall": {"title": "Edit app.py", "kind": "edit", "rawInput": raw,
+                                 "content": [{"type": "diff", "path": APP, "oldText": "a = 1\nb = 2", "newText": "a = 1\nb = 20"}]}}
+    parameters = agent_action_parameters(with_content)
+    assert parameters["diff"] == "--- /work/app.py\n+++ /work/app.py\n@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 20"
+    assert parameters["raw_input"] == raw and parameters["kind"] == "edit"  # the agent's own input is still there
+    # Without ACP diff content: Claude Code's Edit, MultiEdit and Write inputs.
+    assert agent_action_parameters({"toolCall": {"kind": "edit", "rawInput": raw}})["diff"].endswith("-b = 2\n+b = 20")
+    multi = {"file_path": APP, "edits": [{"old_string": "a", "new_string": "A"}, {"old_string": "c", "new_string": "C"}]}
+    assert agent_action_parameters({"toolCall": {"kind": "edit", "rawInput": multi}})["diff"].count("@@ -1 +1 @@") == 2
+    write = agent_action_parameters({"toolCall": {"kind": "edit", "rawInput": {"file_path": APP, "content": "x = 1\n"}}})
+    assert write["diff"].endswith("+x = 1")
+    # Not an edit: no diff, the card shows the raw input as before.
+    assert "diff" not in agent_action_parameters({"toolCall": {"kind": "execute", "rawInput": {"command": "ls"}}})
+    assert "diff" not in agent_action_parameters({"toolCall": {"kind": "edit", "rawInput": {"file_path": 3, "old_string": "a", "new_string": "b"}}})
+
+
+def test_usage_part_from_what_the_agent_reported() -> None:
+    # Claude Code: its context (usage_update) and the prompt's summed counts.
+    assert usage_part(TurnUsage(used=46_122, size=1_000_000, input_tokens=30, output_tokens=15, cached_tokens=12)) == UsagePart(46_122, 15, 46_137, 12)
+    # Codex: only its context.
+    assert usage_part(TurnUsage(used=15, size=258_400)) == UsagePart(15, 0, 15, 0)
+    # Only the prompt's counts: its input, cache reads included.
+    assert usage_part(TurnUsage(input_tokens=100, output_tokens=7, cached_tokens=900)) == UsagePart(1000, 7, 1007, 900)
+    # Nothing reported, nothing sent (a cost alone is no token count).
+    assert usage_part(TurnUsage()) is None
+    assert usage_part(TurnUsage(size=1000, cost=(0.1, "USD"))) is None

@@ -15,6 +15,8 @@ export interface AgentActionInput {
   kind?: string;
   title?: string;
   raw_input?: unknown;
+  /** An edit's change as a unified diff, made by the backend from the agent's request. */
+  diff?: string;
 }
 
 export class AgentActionTool implements vscode.LanguageModelTool<AgentActionInput> {
@@ -33,8 +35,8 @@ export class AgentActionTool implements vscode.LanguageModelTool<AgentActionInpu
 }
 
 /**
- * What the agent wants to do: its title and kind, then the command or description from `raw_input`,
- * then what allowing it for the session means.
+ * What the agent wants to do: its title and kind, then the command or description from `raw_input`
+ * (an edit: its diff instead of the raw input), then what allowing it for the session means.
  */
 export function confirmationMessage(input: AgentActionInput): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
@@ -47,7 +49,9 @@ export function confirmationMessage(input: AgentActionInput): vscode.MarkdownStr
     md.appendMarkdown(input.title ? ' ' : '').appendMarkdown('(').appendText(input.kind).appendMarkdown(')');
   }
   const raw = input.raw_input;
-  if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
+  if (typeof input.diff === 'string' && input.diff) {
+    md.appendMarkdown('\n\n').appendCodeblock(input.diff, 'diff');
+  } else if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
     const { command, description, ...rest } = raw as Record<string, unknown>;
     if (typeof description === 'string' && description) {
       md.appendMarkdown('\n\n').appendText(description);

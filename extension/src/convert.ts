@@ -186,6 +186,7 @@ export class ResponseStream {
     private readonly report: (part: unknown) => void,
     private readonly log: Log,
     private readonly thinkingPart: ThinkingCtor | null = ThinkingPart ?? null,
+    private readonly onEdit: (edit: wire.EditPart) => void = () => {},
   ) {}
 
   push(part: wire.ResponsePart): void {
@@ -204,6 +205,14 @@ export class ResponseStream {
       case 'marker':
         if (DataPart) {
           this.report(new DataPart(Buffer.from(`${this.modelId}\\${part.value}`, 'utf8'), wire.MARKER_MIME));
+        }
+        break;
+      case 'edit':
+        this.onEdit(part); // for Symposium: Review / Revert Agent Edits; the chat shows the diff as text
+        break;
+      case 'usage':
+        if (DataPart) {
+          this.report(new DataPart(Buffer.from(JSON.stringify(usageJson(part)), 'utf8'), wire.USAGE_MIME));
         }
         break;
       default:
@@ -230,6 +239,16 @@ export class ResponseStream {
       this.report(new vscode.LanguageModelTextPart('\n\n'));
     }
   }
+}
+
+/** A usage part as Copilot Chat reads it: OpenAI's field names. */
+export function usageJson(part: wire.UsagePart): object {
+  return {
+    prompt_tokens: part.promptTokens,
+    completion_tokens: part.completionTokens,
+    total_tokens: part.totalTokens,
+    prompt_tokens_details: { cached_tokens: part.cachedTokens },
+  };
 }
 
 function describe(part: unknown): string {

@@ -5,6 +5,7 @@ import { AgentActionTool } from './agentAction';
 import { Backend, BackendError } from './backend';
 import { agentForModel, backendCommand, ELIZA_ID, joinCommandLine, readAgents } from './config';
 import { continueSession } from './continue';
+import { AgentEdits, BEFORE_SCHEME, beforeProvider, reviewEdits, revertEdits } from './edits';
 import { addByHand, manageAgents } from './manage';
 import { SymposiumProvider } from './provider';
 import { bundledWheel, ensureBackendVenv, findPython, SetupError } from './setup';
@@ -126,7 +127,8 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     },
   );
   backend = current;
-  const provider = new SymposiumProvider(current, log);
+  const edits = new AgentEdits();
+  const provider = new SymposiumProvider(current, log, edits);
   const warmup = new Warmup(
     current,
     {
@@ -155,6 +157,9 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     vscode.commands.registerCommand('symposium.addAgent', () => addAgent(agentsContext)),
     vscode.commands.registerCommand('symposium.continueSession', () => continueSession(current, log)),
     vscode.commands.registerCommand('symposium.showLog', () => log.show()),
+    vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, beforeProvider(edits)),
+    vscode.commands.registerCommand('symposium.reviewEdits', () => reviewEdits(edits)),
+    vscode.commands.registerCommand('symposium.revertEdits', () => revertEdits(edits)),
     vscode.commands.registerCommand('symposium.restartBackend', async () => {
       await current.stop('The Symposium backend was restarted');
       provider.refresh();

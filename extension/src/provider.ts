@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { Backend } from './backend';
 import { AgentSetting, modelRequest, readAgents, wireAgentEntries } from './config';
 import { countedText, ResponseStream, ThinkingMode, TokenEstimate, toWireMessages, toWireOptions } from './convert';
+import { AgentEdits } from './edits';
 import { BridgedTools, ChatParams, METHOD_INFO, ModelInfo } from './wire';
 
 /** `isUserSelectable` is not in the `@types/vscode` this extension builds against; VS Code reads it. */
@@ -19,6 +20,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
   constructor(
     private readonly backend: Backend,
     private readonly log: vscode.LogOutputChannel,
+    private readonly edits: AgentEdits = new AgentEdits(),
   ) {}
 
   /** The agents or the backend changed: VS Code asks for the models again. */
@@ -64,7 +66,8 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     token: vscode.CancellationToken,
   ): Promise<void> {
     const thinking = vscode.workspace.getConfiguration('symposium').get<ThinkingMode>('thinking', 'quote');
-    const stream = new ResponseStream(model.id, thinking, (part) => progress.report(part as vscode.LanguageModelResponsePart), this.log);
+    const report = (part: unknown) => progress.report(part as vscode.LanguageModelResponsePart);
+    const stream = new ResponseStream(model.id, thinking, report, this.log, undefined, (edit) => this.edits.record(model.name, edit));
     const controller = new AbortController();
     const cancellation = token.onCancellationRequested(() => controller.abort());
     try {

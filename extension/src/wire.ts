@@ -16,6 +16,8 @@ export const AGENT_ACTION_TOOL = 'symposium-agent-action';
 // The tool's whole answer on Allow; the backend takes nothing else (Skip, errors, other text) as a yes.
 export const AGENT_ACTION_APPROVED = 'symposium-agent-action:approved';
 export const MARKER_MIME = 'stateful_marker';
+/** The data part Copilot Chat reads an extension model's usage from (its context-window indicator). */
+export const USAGE_MIME = 'usage';
 
 export const CANCELLED = -32800;
 
@@ -27,11 +29,15 @@ export interface ToolCallPart { type: 'tool_call'; toolCallId: string; toolName:
 export interface DataPart { type: 'data'; mimeType: string; data: string /* base64 */ }
 export interface MarkerPart { type: 'marker'; value: string }
 export interface ToolResultPart { type: 'tool_result'; toolCallId: string; content: (TextPart | DataPart)[] }
+/** A file the agent changed on disk: the whole file or a region (`oldText` absent: it created the file). */
+export interface EditPart { type: 'edit'; path: string; oldText?: string; newText: string; conversation: string }
+/** What the agent reported a response cost; `promptTokens` is its context as it last reported it. */
+export interface UsagePart { type: 'usage'; promptTokens: number; completionTokens: number; totalTokens: number; cachedTokens: number }
 
 /** What a request message may hold. */
 export type Part = TextPart | ThinkingPart | ToolCallPart | ToolResultPart | DataPart | MarkerPart;
 /** What the backend streams back. */
-export type ResponsePart = TextPart | ThinkingPart | ToolCallPart | MarkerPart;
+export type ResponsePart = TextPart | ThinkingPart | ToolCallPart | MarkerPart | UsagePart | EditPart;
 
 export type Role = 'user' | 'assistant' | 'system';
 

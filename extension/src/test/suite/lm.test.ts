@@ -4,6 +4,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { confirmationMessage, SESSION_NOTE } from '../../agentAction';
+import { FakeAgent, repositoryOf } from '../fakeAgent';
 import { AGENT_ACTION_APPROVED } from '../../wire';
 import type { SymposiumApi } from '../../extension';
 
@@ -158,6 +159,14 @@ describe('Symposium models in VS Code', () => {
     assert.match(done.text, /I ran `ls -la`/);
   });
 
+  it("shows an edit's card as its diff, not the agent's raw input", () => {
+    const diff = '--- /work/app.py\n+++ /work/app.py\n@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 20';
+    const raw_input = { file_path: '/work/app.py', old_string: 'b = 2', new_string: 'b = 20' };
+    const shown = confirmationMessage({ kind: 'edit', title: 'Edit app.py', raw_input, diff }).value;
+    assert.ok(shown.includes('```diff\n' + diff), shown);
+    assert.ok(!shown.includes('old_string') && shown.includes('(edit)') && shown.includes(SESSION_NOTE), shown);
+  });
+
   it('bridges a VS Code tool to the agent and back', async () => {
     const registration = vscode.lm.registerTool<{ text: string }>(ECHO_TOOL, {
       invoke: (options) => new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(`echo: ${options.input.text}`)]),
@@ -265,5 +274,48 @@ describe('Symposium models in VS Code', () => {
     } finally {
       watch.dispose();
     }
+  });
+});
+
+describe('An agent that reports its usage', function () {
+  this.timeout(180_000);
+  const ID = 'claude-usage';
+  let fake: FakeAgent;
+  let previous: unknown;
+
+  before(async () => {
+    const backend = vscode.workspace.getConfiguration('symposium').get<string>('backend.command', '');
+    const repository = repositoryOf(backend);
+    assert.ok(repository, `the repository next to the backend ${backend}`);
+    fake = await FakeAgent.start('claude', repository);
+    const config = vscode.workspace.getConfiguration('symposium');
+    previous = config.inspect('agents')?.globalValue;
+    const listed = new Promise<void>((resolve) => {
+      const subscription = vscode.lm.onDidChangeChatModels(async () => {
+        if ((await vscode.lm.selectChatModels({ vendor: 'symposium', id: ID })).length) {
+          subscription.dispose();
+          resolve();
+        }
+      });
+    });
+    await config.update('agents', [...((previous as object[] | undefined) ?? []), { id: ID, name: 'Claude (usage)', ...fake.entry }], vscode.ConfigurationTarget.Global);
+    await listed;
+  });
+
+  after(async () => {
+    await vscode.workspace.getConfiguration('symposium').update('agents', previous, vscode.ConfigurationTarget.Global);
+    await fake?.stop();
+  });
+
+  it('hands a vscode.lm consumer the usage Claude Code reported, as a `usage` data part', async () => {
+    const { parts, text } = await send(await model(ID), [User('Hello')]);
+    assert.equal(text, '(unscripted)');
+    const usage = parts.filter((p): p is { data: Uint8Array; mimeType: string } => p instanceof DataPart && p.mimeType === 'usage');
+    assert.equal(usage.length, 1, `one usage part: ${JSON.stringify(parts)}`);
+    const json = JSON.parse(Buffer.from(usage[0].data).toString('utf8'));
+    assert.deepEqual(Object.keys(json).sort(), ['completion_tokens', 'prompt_tokens', 'prompt_tokens_details', 'total_tokens']);
+    assert.ok(json.prompt_tokens > 0 && json.completion_tokens > 0, JSON.stringify(json));
+    assert.equal(json.total_tokens, json.prompt_tokens + json.completion_tokens);
+    assert.deepEqual(json.prompt_tokens_details, { cached_tokens: 0 });
   });
 });

@@ -160,6 +160,29 @@ describe('response parts', () => {
     ]);
   });
 
+  it('hands usage to VS Code as a `usage` data part in the JSON Copilot Chat reads', () => {
+    const { parts, stream } = collect('quote');
+    stream.push({ type: 'usage', promptTokens: 46122, completionTokens: 15, totalTokens: 46137, cachedTokens: 12 });
+    const [part] = parts as InstanceType<typeof LanguageModelDataPart>[];
+    assert.equal(part.mimeType, 'usage');
+    assert.deepEqual(JSON.parse(Buffer.from(part.data).toString('utf8')), {
+      prompt_tokens: 46122,
+      completion_tokens: 15,
+      total_tokens: 46137,
+      prompt_tokens_details: { cached_tokens: 12 },
+    });
+  });
+
+  it("keeps an agent's edits for review, and gives VS Code nothing for them (the chat shows the diff as text)", () => {
+    const parts: unknown[] = [];
+    const edits: unknown[] = [];
+    const stream = new ResponseStream('model-x', 'quote', (p) => parts.push(p), new MemoryLog(), null, (e) => edits.push(e));
+    const edit = { type: 'edit' as const, path: '/w/a.py', oldText: 'a', newText: 'b', conversation: 'c1' };
+    stream.push(edit);
+    assert.deepEqual(parts, []);
+    assert.deepEqual(edits, [edit]);
+  });
+
   it('reports thoughts as thinking parts where VS Code has them', () => {
     const { parts, stream } = collect('hidden');
     stream.push({ type: 'thinking', value: 'hmm' });
