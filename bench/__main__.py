@@ -14,8 +14,10 @@ from collections.abc import Callable
 
 from bench import (
     agent_start,
+    chat_view,
     cold_start,
     conversations,
+    first_request,
     large_tool_result,
     long_conversation,
     matching,
@@ -133,6 +135,31 @@ def _agent_start() -> list[Row]:
             None,
         ),
     ]
+
+
+def _first_request() -> list[Row]:
+    f = first_request.measure()
+    ours, alone = f["with"], f["alone"]
+    parts = " / ".join(f"{part} {ours[part]:,} vs {alone[part]:,}" for part in first_request.PARTS)
+    return [
+        (
+            "Claude Code's first model request (system + tools + messages): with Symposium and Copilot's Agent-mode tools / alone",
+            f"{sum(ours.values()):,} / {sum(alone.values()):,} bytes = {f['ratio']:.3f}x",
+            "<= 1.15x",
+            f["ratio"] <= 1.15,
+        ),
+        (f"  by part, bytes (tools offered: {f['tools_with']} vs {f['tools_alone']})", parts, "info", None),
+    ]
+
+
+def _chat_view() -> list[Row]:
+    c = chat_view.measure()
+    return [(
+        "real Chat view (code-server, Copilot Chat): Enter -> first text, new chat, prepared Claude Code (fake API)",
+        f"{c['first_text_ms']:.0f} ms",
+        "info",
+        None,
+    )]
 
 
 def _relay() -> list[Row]:
@@ -274,6 +301,8 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("recording", _recording),
     ("second conversation", _second_conversation),
     ("agent start-up", _agent_start),
+    ("first model request", _first_request),
+    ("chat view first text", _chat_view),
     ("relay start-up", _relay),
     ("bridged tool round trip", _tool_round_trip),
     ("large tool result", _large_tool_result),

@@ -6,8 +6,12 @@ Serves the fake API on 127.0.0.1 and prints, as JSON lines on stdout: first the 
 `symposium.agents` (`{"agent": {"command", "args", "env"}}`, or `{"error": ...}` when the agent
 cannot be installed); with `--session-in`, then `{"session": ID}` once the agent, run as another
 client would run it, has had a session in FOLDER take PROMPT; then `{"model": ..., "userTexts":
-[...]}` for each model request of an agent's own turn, as the API received it. Every turn is
-answered with a short text. Ends when its stdin closes.
+[...], "toolResults": [...], "tools": [...], "bytes": N}` for each model request of an agent's own
+turn, as the API received it (`toolResults`: the text of each tool result it carries; `tools`: the
+names of the tools it offers). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
+scripted replies (shared with the Python tests' fakes): REPLY is `{"answers": TEXT?, "text": [CHUNK,
+...]?, "calls": [{"name", "input", "namespace"?} | {"name", "patch"}]?, "stallAfter": N?, "usage": [IN, OUT]?}`; a turn no
+reply fits is answered with a short text. Ends when its stdin closes.
 """
 
 from __future__ import annotations
@@ -18,11 +22,51 @@ from pathlib import Path
 
 import trio
 
+from typing import Any
+
+from tests import fake_anthropic, fake_openai
 from tests.acp_direct import run_outside
 from tests.claude import ClaudeCode, installed_claude
 from tests.codex import Codex, installed_codex
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_openai import FakeOpenAI
+
+
+def scripted(kind: str, spec: dict[str, Any]) -> fake_anthropic.Reply | fake_openai.Reply:
+    """One reply of a `{"script": [...]}` line, built with the fake API's own builders."""
+    options = {"answers": spec.get("answers"), "stall_after": spec.get("stallAfter"), "usage": tuple(spec.get("usage", (10, 5)))}
+    chunks = spec.get("text") or []
+    calls = spec.get("calls") or []
+    if kind == "claude":
+        blocks = ([fake_anthropic.text(*chunks)] if chunks else []) + [fake_anthropic.tool_use(c["name"], c["input"]) for c in calls]
+        return fake_anthropic.reply(*blocks, **options)
+    items = ([fake_openai.text(*chunks)] if chunks else []) + [
+        fake_openai.custom_tool_call(c["name"], c["patch"]) if "patch" in c else fake_openai.function_call(c["name"], c["input"], namespace=c.get("namespace"))
+        for c in calls
+    ]
+    return fake_openai.reply(*items, **options)
+
+
+def tool_result_texts(request: fake_anthropic.Request | fake_openai.Request) -> list[str]:
+    """The text of each tool result a model request carries, whatever the API's shape for it."""
+    if isinstance(request, fake_anthropic.Request):
+        found = []
+        for result in request.tool_results():
+            content = result.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+            found.append("".join(b.get("text", "") for b in blocks if b.get("type") == "text"))
+        return found
+    outputs = []
+    for output in request.function_outputs():
+        value = output.get("output")
+        outputs.append(value if isinstance(value, str) else json.dumps(value))
+    return outputs
+
+
+def tool_names(request: fake_anthropic.Request | fake_openai.Request) -> list[str]:
+    if isinstance(request, fake_openai.Request):
+        return request.tool_names()
+    return [t.get("name", "") for t in request.body.get("tools") or []]
 
 
 def say(line: dict) -> None:
@@ -50,13 +94,23 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
             while True:
                 await api.wait_for(lambda _: len(api.main) > seen)
                 for request in api.main[seen:]:
-                    say({"model": (request.body or {}).get("model"), "userTexts": request.user_texts()})
+                    say({
+                        "model": (request.body or {}).get("model"),
+                        "userTexts": request.user_texts(),
+                        "toolResults": tool_result_texts(request),
+                        "tools": tool_names(request),
+                        "bytes": len(json.dumps(request.body).encode()),
+                    })
                 seen = len(api.main)
 
         nursery.start_soon(report_models)
         stdin = trio.lowlevel.FdStream(0)
-        while await stdin.receive_some():
-            pass
+        buffer = b""
+        while data := await stdin.receive_some():
+            buffer += data
+            *lines, buffer = buffer.split(b"\n")
+            for line in filter(None, lines):
+                api.script(*(scripted(kind, spec) for spec in json.loads(line)["script"]))
         nursery.cancel_scope.cancel()
     return 0
 

@@ -154,6 +154,25 @@ export class ChatView {
     await this.page.locator(`${VIEW} .model-picker-name`, { hasText: name }).first().waitFor({ timeout: UI_MS });
   }
 
+  /** Picks the model `name` in the model picker (Copilot Chat already enabled), unless it is picked. */
+  async pick(name: string): Promise<void> {
+    const picked = this.view.locator('.model-picker-name', { hasText: name }).first();
+    if (await picked.isVisible()) {
+      return;
+    }
+    const rows = this.page.locator('.action-widget .monaco-list-row');
+    await retry(this.page, UI_MS * 3, async () => {
+      await this.view.locator('.model-picker-name').first().click();
+      const other = rows.filter({ hasText: 'Other Models' }).first();
+      await rows.first().waitFor({ timeout: UI_MS });
+      if ((await rows.filter({ hasText: name }).count()) === 0 && (await other.count()) > 0) {
+        await other.click();
+      }
+      await rows.filter({ hasText: name }).first().click({ timeout: 5_000 });
+      await picked.waitFor({ timeout: 5_000 });
+    });
+  }
+
   /** A new, empty chat in `mode` (Agent, Ask or Plan). */
   async newChat(mode: string): Promise<void> {
     // On an empty chat, "New Chat" replaces the session a moment later: what is sent by then is lost.
@@ -184,6 +203,47 @@ export class ChatView {
     const before = await this.responses().count();
     const sent = await this.type(text);
     return this.answer(before, sent);
+  }
+
+  /**
+   * Sends `text`, waits for the answer to show `shown`, presses Stop; resolves with what the answer
+   * reads once it has stopped.
+   */
+  async sendAndStop(text: string, shown: RegExp): Promise<string> {
+    const before = await this.responses().count();
+    await this.type(text);
+    const response = this.responses().nth(before);
+    await response.locator('.value .chat-markdown-part.rendered-markdown', { hasText: shown }).first().waitFor({ timeout: ANSWER_MS });
+    await this.view.locator('.interactive-input-part').locator('a.action-label:is([aria-label^="Cancel"], [aria-label^="Stop"])').first().click({ timeout: UI_MS });
+    await this.view.locator('.interactive-response.chat-response-loading').first().waitFor({ state: 'detached', timeout: ANSWER_MS });
+    return (await response.locator('.value').innerText()).trim();
+  }
+
+  /**
+   * Sends `text`, allows once every confirmation card the answer shows (if any), and resolves with
+   * the finished answer's text.
+   */
+  async sendAllowingAny(text: string): Promise<string> {
+    const before = await this.responses().count();
+    await this.type(text);
+    const card = new Card(this.page, this.view);
+    const loading = this.view.locator('.interactive-response.chat-response-loading').first();
+    const response = this.responses().nth(before);
+    await response.waitFor({ timeout: UI_MS });
+    for (let cards = 0; cards < 5; cards++) { // bounded: an agent may ask more than once
+      const next = await Promise.race([
+        loading.waitFor({ state: 'detached', timeout: ANSWER_MS }).then(() => 'done', () => 'timeout'),
+        card.skipButton.waitFor({ timeout: ANSWER_MS }).then(() => 'card', () => 'timeout'),
+      ]);
+      if (next === 'timeout') {
+        throw new Error(`the answer to "${text}" neither finished nor asked within ${ANSWER_MS} ms`);
+      }
+      if (next === 'done') {
+        break;
+      }
+      await card.allowOnce();
+    }
+    return (await response.locator('.value').innerText()).trim();
   }
 
   /** Sends `text` and waits for the confirmation card it leads to. */
@@ -253,15 +313,17 @@ export class ChatView {
 }
 
 /** VS Code's confirmation card for our tool: "Allow in this Session" (split: Allow Once, ...) and "Skip". */
-class Card {
+export class Card {
   private readonly buttons: Locator;
+  readonly skipButton: Locator;
 
   constructor(private readonly page: Page, view: Locator) {
     this.buttons = view.locator('.chat-confirmation-widget-buttons').filter({ visible: true });
+    this.skipButton = this.buttons.locator('a.monaco-button', { hasText: 'Skip' });
   }
 
   async waitShown(): Promise<void> {
-    await this.buttons.locator('a.monaco-button', { hasText: 'Skip' }).waitFor({ timeout: ANSWER_MS });
+    await this.skipButton.waitFor({ timeout: ANSWER_MS });
   }
 
   /** Allow Once, from the primary button's menu: the primary button allows the whole session. */

@@ -24,6 +24,24 @@ export function repositoryOf(backend: string): Repository | undefined {
 export interface ModelRequest {
   model: string;
   userTexts: string[];
+  /** The text of each tool result the request carries. */
+  toolResults: string[];
+  /** The names of the tools it offers the model. */
+  tools: string[];
+  /** Its body's size, as the API received it. */
+  bytes: number;
+}
+
+/** A scripted model reply (tests/serve_fake_agent.py builds it with the fake API's own builders). */
+export interface ScriptedReply {
+  /** Only for the model request whose last user text is this. */
+  answers?: string;
+  text?: string[];
+  /** Tool calls: JSON `input`, or a freeform tool's text (`patch`: Codex's apply_patch). */
+  calls?: ({ name: string; input: object; namespace?: string } | { name: string; patch: string })[];
+  /** After this many deltas the stream holds until the agent hangs up (for Stop). */
+  stallAfter?: number;
+  usage?: [number, number];
 }
 
 export class FakeAgent {
@@ -65,6 +83,11 @@ export class FakeAgent {
         }
       });
     });
+  }
+
+  /** Queues replies for the agent's next model requests (taken in order, `answers` permitting). */
+  script(...replies: ScriptedReply[]): void {
+    this.child.stdin!.write(JSON.stringify({ script: replies }) + '\n');
   }
 
   /** Resolves once the fake API has received a model request for which `predicate` holds; rejects after `ms`. */

@@ -1,9 +1,14 @@
 // Runs the integration tests in a real VS Code: code-server (VS Code for the browser) driven by
 // Chromium through playwright-core, all offline and on 127.0.0.1. First the `vscode.lm` tests (mocha,
-// in the extension host), then, in the same code-server, the Chat view tests (chatView.ts), which
-// also take the README's screenshots.
+// in the extension host), then, in the same code-server, the Chat view tests with Eliza (chatView.ts),
+// which also take the README's screenshots, then, in one more window, Claude Code and Codex against
+// their fake model APIs in a workspace with real files (continueView.ts, agentView.ts).
 //
-//   node out/test/runner.js [--screenshots DIR]
+//   node out/test/runner.js [--screenshots DIR] [--agents-only | --first-text]
+//
+// --agents-only runs only the window of the agents with fake model APIs (agentView.ts,
+// continueView.ts): for working on those tests without the rest. --first-text (for `make bench`)
+// only prints "first text: N ms", Enter -> first text of a new chat with Claude Code prepared.
 //
 // Environment: CODE_SERVER (the code-server script; required), CHROMIUM (default /usr/bin/chromium),
 // SYMPOSIUM_BACKEND (the `symposium` script; default ../.venv/bin/symposium). code-server needs
@@ -17,8 +22,9 @@ import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
+import { CODEX_AGENT, measureFirstText, prepareWorkspace, runAgentViewTests } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
-import { repositoryOf } from './fakeAgent';
+import { FakeAgent, repositoryOf } from './fakeAgent';
 
 const EXTENSION = path.resolve(__dirname, '../..');
 const OUT = path.join(EXTENSION, 'out', 'integration');
@@ -38,6 +44,8 @@ const TEST_TOOL = {
 async function main(): Promise<number> {
   const screenshotsArg = process.argv.indexOf('--screenshots');
   const screenshots = screenshotsArg > 0 ? path.resolve(process.argv[screenshotsArg + 1]) : OUT;
+  const firstText = process.argv.includes('--first-text');
+  const agentsOnly = firstText || process.argv.includes('--agents-only');
   if (!CODE_SERVER) {
     throw new Error('CODE_SERVER must name the code-server script');
   }
@@ -49,6 +57,7 @@ async function main(): Promise<number> {
   );
   Object.values(dirs).forEach((d) => fs.mkdirSync(d, { recursive: true }));
   fs.writeFileSync(path.join(dirs.workspace, 'README.md'), '# A workspace for the Symposium tests\n');
+  prepareWorkspace(dirs.workspace);
   const extension = prepareExtension(root);
   const settingsFile = path.join(dirs['user-data'], 'User', 'settings.json');
   writeSettings(settingsFile, TEST_AGENTS);
@@ -82,31 +91,45 @@ async function main(): Promise<number> {
       `${base}/?folder=${encodeURIComponent(dirs.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
 
     let started = Date.now();
-    const code = await runTests(browser, url([
+    const code = agentsOnly ? 0 : await runTests(browser, url([
       ['extensionDevelopmentPath', remote(extension)],
       ['extensionTestsPath', remote(path.join(extension, 'out', 'test', 'index.js'))],
     ]));
-    const report = readIfThere(path.join(extension, 'test-report.txt'));
+    const report = agentsOnly ? '0 passed, 0 failed\n' : readIfThere(path.join(extension, 'test-report.txt'));
     process.stdout.write(report || '(the tests wrote no report)\n');
     console.log(`integration tests: exit code ${code} after ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const lm = /^(\d+) passed, (\d+) failed/m.exec(report);
 
     started = Date.now();
     writeSettings(settingsFile, CHAT_VIEW_AGENTS, path.join(OUT, 'trace'));
-    const page = await newPage(browser, OUT, 'chat-view');
-    await page.goto(url([['extensionDevelopmentPath', remote(extension)]]));
-    const chat = await runChatViewTests(page, { screenshots, out: OUT, print: (line) => console.log(line) });
-    await page.close();
-    // Then, in a window opened anew, an agent with sessions of its own (added once the pictures are taken).
-    const fake = await prepareContinue(repositoryOf(SYMPOSIUM)!, dirs.workspace);
-    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }], path.join(OUT, 'trace'));
-    const again = await newPage(browser, OUT, 'continue');
+    const chat = { passed: 0, failed: 0 };
+    if (!agentsOnly) {
+      const page = await newPage(browser, OUT, 'chat-view');
+      await page.goto(url([['extensionDevelopmentPath', remote(extension)]]));
+      Object.assign(chat, await runChatViewTests(page, { screenshots, out: OUT, print: (line) => console.log(line) }));
+      await page.close();
+    }
+    // Then, in a window opened anew, agents with fake model APIs (added once the pictures are taken):
+    // Claude Code with a session of its own to continue, then Claude Code and Codex at work.
+    const repository = repositoryOf(SYMPOSIUM)!;
+    const [fake, codex] = await Promise.all([prepareContinue(repository, dirs.workspace), FakeAgent.start('codex', repository)]);
+    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }], path.join(OUT, 'trace'));
+    const again = await newPage(browser, OUT, 'agents');
     await again.goto(url([['extensionDevelopmentPath', remote(extension)]]));
-    const continued = await runContinueViewTest(again, fake, { out: OUT, print: (line) => console.log(line) });
-    chat.passed += continued.passed;
-    chat.failed += continued.failed;
+    const print = (line: string) => console.log(line);
+    if (firstText) {
+      const ms = await measureFirstText(again, fake, CONTINUE_AGENT.name, OUT);
+      console.log(`first text: ${ms} ms`);
+      await again.close();
+      await Promise.all([fake.stop(), codex.stop()]);
+      return 0;
+    }
+    const continued = await runContinueViewTest(again, fake, { out: OUT, print });
+    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, workspace: dirs.workspace, out: OUT, print });
+    chat.passed += continued.passed + agents.passed;
+    chat.failed += continued.failed + agents.failed;
     await again.close();
-    await fake.stop();
+    await Promise.all([fake.stop(), codex.stop()]);
     console.log(`Chat view tests: ${chat.passed} passed, ${chat.failed} failed after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
     // The tally last, where CI looks for it.

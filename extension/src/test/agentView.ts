@@ -1,0 +1,282 @@
+// Real agents in the real Chat view: Claude Code and Codex (their real ACP adapters, their model APIs
+// faked and scripted by tests/serve_fake_agent.py) picked in Copilot Chat's model picker, in a
+// workspace with real files, driven as a user would. What each test asserts is what the user sees
+// (the answer, the card, the "files changed" list, the context ring) or what the model was sent (the
+// fake API's record), and the files on disk.
+//
+// They run in the window the "Continue an Agent Session" test opened (one code-server, one window more).
+
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Locator, Page } from 'playwright-core';
+import { ChatView } from './chatView';
+import { FakeAgent } from './fakeAgent';
+
+const UI_MS = 20_000;
+const ANSWER_MS = 60_000;
+const VIEW = '.part.auxiliarybar';
+export const CODEX_AGENT = { id: 'codex-fake', name: 'Codex (fake API)' };
+
+/** The workspace's files the tests read and edit, written before the window opens. */
+const FILES: Record<string, string> = {
+  'broken.json': '{\n  "name": "symposium"\n  "broken": true\n}\n',
+  'notes.txt': 'alpha\nbeta\ngamma\n',
+  'undo.txt': 'one\ntwo\nthree\n',
+  'codex.txt': 'red\ngreen\n',
+};
+
+export function prepareWorkspace(workspace: string): void {
+  for (const [name, text] of Object.entries(FILES)) {
+    fs.writeFileSync(path.join(workspace, name), text);
+  }
+}
+
+export interface AgentViewOptions {
+  /** The agent the Continue test left picked (Claude Code against its fake API), and its name there. */
+  claude: FakeAgent;
+  claudeName: string;
+  codex: FakeAgent;
+  workspace: string;
+  out: string;
+  print(line: string): void;
+}
+
+export async function runAgentViewTests(page: Page, options: AgentViewOptions): Promise<{ passed: number; failed: number }> {
+  const chat = new ChatView(page);
+  const { claude, codex, workspace } = options;
+  const file = (name: string) => path.join(workspace, name);
+  const view = page.locator(VIEW);
+  const lastUser = (text: string) => (r: { userTexts: string[] }) => r.userTexts[r.userTexts.length - 1] === text;
+
+  const tests: [string, () => Promise<void>][] = [
+    ['Claude Code answers, and a follow-up goes on in the same agent session', async () => {
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      claude.script({ answers: 'Say hello', text: ['Hello ', 'from Claude.'] }, { answers: 'And once more', text: ['Once ', 'more.'] });
+      const first = await chat.send('Say hello');
+      options.print(`    time to the first answer text (Claude Code, Agent mode): ${first.firstTextMs} ms`);
+      assert.match(first.text, /Hello from Claude\./);
+      const second = await chat.send('And once more');
+      assert.match(second.text, /Once more\./);
+      const asked = await claude.request(lastUser('And once more'));
+      // The agent's own session kept the conversation: the model sees the first exchange.
+      assert.deepEqual(asked.userTexts.slice(-2), ['Say hello', 'And once more']);
+    }],
+    ['Claude Code: Stop ends the answer, and the next message is answered in the same session', async () => {
+      await chat.newChat('Agent'); // a short chat: the view drops the rows of a long one from the page
+      claude.script({ answers: 'Count slowly', text: ['one ', 'two ', 'three'], stallAfter: 1 }, { answers: 'After the stop', text: ['Still ', 'here.'] });
+      const stopped = await chat.sendAndStop('Count slowly', /one/);
+      assert.doesNotMatch(stopped, /three/);
+      const after = await chat.send('After the stop');
+      assert.match(after.text, /Still here\./);
+      const asked = await claude.request(lastUser('After the stop'));
+      assert.ok(asked.userTexts.includes('Count slowly'), `the stopped turn is in the session: ${JSON.stringify(asked.userTexts)}`);
+    }],
+    ['Claude Code: a permission card, Allow runs the command', async () => {
+      await chat.newChat('Agent');
+      const target = file('allowed.txt');
+      claude.script(
+        { answers: 'Write allowed.txt', calls: [{ name: 'Bash', input: { command: `echo allowed > ${target}`, description: 'Write allowed.txt' } }] },
+        { answers: 'Write allowed.txt', text: ['Written.'] },
+      );
+      const card = await chat.sendAndConfirm('Write allowed.txt');
+      assert.equal(fs.existsSync(target), false, 'nothing runs before the user allows it');
+      await card.allowOnce();
+      assert.match((await chat.answer()).text, /Written\./);
+      assert.equal(fs.readFileSync(target, 'utf8'), 'allowed\n');
+    }],
+    ['Claude Code: a permission card, Skip runs nothing and Claude goes on', async () => {
+      await chat.newChat('Agent');
+      const target = file('skipped.txt');
+      claude.script(
+        { answers: 'Write skipped.txt', calls: [{ name: 'Bash', input: { command: `echo skipped > ${target}`, description: 'Write skipped.txt' } }] },
+        { answers: 'Write skipped.txt', text: ['I left it alone.'] },
+      );
+      const card = await chat.sendAndConfirm('Write skipped.txt');
+      await card.skip();
+      assert.match((await chat.answer()).text, /I left it alone\./);
+      assert.equal(fs.existsSync(target), false);
+    }],
+    ['Claude Code calls VS Code\'s diagnostics (get_errors): their real result reaches the model', async () => {
+      await chat.newChat('Agent');
+      await openFile(page, 'broken.json');
+      await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: ANSWER_MS }); // the JSON service has read it
+      claude.script(
+        { answers: 'Check broken.json', calls: [{ name: 'mcp__vscode_tools__get_errors', input: { filePaths: [file('broken.json')] } }] },
+        { answers: 'Check broken.json', text: ['It lacks a comma.'] },
+      );
+      const answer = await chat.send('Check broken.json');
+      assert.match(answer.text, /It lacks a comma\./);
+      const after = await claude.request((r) => lastUser('Check broken.json')(r) && r.toolResults.length > 0);
+      const [result] = after.toolResults;
+      assert.match(result, /broken\.json/, `the tool result names the file: ${result}`);
+      assert.match(result, /comma/i, `the tool result is VS Code's JSON diagnostic: ${result}`);
+    }],
+    ['Claude Code\'s edit appears under "files changed", and Keep keeps it', async () => {
+      await chat.newChat('Agent');
+      claude.script(
+        { answers: 'Edit notes.txt', calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: file('notes.txt'), oldString: 'alpha\nbeta\ngamma', newString: 'alpha\nBETA\ngamma' } }] },
+        { answers: 'Edit notes.txt', text: ['Done.'] },
+      );
+      assert.match((await chat.send('Edit notes.txt')).text, /Done\./);
+      const workingSet = new WorkingSet(page, view);
+      await workingSet.shows('notes.txt');
+      await workingSet.keep();
+      await untilFile(file('notes.txt'), 'alpha\nBETA\ngamma\n');
+    }],
+    ['Claude Code\'s edit, and Undo restores the file on disk', async () => {
+      await chat.newChat('Agent');
+      claude.script(
+        { answers: 'Edit undo.txt', calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: file('undo.txt'), oldString: 'one\ntwo\nthree', newString: 'one\nTWO\nthree' } }] },
+        { answers: 'Edit undo.txt', text: ['Done.'] },
+      );
+      assert.match((await chat.send('Edit undo.txt')).text, /Done\./);
+      const workingSet = new WorkingSet(page, view);
+      await workingSet.shows('undo.txt');
+      await workingSet.undo();
+      await untilFile(file('undo.txt'), FILES['undo.txt']);
+      await openFile(page, 'undo.txt'); // and what the editor holds is the file as it was
+      await page.locator('.editor-group-container .view-lines', { hasText: 'two' }).first().waitFor({ timeout: UI_MS });
+      assert.doesNotMatch(await page.locator('.editor-group-container .view-lines').first().innerText(), /TWO/);
+    }],
+    ['Claude Code\'s usage shows in the chat\'s context window indicator', async () => {
+      await chat.newChat('Agent');
+      claude.script({ answers: 'Use some context', text: ['Plenty.'], usage: [120_000, 50] });
+      assert.match((await chat.send('Use some context')).text, /Plenty\./);
+      const ring = view.locator('.chat-context-usage-widget').filter({ visible: true }).first();
+      await ring.waitFor({ timeout: UI_MS });
+      const label = (await ring.getAttribute('aria-label')) ?? '';
+      assert.match(label, /Context window usage: [1-9]\d*%/, `the ring shows the agent's use: ${label}`);
+    }],
+    ['Codex answers in the same window', async () => {
+      await chat.pick(CODEX_AGENT.name);
+      await chat.newChat('Agent');
+      codex.script({ answers: 'Hello Codex', text: ['Hello ', 'from Codex.'] });
+      const answer = await chat.send('Hello Codex');
+      options.print(`    time to the first answer text (Codex, Agent mode): ${answer.firstTextMs} ms`);
+      assert.match(answer.text, /Hello from Codex\./);
+    }],
+    ['Codex\'s edit on disk shows as a diff in the chat', async () => {
+      await chat.newChat('Agent');
+      const patch = `*** Begin Patch\n*** Update File: ${file('codex.txt')}\n@@\n-red\n+blue\n green\n*** End Patch\n`;
+      codex.script(
+        { answers: 'Patch codex.txt', calls: [{ name: 'apply_patch', patch }] },
+        { answers: 'Patch codex.txt', text: ['Patched.'] },
+      );
+      const answer = await chat.sendAllowingAny('Patch codex.txt');
+      assert.match(answer, /Patched\./);
+      assert.match(answer, /^-red$/m, `the chat shows the removed line: ${answer}`);
+      assert.match(answer, /^\+blue$/m, 'and the added one');
+      assert.equal(fs.readFileSync(file('codex.txt'), 'utf8'), 'blue\ngreen\n');
+    }],
+  ];
+
+  let passed = 0;
+  let failed = 0;
+  options.print('  Claude Code and Codex in the Chat view');
+  for (const [index, [name, test]] of tests.entries()) {
+    const started = Date.now();
+    try {
+      await test();
+      passed++;
+      options.print(`    ✔ ${name} (${Date.now() - started}ms)`);
+    } catch (error) {
+      failed++;
+      const picture = path.join(options.out, `agent-view-${index + 1}-failed.png`);
+      await page.screenshot({ path: picture }).catch(() => undefined);
+      options.print(`    ✖ ${name}\n      ${error instanceof Error ? error.message.split('\n').join('\n      ') : error}\n      (${picture})`);
+      await page.keyboard.press('Escape').catch(() => undefined); // a menu or card left open must not take the next test's keys
+    }
+  }
+  return { passed, failed };
+}
+
+/**
+ * For `make bench`: Enter -> first text of a new chat with Claude Code prepared (its process running,
+ * a spare session made when the chat before it took one), in ms.
+ */
+export async function measureFirstText(page: Page, claude: FakeAgent, claudeName: string, out: string): Promise<number> {
+  const chat = new ChatView(page);
+  await chat.enableCopilotAndPick(claudeName, path.join(out, 'first-text-window.png'));
+  await chat.newChat('Agent');
+  claude.script({ answers: 'Warm up', text: ['Warm.'] }, { answers: 'Say hello', text: ['Hello.'] });
+  await chat.send('Warm up'); // the agent runs, and its spare session is made for the next chat
+  await chat.newChat('Agent');
+  return (await chat.send('Say hello')).firstTextMs;
+}
+
+/** Opens a workspace file in the editor through Quick Open, as a user would. */
+async function openFile(page: Page, name: string): Promise<void> {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: UI_MS });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().click({ timeout: UI_MS });
+  await page.locator('.tab.active', { hasText: name }).first().waitFor({ timeout: UI_MS });
+}
+
+/** Waits (bounded) for a file to hold `text`, woken by changes in its folder. */
+async function untilFile(file: string, text: string): Promise<void> {
+  const deadline = Date.now() + UI_MS;
+  const watcher = fs.watch(path.dirname(file));
+  let wake = () => {};
+  watcher.on('change', () => wake());
+  try {
+    for (;;) {
+      const seen = fs.readFileSync(file, 'utf8');
+      const left = deadline - Date.now();
+      if (seen === text || left <= 0) {
+        assert.equal(seen, text, `${path.basename(file)} on disk`);
+        return;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, left);
+      });
+      clearTimeout(timer);
+    }
+  } finally {
+    watcher.close();
+  }
+}
+
+/** The chat's working set above the input: "N files changed · Keep · Undo". */
+export class WorkingSet {
+  constructor(readonly page: Page, private readonly view: Locator) {}
+
+  /**
+   * Waits until the answer shows "Edited `name`" and the input's working set "1 file changed" with
+   * its Keep and Undo, as for Copilot's own edits.
+   */
+  async shows(name: string): Promise<void> {
+    await this.view.locator('.interactive-response', { hasText: 'Edited' }).filter({ hasText: name }).last().waitFor({ timeout: UI_MS });
+    const session = this.view.locator('.chat-editing-session').filter({ hasText: /1 file changed/ }).filter({ visible: true }).first();
+    await session.waitFor({ timeout: UI_MS });
+    for (const label of ['Keep', 'Undo']) {
+      await session.locator('.chat-editing-session-actions').getByText(label, { exact: true }).first().waitFor({ timeout: UI_MS });
+    }
+  }
+
+  async keep(): Promise<void> {
+    await this.click('Keep');
+  }
+
+  /** Undo, and Yes to VS Code's "This will undo changes made in FILE. Do you want to proceed?". */
+  async undo(): Promise<void> {
+    await this.click('Undo', async () => {
+      const dialog = this.page.locator('.monaco-dialog-box', { hasText: 'undo changes' });
+      await dialog.getByRole('button', { name: 'Yes' }).click({ timeout: UI_MS });
+      await dialog.waitFor({ state: 'detached', timeout: UI_MS });
+    });
+  }
+
+  private async click(label: string, confirm?: () => Promise<void>): Promise<void> {
+    const actions = this.view.locator('.chat-editing-session-actions').filter({ visible: true }).first();
+    await actions.getByText(label, { exact: true }).first().click({ timeout: UI_MS });
+    await confirm?.();
+    // Kept or undone, nothing is left to review.
+    await actions.waitFor({ state: 'hidden', timeout: UI_MS });
+  }
+}
