@@ -1,12 +1,12 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { addAgent, agentsRoot } from './addAgent';
+import { addAgent, agentsRoot } from './agents/addAgent';
 import { AgentActionTool } from './agentAction';
 import { Backend, BackendError } from './backend';
 import { agentForModel, backendCommand, ELIZA_ID, joinCommandLine, readAgents } from './config';
 import { continueSession } from './continue';
 import { AgentEdits, BEFORE_SCHEME, beforeProvider, reviewEdits, revertEdits } from './edits';
-import { addByHand, manageAgents } from './manage';
+import { addByHand, manageAgents } from './agents/manage';
 import { SymposiumProvider } from './provider';
 import { bundledWheel, ensureBackendVenv, findPython, SetupError } from './setup';
 import { Warmup } from './warmup';
