@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { installMethod, loadCatalogue, parseRegistry, platformKey } from '../../catalogue';
+import { installMethod, loadCatalogue, parseRegistry, platformKey } from '../../agents/catalogue';
 import { FileServer } from '../fixtures';
 
 const SHIPPED = path.resolve(__dirname, '../../../catalogue/registry.json');

@@ -13,11 +13,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Log } from './backend';
+import { Log } from '../backend';
 import { BinaryTarget, CatalogueAgent, installMethod, Method, platformKey } from './catalogue';
-import { AgentSetting, findOnPath } from './config';
-import { buildingTag, createVenv, pipInstall, Python, removeAbandoned, run, SetupError, venvPython } from './setup';
-import { AuthMethod } from './wire';
+import { AgentSetting, findOnPath } from '../config';
+import { buildingTag, createVenv, pipInstall, Python, removeAbandoned, run, SetupError, venvPython } from '../setup';
+import { AuthMethod } from '../wire';
 
 export const RECORD = 'symposium-install.json';
 

@@ -4,11 +4,11 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CatalogueAgent, installMethod, loadCatalogue, Method, REGISTRY_URL } from './catalogue';
-import { agentId, AgentSetting, readAgents, wireAgent } from './config';
+import { agentId, AgentSetting, readAgents, wireAgent } from '../config';
 import { InstallRecord, installAgent, readRecords, recordOf, saveRecord, settingFor } from './install';
-import { Python, SetupError } from './setup';
-import { Warmup } from './warmup';
-import { AuthMethod } from './wire';
+import { Python, SetupError } from '../setup';
+import { Warmup } from '../warmup';
+import { AuthMethod } from '../wire';
 
 export interface AgentsContext {
   extensionPath: string;

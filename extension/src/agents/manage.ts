@@ -6,12 +6,12 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { authNote } from './addAgent';
-import { Backend } from './backend';
+import { Backend } from '../backend';
 import {
   agentId, AgentSetting, formatEnv, joinCommandLine, optionValueItems, parseEnv, readAgents, settingKey, splitCommandLine, wireAgent, withOption,
-} from './config';
+} from '../config';
 import { readRecords, recordOf } from './install';
-import { AgentOption, METHOD_AGENT_OPTIONS } from './wire';
+import { AgentOption, METHOD_AGENT_OPTIONS } from '../wire';
 
 type Item = vscode.QuickPickItem & { run?: () => Promise<void> };
 

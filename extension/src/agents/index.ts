@@ -1,0 +1,34 @@
+// Agent management: the catalogue (`catalogue.ts`), installing an agent pinned under the extension's
+// storage (`install.ts`), and the two commands that use them, Add Agent (`addAgent.ts`) and Manage
+// Agents (`manage.ts`, also the model provider's management command). What they share with the rest
+// of the extension is passed in here: the backend, the warm-up, the log, where to install.
+
+import * as vscode from 'vscode';
+import { Backend } from '../backend';
+import { findPython } from '../setup';
+import { Warmup } from '../warmup';
+import { addAgent, agentsRoot } from './addAgent';
+import { addByHand, manageAgents } from './manage';
+
+export interface AgentManagement {
+  extensionPath: string;
+  storage: string; // the extension's global storage folder
+  backend: Backend;
+  warmup: Warmup;
+  log: vscode.LogOutputChannel;
+}
+
+export function registerAgentCommands({ extensionPath, storage, backend, warmup, log }: AgentManagement): vscode.Disposable[] {
+  const context = {
+    extensionPath,
+    storage,
+    log,
+    warmup,
+    python: () => findPython(vscode.workspace.getConfiguration('symposium').get('python', '')),
+    addByHand,
+  };
+  return [
+    vscode.commands.registerCommand('symposium.manageAgents', () => manageAgents(agentsRoot(storage), backend)),
+    vscode.commands.registerCommand('symposium.addAgent', () => addAgent(context)),
+  ];
+}
