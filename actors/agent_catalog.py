@@ -25,11 +25,11 @@ from pathlib import Path
 import attrs
 import trio
 
-from actors import continuing
+from protocol import continuing
 from actors.database import Database
-from actors.agent_options import Choice, TurnUsage, add_sample, bytes_per_token, choices_from_json, choices_to_json
+from protocol.agent_options import Choice, TurnUsage, add_sample, bytes_per_token, choices_from_json, choices_to_json
 from protocol.lm import Message
-from protocol.private import private_file, private_folder
+from actors.private import private_file, private_folder
 
 log = logging.getLogger(__name__)
 

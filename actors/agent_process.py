@@ -29,11 +29,11 @@ from actors.mailbox import queued
 from actors.messages import AgentError, resource_failure, session_failure
 from actors.settings import Settings
 from actors.tool_bridge import import_mcp
-from actors.tool_policy import OwnEdits, merge_meta, own_edits
+from protocol.tool_policy import OwnEdits, merge_meta, own_edits
 from protocol import acp
 from protocol.jsonrpc import ConnectionClosed, LineSplitter, Overlong, Peer, RpcError
 from protocol.redact import Redactor
-from protocol.transcript import Recorder
+from actors.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
 from protocol.wire import canonical_json
 
@@ -231,7 +231,7 @@ class _NewSession:
     reply: trio.MemorySendChannel[AgentSession | AgentError] = attrs.field(eq=False)
     resume: str | None = None  # an earlier session of this agent to resume or load, if it can
     must_resume: bool = False  # fail rather than start a new session when it cannot
-    hand_off_edits: bool = False  # switch the agent's own file editing off, if we know how (actors/tool_policy.py)
+    hand_off_edits: bool = False  # switch the agent's own file editing off, if we know how (protocol/tool_policy.py)
 
 
 @attrs.frozen

@@ -26,7 +26,7 @@ from actors.agent_process import AgentPool
 from actors.flow import REPLY_WINDOW, Window
 from actors.mailbox import queued
 from actors.markers import Marker, MarkerCodec
-from actors.matching import (
+from protocol.matching import (
     Conversation,
     ConversationIndex,
     Match,
@@ -36,8 +36,8 @@ from actors.matching import (
     root,
     trailing_digest,
 )
-from actors.reading import Read, opening, read_messages
-from actors.release import ReleasePolicy, Use
+from protocol.reading import Read, opening, read_messages
+from protocol.release import ReleasePolicy, Use
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
 from actors.rendering import split_context
 from actors.session import SessionActor
@@ -45,7 +45,7 @@ from actors.session_store import SessionStore
 from actors.settings import Settings
 from actors.tool_bridge import BridgeListener
 from protocol.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, RpcError, id_key
-from protocol.transcript import Recorder
+from actors.transcript import Recorder
 from protocol.lm import AGENT_ACTION_TOOL, ChatParams, MarkerPart, Message, Part, ThinkingPart, ToolCallPart
 from protocol.wire import WireError
 

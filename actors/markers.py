@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from protocol.private import private_folder
+from actors.private import private_folder
 
 log = logging.getLogger(__name__)
 

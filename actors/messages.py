@@ -41,7 +41,7 @@ class Turn:
         """Cancel the turn (lm/cancel, a newer request, shutdown): its scope, and whatever waits on `cancelled`."""
         self.scope.cancel()
         self.cancelled.set()
-    bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (actors/tool_policy.py)
+    bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (protocol/tool_policy.py)
 
 
 @attrs.frozen

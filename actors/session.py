@@ -35,7 +35,7 @@ from actors.agent_process import (
     Updates,
     agent_key,
 )
-from actors.agent_options import (
+from protocol.agent_options import (
     MODE,
     Choice,
     TurnUsage,
@@ -58,7 +58,7 @@ from actors.mailbox import queued
 from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
 from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
-from actors.tool_policy import bridged_tools, hands_off_edits
+from protocol.tool_policy import bridged_tools, hands_off_edits
 from actors.turn import (
     AgentGone,
     AgentUpdates,
@@ -92,7 +92,7 @@ from actors.turn import (
 )
 from actors.turn import Event as TurnEvent
 from protocol.jsonrpc import REQUEST_CANCELLED, RpcError
-from protocol.transcript import Recorder
+from actors.transcript import Recorder
 from protocol.lm import Agent, Part, TextPart, ToolCallPart
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from actors.database import Database
-from protocol.private import private_file, private_folder
+from actors.private import private_file, private_folder
 
 log = logging.getLogger(__name__)
 

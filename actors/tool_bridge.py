@@ -30,9 +30,9 @@ import trio
 
 from actors.mailbox import queued
 from actors.messages import AgentError, resource_failure, session_failure
-from actors.tool_schema import listable
+from protocol.tool_schema import listable
 from protocol.jsonrpc import LineSplitter, Overlong, Tracer
-from protocol.transcript import Recorder
+from actors.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
 from protocol.version import version
 
@@ -222,7 +222,7 @@ class ToolBridge:
             recorder.secret(self.token)
         self.port: int | None = None
         self._tools: tuple[Tool, ...] = ()
-        self._listed: list[dict[str, Any]] = []  # self._tools as MCP lists them (actors/tool_schema.py)
+        self._listed: list[dict[str, Any]] = []  # self._tools as MCP lists them (protocol/tool_schema.py)
         self._changes = 0  # tool-list changes so far
         self._told = 0  # the last change every connected client was told of
         self._told_event = trio.Event()

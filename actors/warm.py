@@ -20,12 +20,12 @@ from typing import Any
 import attrs
 import trio
 
-from actors.agent_options import read_choices
+from protocol.agent_options import read_choices
 from actors.agent_process import AgentError, AgentPool, AgentProcess, AgentSession, agent_key, agent_label
 from actors.tool_bridge import BridgeListener, ToolBridge
-from actors.tool_policy import bridged_tools
+from protocol.tool_policy import bridged_tools
 from protocol.lm import Agent, BridgedTools, Tool
-from protocol.transcript import Recorder
+from actors.transcript import Recorder
 
 log = logging.getLogger(__name__)
 

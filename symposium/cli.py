@@ -103,7 +103,7 @@ def _vscodelm(args: argparse.Namespace) -> int:
     from symposium.vscodelm import serve
 
     from protocol.redact import RedactingFilter, Redactor
-    from protocol.transcript import Recorder
+    from actors.transcript import Recorder
 
     gc.set_threshold(*GC_THRESHOLDS)
     gc.freeze()

@@ -28,7 +28,7 @@ from actors.agent_process import AgentConnection, StreamConnection, agent_label
 from actors.messages import AgentError, resource_failure, session_failure
 from actors.tool_bridge import Relay
 from protocol.lm import Agent, ElizaAgent, ProcessAgent
-from protocol.streams import memory_stream_pair
+from actors.streams import memory_stream_pair
 from symposium.mcp_relay import TOKEN_ENV
 
 log = logging.getLogger(__name__)

@@ -30,8 +30,8 @@ from actors.markers import MarkerCodec
 from actors.settings import Settings
 from protocol.jsonrpc import LineSplitter
 from protocol.lm import Agent
-from protocol.streams import memory_stream_pair
-from protocol.transcript import REDACTED, read
+from actors.streams import memory_stream_pair
+from actors.transcript import REDACTED, read
 from symposium.mcp_relay import TOKEN_ENV
 
 QUIET = 0.05  # real seconds everything must be blocked before virtual time jumps

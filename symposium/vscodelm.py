@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 import trio
 
-from actors import agent_options
-from actors.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
+from protocol import agent_options
+from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentPool, Connector, agent_key
 from actors.flow import PART_MAX, Window, part_cost
@@ -32,7 +32,7 @@ from protocol import acp
 from protocol.decoding import Decoder
 from protocol.redact import Redactor
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError, id_key
-from protocol.transcript import Recorder
+from actors.transcript import Recorder
 from protocol.lm import (
     METHOD_AGENT_OPTIONS,
     METHOD_CANCEL,
@@ -230,7 +230,7 @@ class Backend:
 
     async def list_sessions(self, params: Any, _id: Any) -> dict[str, Any]:
         """The agent's own sessions in the folder (`session/list`), each with the token a new chat
-        carries to continue it (`actors/continuing.py`). Starts the agent if it is not running."""
+        carries to continue it (`protocol/continuing.py`). Starts the agent if it is not running."""
         asked = _params(params, ListSessionsParams)
         if self.pool is None or self.catalog is None:
             raise RpcError(INTERNAL_ERROR, "Internal error: this backend does not list sessions")
@@ -254,7 +254,7 @@ class Backend:
         key = agent_key(asked.agent)
         sessions = []
         for item in (result or {}).get("sessions") or () if isinstance(result, dict) else ():
-            # Shown in a quick pick: an id that would need cleaning is not offered (`actors/agent_text.py`).
+            # Shown in a quick pick: an id that would need cleaning is not offered (`protocol/agent_text.py`).
             if not isinstance(item, dict) or not is_shown_as_is(item.get("sessionId")) or not isinstance(item.get("cwd"), str):
                 continue
             sessions.append(

@@ -18,7 +18,7 @@ from actors.agent_process import AgentError, AgentPool, StreamConnection, agent_
 from protocol.jsonrpc import Peer
 from protocol.lm import Agent, ElizaAgent
 from protocol.wire import structure
-from protocol.streams import memory_stream_pair
+from actors.streams import memory_stream_pair
 
 GUARD = 10
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import trio
 
-from actors.copilot_prompt import is_global_context, unwrap
-from actors.matching import canonical, normalise
+from protocol.copilot_prompt import is_global_context, unwrap
+from protocol.matching import canonical, normalise
 from actors.messages import Turn
 from actors.rendering import build_prompt
 from protocol.lm import DataPart, Message, TextPart

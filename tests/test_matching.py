@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.history import Conversations, Route
-from actors.matching import Conversation, canonical, normalise
+from protocol.matching import Conversation, canonical, normalise
 from protocol.lm import (
     ChatParams,
     DataPart,

@@ -23,7 +23,7 @@ from actors.rendering import (
     unified_diff,
     usage_part,
 )
-from actors.agent_options import TurnUsage
+from protocol.agent_options import TurnUsage
 from protocol.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 
 

@@ -1,6 +1,6 @@
 """VS Code's tools reach every agent (issue 20): any consumer's tool list is served over MCP.
 
-The pure normalisation (`actors/tool_schema.py`) is checked against the SDK's own wire models of
+The pure normalisation (`protocol/tool_schema.py`) is checked against the SDK's own wire models of
 both current protocol revisions; the bridge is checked with Copilot 0.67's real Agent- and
 Ask-mode tool lists (`tests/fixtures/`, as Copilot sent them to our provider) through the SDK's
 `Client` at the newest protocol version it speaks, over the real relay.
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
-from actors.tool_schema import input_schema, listable
+from protocol.tool_schema import input_schema, listable
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.launch import RELAY
 from symposium.mcp_relay import TOKEN_ENV

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from actors.copilot_prompt import is_global_context, unwrap
+from protocol.copilot_prompt import is_global_context, unwrap
 from protocol.lm import (
     Agent,
     DataPart,
