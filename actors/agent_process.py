@@ -26,7 +26,7 @@ import trio
 from actors.agent_catalog import AgentCatalog
 from actors.flow import EVENTS_WINDOW, Window
 from actors.mailbox import queued
-from actors.messages import AgentError, resource_failure, session_failure
+from protocol.messages import AgentError, resource_failure, session_failure
 from actors.settings import Settings
 from actors.tool_bridge import import_mcp
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits

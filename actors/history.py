@@ -38,9 +38,9 @@ from protocol.matching import (
 )
 from protocol.reading import Read, opening, read_messages
 from protocol.release import ReleasePolicy, Use
-from actors.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
+from protocol.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
 from actors.rendering import split_context
-from actors.session import SessionActor
+from actors.session import Delivery, SessionActor
 from actors.session_store import SessionStore
 from actors.settings import Settings
 from actors.tool_bridge import BridgeListener
@@ -63,7 +63,7 @@ class ChatRequest:
     request_id: object
     params: ChatParams
     reply: trio.MemorySendChannel[Reply] = attrs.field(eq=False)
-    window: Window = attrs.field(factory=lambda: Window(REPLY_WINDOW), eq=False)  # its writer's backpressure (the Turn's)
+    window: Window = attrs.field(factory=lambda: Window(REPLY_WINDOW), eq=False)  # its writer's backpressure (its turn's Delivery)
 
 
 @attrs.frozen
@@ -82,8 +82,12 @@ HistoryMessage = ChatRequest | CancelRequest | SessionEvent | Shutdown
 @attrs.define(eq=False)
 class _Streaming:
     request: ChatRequest
-    turn: Turn
+    delivery: Delivery
     seq: int  # the conversation's turn sequence number, named by this reply's marker
+
+    @property
+    def turn(self) -> Turn:
+        return self.delivery.turn
 
     @property
     def request_id(self) -> object:
@@ -296,7 +300,7 @@ class _Live:
     """A conversation held now: its record, its Session's mailbox, and the request being answered."""
 
     record: Record
-    mailbox: trio.MemorySendChannel[Turn]
+    mailbox: trio.MemorySendChannel[Delivery]
     outbox: trio.MemorySendChannel[SessionEvent]  # the Session's way back; closed when it is retired
     streaming: _Streaming | None = None
 
@@ -415,24 +419,23 @@ class HistoryActor:
             canceled=route.canceled,
             tools=tuple(t for t in tools if t.name != AGENT_ACTION_TOOL),
             offers_agent_action=any(t.name == AGENT_ACTION_TOOL for t in tools),
-            scope=trio.CancelScope(),
             cwd=params.cwd,
             resumable=live.record.resumable,
             model_id=params.model_id,
             options=params.agent_options.items,
-            window=request.window,
             bridged=params.bridged_tools,
         )
         self._conversations.begin(live.record, route.read)
-        live.streaming = _Streaming(request, turn, live.record.seq)
+        delivery = Delivery(turn, window=request.window)
+        live.streaming = _Streaming(request, delivery, live.record.seq)
         if not live.record.throwaway:
             self._releases.used(live.id, trio.current_time(), Use.STREAMING)
         self._by_request[id_key(request.request_id)] = live.id
-        live.mailbox.send_nowait(turn)
+        live.mailbox.send_nowait(delivery)
 
     def _start_session(self, record: Record, params: ChatParams, nursery: trio.Nursery) -> _Live:
         conversation_id = record.state.id
-        mailbox_send, mailbox = trio.open_memory_channel[Turn](math.inf)
+        mailbox_send, mailbox = trio.open_memory_channel[Delivery](math.inf)
         live = _Live(record, mailbox_send, self._send.clone())
         self._live[conversation_id] = live
         # A conversation released (or retired) a moment ago may still be winding down its
@@ -476,7 +479,7 @@ class HistoryActor:
         """Answer the streaming request -32800 now; its Session cancels the agent's prompt."""
         streaming = live.streaming
         assert streaming is not None
-        streaming.turn.cancel()
+        streaming.delivery.cancel()
         self._finish(live, Reply(error=RpcError(REQUEST_CANCELLED, "Request cancelled")))
         if live.record.throwaway:
             self._retire(live)
@@ -574,7 +577,7 @@ class HistoryActor:
         error = shutting_down()
         for live in list(self._live.values()):
             if live.streaming is not None:
-                live.streaming.turn.cancel()
+                live.streaming.delivery.cancel()
                 self._finish(live, Reply(error=error))
             self._retire(live)
         # A request read just before the input ended may be queued behind Shutdown: answered too.

@@ -53,9 +53,9 @@ from protocol.agent_options import (
 )
 from actors.session_store import SessionStore
 from actors.settings import Settings
-from actors.flow import Window, part_cost
+from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
-from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
+from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
 from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from protocol.tool_policy import bridged_tools, hands_off_edits
@@ -101,6 +101,25 @@ Event = AgentEvent | ToolCalled
 
 
 @attrs.frozen
+class Delivery:
+    """A turn as History hands it to its Session: the turn (plain data, what the turn machine
+    sees) and beside it what only the trio loop holds."""
+
+    turn: Turn
+    # History cancels it on lm/cancel, or when a newer turn supersedes this one.
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    cancelled: trio.Event = attrs.field(factory=trio.Event)  # set with `scope`: for waits outside it
+    # The text on its way to VS Code and not yet written: the Session waits while it is full
+    # (`actors/flow.py`); the request's writer gives back what it wrote.
+    window: Window = attrs.field(factory=lambda: Window(REPLY_WINDOW))
+
+    def cancel(self) -> None:
+        """Cancel the turn (lm/cancel, a newer request, shutdown): its scope, and whatever waits on `cancelled`."""
+        self.scope.cancel()
+        self.cancelled.set()
+
+
+@attrs.frozen
 class Resume:
     """The agent's own session a conversation goes on in."""
 
@@ -115,7 +134,7 @@ class SessionActor:
         conversation: str,
         agent: Agent,
         pool: AgentPool,
-        mailbox: trio.MemoryReceiveChannel[Turn],
+        mailbox: trio.MemoryReceiveChannel[Delivery],
         outbox: trio.MemorySendChannel[SessionEvent],
         *,
         after: trio.Event | None = None,
@@ -145,15 +164,17 @@ class SessionActor:
         self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
         self._meter = UsageMeter()
         self._window: tuple[int, Window] | None = None  # the newest turn's window: its parts are counted there
+        self._delivered: dict[int, Delivery] = {}  # turn number → its delivery, while the machine may hold it
         self._usage: TurnUsage | None = None  # the ended prompt's, for the response it completes
 
     async def run(self) -> None:
         if self._after is not None:
             await self._after.wait()  # it closes its agent session first: ours may load that one
         try:
-            first = await self._mailbox.receive()
+            delivery = await self._mailbox.receive()
         except trio.EndOfChannel:
             return
+        first = delivery.turn
         resume = await self._resume(first)
         # Whether the agent's own editing goes, for this session's life, in favour of VS Code's
         # edit tools: decided by the first turn (docs/DESIGN.md, "Tool bridge").
@@ -175,7 +196,7 @@ class SessionActor:
                     handed_off = hand_off and (await self._pool.start(self.agent, cwd)).own_edits is not None
                     await nursery.start(bridge.run, bridged_tools(first.tools, first.bridged, handed_off))  # raises AgentError when it cannot listen
                     opening = partial(self._pool.open_session, self.agent, cwd, [bridge.entry()], self._events_send, resumed, named, hand_off)
-                    session = await self._opened(first, opening)
+                    session = await self._opened(delivery, opening)
             except AgentError as exc:
                 self._fail(first.number, exc.error, retire=True)
             else:
@@ -183,12 +204,12 @@ class SessionActor:
                     self._store.save(self.conversation, agent_key(self.agent), session.id, os.path.abspath(first.cwd or os.getcwd()))
                 self._take_choices(session)
                 try:
-                    await self._serve(first, session, bridge)
+                    await self._serve(delivery, session, bridge)
                 finally:
                     session.close()
             bridge.close()
 
-    async def _opened(self, first: Turn, opening: Callable[[], Awaitable[AgentSession]]) -> AgentSession:
+    async def _opened(self, first: Delivery, opening: Callable[[], Awaitable[AgentSession]]) -> AgentSession:
         """The session `opening` opens, unless the first turn is cancelled first (lm/cancel of a
         turn whose agent is slow to open it): then the conversation is over (AgentError, which
         retires it and its bridge; the request was answered -32800 already), and a session the
@@ -231,7 +252,7 @@ class SessionActor:
             return Resume(session_id, cwd, named=True)
         return None
 
-    async def _serve(self, first: Turn, session: AgentSession, bridge: ToolBridge) -> None:
+    async def _serve(self, first: Delivery, session: AgentSession, bridge: ToolBridge) -> None:
         """The loop: wait for what the machine wants, feed it, carry out its effects."""
         machine = TurnMachine(cancel_timeout=self._settings.cancel_timeout)
         if session.loaded:
@@ -247,12 +268,13 @@ class SessionActor:
             if turn is None:
                 await self._step(machine, session, bridge)
                 continue
-            with turn.scope:  # History cancels it on lm/cancel, or when a newer turn supersedes it
+            delivery = self._delivered[turn.number]
+            with delivery.scope:  # History cancels it on lm/cancel, or when a newer turn supersedes it
                 while machine.current is turn:
                     if machine.wants is Want.EVENT:
                         # Backpressure: while VS Code has not read what this turn already said,
                         # the agent's next events wait (and then the agent: `actors/flow.py`).
-                        await turn.window.room()
+                        await delivery.window.room()
                     await self._step(machine, session, bridge)
             if machine.current is turn:
                 self._carry_out(machine.handle(TurnCancelled(turn.number)), session, bridge)
@@ -278,8 +300,10 @@ class SessionActor:
         for event in events:
             self._carry_out(machine.handle(event), session, bridge)
 
-    def _arrived(self, turn: Turn, session: AgentSession) -> TurnArrived:
-        self._window = (turn.number, turn.window)
+    def _arrived(self, delivery: Delivery, session: AgentSession) -> TurnArrived:
+        turn = delivery.turn
+        self._window = (turn.number, delivery.window)
+        self._delivered = {turn.number: delivery}  # an older turn is answered: the machine holds only this one
         return TurnArrived(self._as_sent(turn, session))
 
     def _as_sent(self, turn: Turn, session: AgentSession) -> Turn:

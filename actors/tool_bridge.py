@@ -29,7 +29,7 @@ import attrs
 import trio
 
 from actors.mailbox import queued
-from actors.messages import AgentError, resource_failure, session_failure
+from protocol.messages import AgentError, resource_failure, session_failure
 from protocol.tool_schema import listable
 from protocol.jsonrpc import LineSplitter, Overlong, Tracer
 from actors.transcript import Recorder

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from actors.messages import session_failure
+from protocol.messages import session_failure
 from actors.rendering import (
     REFUSED_NOTE,
     STOP_NOTES,
@@ -45,7 +45,7 @@ from protocol.jsonrpc import RpcError
 from protocol.lm import AGENT_ACTION_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:
-    from actors.messages import Turn
+    from protocol.messages import Turn
 
 GATHER_WINDOW = 0.02  # tool calls the agent makes within this of each other go to VS Code together
 

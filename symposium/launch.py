@@ -25,7 +25,7 @@ import sys
 import trio
 
 from actors.agent_process import AgentConnection, StreamConnection, agent_label
-from actors.messages import AgentError, resource_failure, session_failure
+from protocol.messages import AgentError, resource_failure, session_failure
 from actors.tool_bridge import Relay
 from protocol.lm import Agent, ElizaAgent, ProcessAgent
 from actors.streams import memory_stream_pair

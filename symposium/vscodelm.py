@@ -22,7 +22,7 @@ from actors.flow import PART_MAX, Window, part_cost
 from actors.history import CancelRequest, ChatRequest, HistoryActor, shutting_down
 from actors.mailbox import queued
 from actors.markers import MarkerCodec, load_secret, state_dir
-from actors.messages import Reply
+from protocol.messages import Reply
 from actors.rendering import merge_parts
 from actors.session_store import SessionStore
 from actors.settings import Settings

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import trio
 
 from protocol.copilot_prompt import is_global_context, unwrap
 from protocol.matching import canonical, normalise
-from actors.messages import Turn
+from protocol.messages import Turn
 from actors.rendering import build_prompt
 from protocol.lm import DataPart, Message, TextPart
 
@@ -37,7 +36,7 @@ ATTACHMENT = '<attachment id="app.py" filePath="/w/app.py">\n```python\nprint(1)
 
 
 def turn(*messages: Message) -> Turn:
-    return Turn(1, messages, (), False, (), True, trio.CancelScope())
+    return Turn(1, messages, (), False, (), True)
 
 
 def user(*texts: str) -> Message:

@@ -10,7 +10,7 @@ import trio
 from actors.agent_process import AgentPool
 from actors.tool_bridge import BridgeListener
 from actors.history import ChatRequest, HistoryActor
-from actors.messages import FailedEvent, PartEvent, Reply, SessionEvent, session_failure
+from protocol.messages import FailedEvent, PartEvent, Reply, SessionEvent, session_failure
 from actors.markers import MarkerCodec
 from actors.settings import Settings
 from protocol.lm import (

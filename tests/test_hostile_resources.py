@@ -20,7 +20,7 @@ import pytest
 import trio
 
 from actors.agent_process import STDERR_LINES, AgentPool, StderrTail
-from actors.messages import AgentError
+from protocol.messages import AgentError
 from actors.tool_bridge import MAX_CONNECTIONS
 from protocol.lm import ElizaAgent
 from protocol.redact import Redactor

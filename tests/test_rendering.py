@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.messages import Turn
+from protocol.messages import Turn
 from actors.rendering import (
     ToolCallTracker,
     agent_action_parameters,
@@ -28,7 +27,7 @@ from protocol.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, Too
 
 
 def turn(*messages: Message, canceled: bool = False, context: tuple[Message, ...] = ()) -> Turn:
-    return Turn(1, tuple(messages), context, canceled, (), True, trio.CancelScope())
+    return Turn(1, tuple(messages), context, canceled, (), True)
 
 
 _CONTENT = st.one_of(

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.messages import Turn
+from protocol.messages import Turn
 from actors.turn import (
     AgentGone,
     AgentUpdates,
@@ -57,7 +57,6 @@ def turn(number: int, *messages: Message, offers_agent_action: bool = True, tool
         canceled=False,
         tools=tools,
         offers_agent_action=offers_agent_action,
-        scope=None,  # type: ignore[arg-type]  # the loop's business, never the machine's
     )
 
 

@@ -1,7 +1,9 @@
-"""What the actors say to each other over their memory channels.
+"""What the actors say to each other over their memory channels, as plain data.
 
-History → Session: `Turn`. Session → History: `SessionEvent`. History → the VS Code
-request handler: `Reply`. Agent connection → Session: `AgentEvent` (see agent_process).
+History → Session: `Turn` (its cancel scope and reply window travel beside it, in
+`actors/session.py`'s `Delivery`: a turn is data, tests of pure modules build one without
+trio). Session → History: `SessionEvent`. History → the VS Code request handler: `Reply`.
+Agent connection → Session: the turn machine's own events (`protocol/turn.py`).
 """
 
 from __future__ import annotations
@@ -10,9 +12,7 @@ import errno
 from typing import Any
 
 import attrs
-import trio
 
-from actors.flow import REPLY_WINDOW, Window
 from protocol.jsonrpc import SERVER_ERROR, RpcError
 from protocol.lm import BridgedTools, Message, Part, Tool
 
@@ -27,20 +27,10 @@ class Turn:
     canceled: bool  # the previous reply was rejected or stopped
     tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action; the Session keeps the bridged ones
     offers_agent_action: bool
-    scope: trio.CancelScope = attrs.field(eq=False)  # History cancels it on lm/cancel or supersede
     cwd: str | None = None
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
     model_id: str = ""  # the model entry the request was for
     options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
-    # The text on its way to VS Code and not yet written: the Session waits while it is full
-    # (`actors/flow.py`); the request's writer gives back what it wrote.
-    window: Window = attrs.field(factory=lambda: Window(REPLY_WINDOW), eq=False)
-    cancelled: trio.Event = attrs.field(factory=trio.Event, eq=False)  # set with `scope`: for waits outside it
-
-    def cancel(self) -> None:
-        """Cancel the turn (lm/cancel, a newer request, shutdown): its scope, and whatever waits on `cancelled`."""
-        self.scope.cancel()
-        self.cancelled.set()
     bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (protocol/tool_policy.py)
 
 
