@@ -27,11 +27,13 @@ from actors.agent_catalog import AgentCatalog
 from actors.flow import EVENTS_WINDOW, Window
 from actors.mailbox import queued
 from protocol.messages import AgentError, resource_failure, session_failure
-from actors.settings import Settings
+from protocol.settings import Settings
 from actors.tool_bridge import import_mcp
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits
+from actors.version import version
 from protocol import acp
-from protocol.jsonrpc import ConnectionClosed, LineSplitter, Overlong, Peer, RpcError
+from protocol.jsonrpc import LineSplitter, Overlong, RpcError
+from actors.peer import ConnectionClosed, Peer
 from protocol.redact import Redactor
 from actors.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
@@ -500,7 +502,7 @@ class AgentProcess:
     async def _initialize(self, peer: Peer) -> None:
         try:
             with trio.fail_after(INITIALIZE_TIMEOUT):
-                result = await peer.request("initialize", acp.initialize_params())
+                result = await peer.request("initialize", acp.initialize_params(version()))
         except trio.TooSlowError:
             raise AgentError(self._failure(f"Agent {self._named()} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", "initialize_timeout")) from None
         except ConnectionClosed:

@@ -25,7 +25,7 @@ import trio
 from actors.agent_process import AgentPool
 from actors.flow import REPLY_WINDOW, Window
 from actors.mailbox import queued
-from actors.markers import Marker, MarkerCodec
+from protocol.markers import Marker, MarkerCodec
 from protocol.matching import (
     Conversation,
     ConversationIndex,
@@ -39,10 +39,10 @@ from protocol.matching import (
 from protocol.reading import Read, opening, read_messages
 from protocol.release import ReleasePolicy, Use
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
-from actors.rendering import split_context
+from protocol.rendering import split_context
 from actors.session import Delivery, SessionActor
 from actors.session_store import SessionStore
-from actors.settings import Settings
+from protocol.settings import Settings
 from actors.tool_bridge import BridgeListener
 from protocol.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, RpcError, id_key
 from actors.transcript import Recorder

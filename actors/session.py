@@ -1,6 +1,6 @@
 """The Session actor: one per conversation, one ACP session.
 
-A thin trio loop around the conversation's `TurnMachine` (`actors/turn.py`), which decides
+A thin trio loop around the conversation's `TurnMachine` (`protocol/turn.py`), which decides
 everything a turn does: the loop waits for what the machine wants (the next turn from
 History's mailbox, the agent's next event, the prompt prepared), feeds it in, and carries
 out the effects that come back (parts and the end of a response to History, answers to the
@@ -52,14 +52,14 @@ from protocol.agent_options import (
     updated,
 )
 from actors.session_store import SessionStore
-from actors.settings import Settings
+from protocol.settings import Settings
 from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
-from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
+from protocol.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
 from protocol.tool_policy import bridged_tools, hands_off_edits
-from actors.turn import (
+from protocol.turn import (
     AgentGone,
     AgentUpdates,
     Answer,
@@ -90,7 +90,7 @@ from actors.turn import (
     UseTools,
     Want,
 )
-from actors.turn import Event as TurnEvent
+from protocol.turn import Event as TurnEvent
 from protocol.jsonrpc import REQUEST_CANCELLED, RpcError
 from actors.transcript import Recorder
 from protocol.lm import Agent, Part, TextPart, ToolCallPart

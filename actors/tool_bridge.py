@@ -31,10 +31,11 @@ import trio
 from actors.mailbox import queued
 from protocol.messages import AgentError, resource_failure, session_failure
 from protocol.tool_schema import listable
-from protocol.jsonrpc import LineSplitter, Overlong, Tracer
+from protocol.jsonrpc import LineSplitter, Overlong
+from actors.peer import Tracer
 from actors.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
-from protocol.version import version
+from actors.version import version
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from protocol.jsonrpc import Tracer
+from actors.peer import Tracer
 from actors.private import open_private, private_folder
 from protocol.redact import KEY_HINT_BYTES, REDACTED, Redactor
 

@@ -26,8 +26,8 @@ import trio
 import trio.testing
 
 from actors.agent_process import StreamConnection
-from actors.markers import MarkerCodec
-from actors.settings import Settings
+from protocol.markers import MarkerCodec
+from protocol.settings import Settings
 from protocol.jsonrpc import LineSplitter
 from protocol.lm import Agent
 from actors.streams import memory_stream_pair

@@ -21,17 +21,19 @@ from actors.agent_process import AgentError, AgentPool, Connector, agent_key
 from actors.flow import PART_MAX, Window, part_cost
 from actors.history import CancelRequest, ChatRequest, HistoryActor, shutting_down
 from actors.mailbox import queued
-from actors.markers import MarkerCodec, load_secret, state_dir
+from protocol.markers import MarkerCodec
+from actors.state import load_secret, state_dir
 from protocol.messages import Reply
-from actors.rendering import merge_parts
+from protocol.rendering import merge_parts
 from actors.session_store import SessionStore
-from actors.settings import Settings
+from protocol.settings import Settings
 from actors.warm import Spares
 from actors.tool_bridge import BridgeListener
 from protocol import acp
 from protocol.decoding import Decoder
 from protocol.redact import Redactor
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError, id_key
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, RpcError, id_key
+from actors.peer import ConnectionClosed, Peer
 from actors.transcript import Recorder
 from protocol.lm import (
     METHOD_AGENT_OPTIONS,
@@ -58,7 +60,7 @@ from protocol.lm import (
     part_to_wire,
     to_wire,
 )
-from protocol.version import version
+from actors.version import version
 from protocol.wire import WireError
 from symposium import launch
 

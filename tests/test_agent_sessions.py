@@ -15,7 +15,7 @@ import trio
 import trio.testing
 
 from actors.agent_process import AgentError, AgentPool, StreamConnection, agent_key
-from protocol.jsonrpc import Peer
+from actors.peer import Peer
 from protocol.lm import Agent, ElizaAgent
 from protocol.wire import structure
 from actors.streams import memory_stream_pair

@@ -18,7 +18,7 @@ import trio
 
 from actors.flow import PART_MAX
 from symposium.client import BackendClient, process_agent, user
-from protocol.jsonrpc import Peer
+from actors.peer import Peer
 from tests.hostile_agent import flood_text
 
 HOSTILE = process_agent("hostile", sys.executable, [str(Path(__file__).with_name("hostile_agent.py"))])

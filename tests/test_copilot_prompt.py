@@ -6,7 +6,7 @@ from __future__ import annotations
 from protocol.copilot_prompt import is_global_context, unwrap
 from protocol.matching import canonical, normalise
 from protocol.messages import Turn
-from actors.rendering import build_prompt
+from protocol.rendering import build_prompt
 from protocol.lm import DataPart, Message, TextPart
 
 # As Copilot Chat 0.67's agent prompt renders a turn (agentPrompt.tsx, AgentUserMessage).

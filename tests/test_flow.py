@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from actors.flow import Window, part_cost
 from protocol.matching import Conversation
-from actors.rendering import merge_parts
+from protocol.rendering import merge_parts
 from protocol.lm import MarkerPart, TextPart, ThinkingPart, ToolCallPart
 
 

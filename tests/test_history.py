@@ -11,8 +11,8 @@ from actors.agent_process import AgentPool
 from actors.tool_bridge import BridgeListener
 from actors.history import ChatRequest, HistoryActor
 from protocol.messages import FailedEvent, PartEvent, Reply, SessionEvent, session_failure
-from actors.markers import MarkerCodec
-from actors.settings import Settings
+from protocol.markers import MarkerCodec
+from protocol.settings import Settings
 from protocol.lm import (
     AGENT_ACTION_APPROVED,
     AGENT_ACTION_TOOL,

@@ -1,9 +1,12 @@
-"""The layers' imports point one way: symposium → actors → protocol (docs/DESIGN.md, "Where to change what").
+"""The layers' imports point one way: symposium → actors → protocol (docs/DESIGN.md, "Layers").
 
-`protocol/` is wire formats and knows nothing of ours; `actors/` is the actor system and knows
-only `protocol/`; `symposium/` is the application that wires them (and starts agents). Nothing
-shipped imports `tests/` or `bench/`. Read from the source with `ast`, so an import inside a
-function (a lazy one) or under `TYPE_CHECKING` counts as much as one at the top.
+`protocol/` is the pure layer (wire formats and every decision) and knows nothing of ours
+outside it; `actors/` is the trio and I/O layer and knows only `protocol/`; `symposium/` is
+the application that wires them (and starts agents). Nothing shipped imports `tests/` or
+`bench/`. `protocol/` imports no trio, anyio, socket, subprocess, sqlite3 nor threading, and
+does no file I/O, so its modules are tested as plain functions. Read from the source with
+`ast`, so an import inside a function (a lazy one) or under `TYPE_CHECKING` counts as much as
+one at the top.
 """
 
 from __future__ import annotations
@@ -62,6 +65,102 @@ def violations(layer: str) -> list[str]:
 def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
     assert list((ROOT / layer).rglob("*.py")), f"no modules found under {layer}/"
     assert violations(layer) == []
+
+
+# What the pure layer may not reach: an event loop, processes, sockets, threads, databases,
+# files. `importlib.metadata` reads the installed package's files; `resource` asks the kernel.
+IMPURE_MODULES = {
+    "trio", "anyio", "asyncio", "socket", "ssl", "selectors", "select", "subprocess", "multiprocessing",
+    "sqlite3", "threading", "concurrent", "queue", "shutil", "tempfile", "glob", "fcntl", "signal",
+    "resource", "importlib.metadata", "mcp", "io",
+}
+IMPURE_CALLS = {"open", "input", "print", "exec", "eval", "breakpoint", "__import__"}  # builtins
+# `os.X` that touch files, processes or the environment (os.path's string functions stay allowed).
+IMPURE_OS = {
+    "open", "fdopen", "read", "write", "close", "remove", "unlink", "rename", "replace", "mkdir", "makedirs",
+    "rmdir", "removedirs", "listdir", "scandir", "walk", "stat", "lstat", "chmod", "chown", "utime", "link",
+    "symlink", "readlink", "truncate", "getcwd", "chdir", "environ", "getenv", "putenv", "system", "popen",
+    "kill", "killpg", "fork", "spawnv", "execv", "pipe", "dup", "dup2", "urandom",
+}
+IMPURE_OS_PATH = {"exists", "lexists", "isfile", "isdir", "islink", "ismount", "getsize", "getmtime", "getatime", "getctime", "realpath", "abspath", "samefile", "expanduser", "expandvars"}
+# `pathlib.Path` methods that touch the file system (PurePath's are plain string work).
+IMPURE_METHODS = {
+    "read_text", "write_text", "read_bytes", "write_bytes", "iterdir", "touch", "mkdir", "rmdir", "unlink",
+    "glob", "rglob", "resolve", "exists", "is_file", "is_dir", "chmod", "symlink_to", "hardlink_to", "expanduser",
+}
+
+
+def impurities(source: str) -> list[tuple[int, str]]:
+    """What in `source` reaches beyond plain computation: an impure import, a builtin that does
+    I/O, an `os` call on files or processes, a file-system method, `pathlib.Path` itself."""
+    found: list[tuple[int, str]] = []
+    for line, name in imported(source, "protocol"):
+        if any(name == bad or name.startswith(bad + ".") for bad in IMPURE_MODULES):
+            found.append((line, f"imports {name}"))
+    for node in ast.walk(_with_parents(ast.parse(source))):
+        if isinstance(node, ast.ImportFrom) and node.module == "pathlib" and any(a.name == "Path" for a in node.names):
+            found.append((node.lineno, "imports pathlib.Path (PurePath is the pure one)"))
+        elif isinstance(node, ast.ImportFrom) and node.module in {"os", "os.path"}:
+            banned = IMPURE_OS if node.module == "os" else IMPURE_OS_PATH
+            found += [(node.lineno, f"imports {node.module}.{a.name}") for a in node.names if a.name in banned]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in IMPURE_CALLS:
+            found.append((node.lineno, f"calls {node.func.id}()"))
+        elif isinstance(node, ast.Attribute):
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id == "os" and node.attr in IMPURE_OS:
+                found.append((node.lineno, f"uses os.{node.attr}"))
+            elif isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and (owner.value.id, owner.attr) == ("os", "path") and node.attr in IMPURE_OS_PATH:
+                found.append((node.lineno, f"uses os.path.{node.attr}"))
+            elif isinstance(owner, ast.Name) and owner.id == "pathlib" and node.attr == "Path":
+                found.append((node.lineno, "uses pathlib.Path"))
+            elif node.attr in IMPURE_METHODS and isinstance(node.ctx, ast.Load) and _called(node):
+                found.append((node.lineno, f"calls .{node.attr}()"))
+    return found
+
+
+def _called(node: ast.Attribute) -> bool:
+    parent = getattr(node, "parent", None)
+    return isinstance(parent, ast.Call) and parent.func is node
+
+
+def _with_parents(tree: ast.AST) -> ast.AST:
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            child.parent = parent  # type: ignore[attr-defined]
+    return tree
+
+
+def test_the_pure_layer_does_no_io() -> None:
+    """Every decision and wire format is a plain function or class: no event loop, no
+    processes, sockets, threads, databases or files (docs/DESIGN.md, "Layers")."""
+    out = []
+    for path in sorted((ROOT / "protocol").rglob("*.py")):
+        out += [f"{path.relative_to(ROOT)}:{line} {what}" for line, what in impurities(path.read_text())]
+    assert out == []
+
+
+def test_the_purity_check_sees_io() -> None:
+    """The check itself: each way into the outside world is found, lazy ones too."""
+    source = """
+import trio
+from sqlite3 import connect
+from pathlib import Path, PurePath
+import importlib.metadata
+import os
+def f(p):
+    import subprocess
+    open("x")
+    os.stat("x")
+    os.path.isdir("x")
+    os.path.join("a", "b")
+    PurePath("a").as_uri()
+    p.read_text()
+"""
+    found = {what for _, what in impurities(source)}
+    assert found == {
+        "imports trio", "imports sqlite3", "imports pathlib.Path (PurePath is the pure one)", "imports importlib.metadata",
+        "imports subprocess", "calls open()", "uses os.stat", "uses os.path.isdir", "calls .read_text()",
+    }
 
 
 def test_the_reader_sees_lazy_relative_and_dynamic_imports() -> None:

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.messages import Turn
-from actors.rendering import (
+from protocol.rendering import (
     ToolCallTracker,
     agent_action_parameters,
     approves,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.messages import Turn
-from actors.turn import (
+from protocol.turn import (
     AgentGone,
     AgentUpdates,
     Answer,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from protocol.messages import session_failure
-from actors.rendering import (
+from protocol.rendering import (
     REFUSED_NOTE,
     STOP_NOTES,
     agent_action_parameters,
