@@ -18,12 +18,11 @@ from collections.abc import Awaitable, Callable
 import logging
 import math
 import os
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import attrs
 import trio
 
-from actors.agent_catalog import AgentCatalog
 from actors.flow import EVENTS_WINDOW, Window
 from actors.mailbox import queued
 from protocol.messages import AgentError, resource_failure, session_failure
@@ -38,9 +37,6 @@ from protocol.redact import Redactor
 from actors.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
 from protocol.wire import canonical_json
-
-if TYPE_CHECKING:
-    from actors.warm import Spares
 
 log = logging.getLogger(__name__)
 
@@ -911,8 +907,6 @@ class AgentPool:
     _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
     _locks: collections.defaultdict[str, trio.Lock] = attrs.field(factory=lambda: collections.defaultdict(trio.Lock), init=False)
     _warmed: bool = attrs.field(default=False, init=False)
-    spares: Spares | None = attrs.field(default=None, init=False)  # sessions made ahead for prepared agents (actors/warm.py)
-    catalog: AgentCatalog | None = attrs.field(default=None, init=False)  # what agents offer and cost, learned from their sessions
 
     async def open_session(
         self,

@@ -19,6 +19,7 @@ import math
 import attrs
 import trio
 
+from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentPool
 from actors.flow import REPLY_WINDOW, Window
 from actors.mailbox import queued
@@ -26,6 +27,7 @@ from actors.session import Delivery, SessionActor
 from actors.session_store import SessionStore
 from actors.tool_bridge import BridgeListener
 from actors.transcript import Recorder
+from actors.warm import Spares
 from protocol.conversations import Conversations, MarkerAt, Record, Route
 from protocol.jsonrpc import REQUEST_CANCELLED, RpcError, id_key
 from protocol.lm import AGENT_ACTION_TOOL, ChatParams, MarkerPart, ToolCallPart
@@ -116,8 +118,12 @@ class HistoryActor:
         store: SessionStore | None = None,
         *,
         bridges: BridgeListener,
+        spares: Spares | None = None,
+        catalog: AgentCatalog | None = None,
     ) -> None:
         self._pool = pool
+        self._spares = spares  # handed to each new conversation's Session, with the catalog
+        self._catalog = catalog
         self._bridges = bridges  # every conversation's vscode_tools, on one listener
         self._store = store
         self._recorder = recorder
@@ -249,6 +255,8 @@ class HistoryActor:
             settings=self._settings,
             recorder=self._recorder,
             store=self._store,
+            spares=self._spares,
+            catalog=self._catalog,
         )
         nursery.start_soon(self._run_session, actor, self._ending[conversation_id], name=f"session {conversation_id[:8]}")
         log.info("new conversation %s with %d message(s)", conversation_id, len(record.state.inputs))

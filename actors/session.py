@@ -57,7 +57,9 @@ from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
 from protocol.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
+from actors.agent_catalog import AgentCatalog
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
+from actors.warm import Spares
 from protocol.tool_policy import bridged_tools, hands_off_edits
 from protocol.turn import (
     AgentGone,
@@ -142,7 +144,11 @@ class SessionActor:
         settings: Settings,
         recorder: Recorder | None = None,
         store: SessionStore | None = None,
+        spares: Spares | None = None,
+        catalog: AgentCatalog | None = None,
     ) -> None:
+        """`spares`: sessions made ahead for prepared agents (`actors/warm.py`), taken by a new
+        conversation; `catalog`: what agents offer and cost, learned from this session."""
         self.conversation = conversation
         self.agent = agent
         self._pool = pool
@@ -153,6 +159,8 @@ class SessionActor:
         self._settings = settings
         self._recorder = recorder
         self._store = store
+        self._spares = spares
+        self._catalog = catalog
         self._events_send, self._events = trio.open_memory_channel[Event](math.inf)
         self._deadline = math.inf  # when the machine's timer (SetTimer) runs out
         self._tracker = ToolCallTracker(conversation)
@@ -180,34 +188,38 @@ class SessionActor:
         # edit tools: decided by the first turn (docs/DESIGN.md, "Tool bridge").
         hand_off = hands_off_edits(first.tools, first.bridged)
         # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
-        spares = self._pool.spares
-        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, hand_off) if spares and not resume else None
+        spares = self._spares
+        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, hand_off) if spares is not None and not resume else None
         if spare is not None:
             self._events_send, self._events = spare.events_send, spare.events
-        bridge = spare.bridge if spare else ToolBridge(self._events_send, self._bridges, recorder=self._recorder)
-        async with trio.open_nursery() as nursery:
-            try:
-                if spare is not None:
-                    session = spare.session
-                else:
-                    cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
-                    # The agent connects to the bridge during session/new: it lists the first
-                    # turn's tools as they will be, whether its own editing goes or stays.
-                    handed_off = hand_off and (await self._pool.start(self.agent, cwd)).own_edits is not None
-                    await nursery.start(bridge.run, bridged_tools(first.tools, first.bridged, handed_off))  # raises AgentError when it cannot listen
-                    opening = partial(self._pool.open_session, self.agent, cwd, [bridge.entry()], self._events_send, resumed, named, hand_off)
-                    session = await self._opened(delivery, opening)
-            except AgentError as exc:
-                self._fail(first.number, exc.error, retire=True)
+        bridge = spare.bridge if spare is not None else None
+        try:
+            if spare is not None:
+                session = spare.session
             else:
-                if self._store is not None:
-                    self._store.save(self.conversation, agent_key(self.agent), session.id, os.path.abspath(first.cwd or os.getcwd()))
-                self._take_choices(session)
-                try:
-                    await self._serve(delivery, session, bridge)
-                finally:
-                    session.close()
-            bridge.close()
+                cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
+                # The agent connects to the bridge during session/new: it lists the first
+                # turn's tools as they will be, whether its own editing goes or stays.
+                handed_off = hand_off and (await self._pool.start(self.agent, cwd)).own_edits is not None
+                tools = bridged_tools(first.tools, first.bridged, handed_off)
+                bridge = await self._bridges.open(self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
+                opening = partial(self._pool.open_session, self.agent, cwd, [bridge.entry()], self._events_send, resumed, named, hand_off)
+                session = await self._opened(delivery, opening)
+        except AgentError as exc:
+            self._fail(first.number, exc.error, retire=True)
+        else:
+            if self._store is not None:
+                self._store.save(self.conversation, agent_key(self.agent), session.id, os.path.abspath(first.cwd or os.getcwd()))
+            self._take_choices(session)
+            try:
+                await self._serve(delivery, session, bridge)
+            finally:
+                session.close()
+        finally:
+            # The bridge is this conversation's, however it began: it ends with it.
+            if bridge is not None:
+                bridge.close()
+                await bridge.ended.wait()
 
     async def _opened(self, first: Delivery, opening: Callable[[], Awaitable[AgentSession]]) -> AgentSession:
         """The session `opening` opens, unless the first turn is cancelled first (lm/cancel of a
@@ -245,7 +257,7 @@ class SessionActor:
         if found is not None:
             session_id, cwd = found
             return Resume(session_id, cwd, named=False)
-        catalog = self._pool.catalog
+        catalog = self._catalog
         named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None else None
         if named is not None:
             session_id, cwd = named
@@ -315,8 +327,8 @@ class SessionActor:
 
     def _take_choices(self, session: AgentSession) -> None:
         self._choices = read_choices(session.answer)
-        if self._pool.catalog is not None and not session.loaded:
-            self._pool.catalog.learn_choices(agent_key(self.agent), self._choices)
+        if self._catalog is not None and not session.loaded:
+            self._catalog.learn_choices(agent_key(self.agent), self._choices)
         mode = find(self._choices, MODE)
         if mode is not None and isinstance(mode.current, str) and bypasses_permissions(Value(mode.current, mode.label(mode.current))):
             log.warning("agent %s starts its sessions in mode %r: it acts without asking permission", session.agent_name, mode.label(mode.current))
@@ -454,8 +466,8 @@ class SessionActor:
         usage = self._meter.finish(prompt_usage)
         if usage.reported:
             log.info("agent %s, conversation %s, turn usage: %s", session.agent_name, self.conversation[:8], usage.describe())
-        if self._pool.catalog is not None:
-            self._pool.catalog.learn_usage(agent_key(self.agent), model_id, usage)
+        if self._catalog is not None:
+            self._catalog.learn_usage(agent_key(self.agent), model_id, usage)
         return usage
 
     def _observe(self, updates: Sequence[dict]) -> list[Part]:

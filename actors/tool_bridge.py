@@ -160,6 +160,18 @@ class BridgeListener:
                 self._nursery.start_soon(self._accept, listener, name="vscode_tools listener")
         return self._port
 
+    async def open(self, events: trio.MemorySendChannel[Any], tools: tuple[Tool, ...], *, recorder: Recorder | None = None) -> ToolBridge:
+        """A conversation's bridge, offering `tools`, its `tools/call`s sent to `events`.
+
+        It runs in the listener's nursery: every bridge has this one owner, whichever way its
+        conversation began (its Session made it, or it came with a spare session made ahead,
+        `actors/warm.py`); whoever holds it closes it. Raises AgentError when the listener
+        cannot be opened.
+        """
+        bridge = ToolBridge(events, self, recorder=recorder)
+        await self._nursery.start(bridge.run, tools)
+        return bridge
+
     def register(self, token: str, inbox: trio.MemorySendChannel[Handoff]) -> None:
         self._bridges[_token_key(token)] = inbox
 
@@ -231,6 +243,7 @@ class ToolBridge:
         self._updates_send, self._updates = trio.open_memory_channel[int](math.inf)
         self._mcp_server: Server[Any] | None = None
         self._server_lock = trio.Lock()
+        self.ended = trio.Event()  # set once `run` has returned: its connections are closed
 
     # The Session's side --------------------------------------------------------------------
 
@@ -318,6 +331,7 @@ class ToolBridge:
             for stream, _ in queued(inbox):
                 stream.socket.close()
             inbox.close()
+            self.ended.set()
 
     async def _take_connections(self, inbox: trio.MemoryReceiveChannel[Handoff], nursery: trio.Nursery) -> None:
         async for stream, rest in inbox:

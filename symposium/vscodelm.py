@@ -384,13 +384,13 @@ async def serve(
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
         bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port
-        spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder)
-        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store, bridges=bridges)
+        catalog = AgentCatalog(state_dir() / "agents.sqlite3", key) if learn else None
+        spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder, catalog=catalog)
+        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store, bridges=bridges, spares=spares, catalog=catalog)
         nursery.start_soon(history.run, name="history")
-        if learn:
-            pool.catalog = AgentCatalog(state_dir() / "agents.sqlite3", key)
-            nursery.start_soon(_tell_model_changes, peer, pool.catalog, name="model changes")
-        Backend(peer, history, bridges, spares, pool=pool, catalog=pool.catalog)
+        if catalog is not None:
+            nursery.start_soon(_tell_model_changes, peer, catalog, name="model changes")
+        Backend(peer, history, bridges, spares, pool=pool, catalog=catalog)
         async with trio.open_nursery() as serving:
             serving.start_soon(peer.serve, name="vscode reader")
             await peer.eof.wait()
@@ -400,5 +400,5 @@ async def serve(
         nursery.cancel_scope.cancel()
     # Saves queued to the stores' writer threads land before the process ends (bounded).
     store.close()
-    if pool.catalog is not None:
-        pool.catalog.close()
+    if catalog is not None:
+        catalog.close()

@@ -168,3 +168,115 @@ def test_the_reader_sees_lazy_relative_and_dynamic_imports() -> None:
     source = "def f():\n    from symposium.eliza import agent\n    from .. import bench\n    import importlib\n    importlib.import_module('tests.y')\n"
     assert {name for _, name in imported(source, "actors")} == {"symposium.eliza", "bench", "importlib", "tests.y"}
     assert {name for _, name in imported("from .rendering import x\nfrom . import y", "actors")} == {"actors.rendering", "actors.y"}
+
+
+# Owners explicit (docs/DESIGN.md, "Layers") ---------------------------------------------------
+
+SHIPPED = ("protocol", "actors", "symposium")
+# Attributes set on objects the library hands over for that purpose: a trio cancel scope's
+# deadline and shield, a log record a `logging.Filter` rewrites.
+LIBRARY_ATTRIBUTES = {"deadline", "shield", "msg", "args", "exc_text"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for layer in SHIPPED for path in (ROOT / layer).rglob("*.py")}
+
+
+def declared(tree: ast.AST) -> set[str]:
+    """The attributes the classes of a module declare: class-body fields, and what their
+    methods set on `self`."""
+    names: set[str] = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for statement in cls.body:
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                names.add(statement.target.id)
+            elif isinstance(statement, ast.Assign):
+                names |= {t.id for t in statement.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+    return {name.lstrip("_") for name in names}
+
+
+def foreign_attribute_writes(source: str) -> list[tuple[int, str]]:
+    """Where `source` sets an attribute that no class of its own declares, on something other
+    than `self`: reaching into another module's object (a service locator's way of wiring)."""
+    tree = ast.parse(source)
+    own = declared(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            if node.attr.lstrip("_") not in own and node.attr not in LIBRARY_ATTRIBUTES:
+                found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_no_module_sets_an_attribute_on_another_modules_object() -> None:
+    """Dependencies are passed in (constructor arguments), never parked on an object by a
+    module that does not own it (`pool.spares = self` was one)."""
+    out = []
+    for name, path in sorted(_modules().items()):
+        out += [f"{path.relative_to(ROOT)}:{line} sets {what}" for line, what in foreign_attribute_writes(path.read_text())]
+    assert out == []
+
+
+def test_the_attribute_check_sees_a_write_into_another_object() -> None:
+    source = "class Spares:\n    def __init__(self, pool):\n        self._pool = pool\n        pool.spares = self\n        self._pool.catalog = None\n"
+    assert foreign_attribute_writes(source) == [(4, "pool.spares"), (5, "self._pool.catalog")]
+    assert foreign_attribute_writes("class A:\n    x: int\ndef f(a: A):\n    a.x = 1\n") == []
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Which of our modules each of our shipped modules imports (lazy and TYPE_CHECKING ones too)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        tree = ast.parse(path.read_text())
+        for line, imported_name in imported(path.read_text(), package):
+            if imported_name in modules and imported_name != name:
+                edges.add(imported_name)
+        for node in ast.walk(tree):  # `from protocol import acp`: the module is the name
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                edges |= {f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in modules}
+        graph[name] = {edge for edge in edges if not edge.endswith("__init__") and modules[edge].name != "__init__.py"}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle, as the path that closes it (one per module it starts from, at most)."""
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for start in sorted(graph):
+        if start not in state:
+            visit(start, [start])
+    return found
+
+
+def test_no_import_circle() -> None:
+    """No two of our modules need each other, not even for a type (`actors/agent_process.py` and
+    `actors/warm.py` once did): an owner passes what is needed in."""
+    assert cycles(import_graph()) == []
+
+
+def test_the_circle_check_sees_a_circle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
