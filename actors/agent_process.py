@@ -25,7 +25,7 @@ import trio
 
 from actors.flow import EVENTS_WINDOW, Window
 from actors.mailbox import queued
-from protocol.messages import AgentError, resource_failure, session_failure
+from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.settings import Settings
 from actors.tool_bridge import import_mcp
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits
@@ -42,7 +42,6 @@ log = logging.getLogger(__name__)
 
 INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
 EXIT_DRAIN = 1.0  # an agent that exited while something it started holds its stdout: read what it wrote first
-TIMEOUT_KIND = "agent_timeout"  # the error kind of a request the agent did not answer in time
 STDERR_LINES = 20
 STDERR_READ_MAX = 64 * 1024  # a stderr line longer than this is kept by its head only
 CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
@@ -53,7 +52,6 @@ STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
 STDERR_RATE = 1024 * 1024
 STDERR_BURST = 1024 * 1024
 STDERR_DRAIN = 1.0  # after an agent exited, how long what it left on stderr is read at full speed
-PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
 # What an agent says of a session with no prompt running is about a prompt that ended (or
 # replays history): dropped, but for what changes the session's state. Those are kept while
 # the session has less than IDLE_BACKLOG bytes unread, so a flood between prompts costs nothing.
@@ -151,7 +149,7 @@ class PromptFailed:
 
 @attrs.frozen
 class AgentExited:
-    error: RpcError
+    error: Failure
 
 
 AgentEvent = Updates | PermissionAsked | PromptDone | PromptFailed | AgentExited
@@ -314,7 +312,7 @@ async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: s
         commands.send_nowait(_Call(method, params, reply_send))
         outcome = await reply.receive()
     except (trio.BrokenResourceError, trio.ClosedResourceError, trio.EndOfChannel):
-        raise AgentError(session_failure(f"Agent {name!r} exited", kind="agent_exited")) from None
+        raise AgentError(failure(FailureKind.AGENT_EXITED, f"Agent {name!r} exited")) from None
     if isinstance(outcome, (RpcError, AgentError)):
         raise outcome
     return outcome
@@ -448,7 +446,7 @@ class AgentProcess:
             # Whatever starting needs (a pipe, a module the connector imports on first use) may
             # find the descriptors exhausted: that fails this start, never the backend.
             failure = resource_failure(f"start agent {self.name!r}", exc) if isinstance(exc, OSError) else None
-            raise AgentError(failure or self._failure(f"Cannot start agent {self._named()}: {exc}", "spawn_failed")) from None
+            raise AgentError(failure or self._failure(f"Cannot start agent {self._named()}: {exc}", FailureKind.SPAWN_FAILED)) from None
         if connection.stderr is not None:
             self._stderr_ended = trio.Event()
             nursery.start_soon(self._read_stderr, connection.stderr)
@@ -500,14 +498,14 @@ class AgentProcess:
             with trio.fail_after(INITIALIZE_TIMEOUT):
                 result = await peer.request("initialize", acp.initialize_params(version()))
         except trio.TooSlowError:
-            raise AgentError(self._failure(f"Agent {self._named()} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", "initialize_timeout")) from None
+            raise AgentError(self._failure(f"Agent {self._named()} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", FailureKind.INITIALIZE_TIMEOUT)) from None
         except ConnectionClosed:
             if peer.failure is not None:
-                raise AgentError(self._failure(self._unreadable_note(peer.failure), PROTOCOL_ERROR)) from None
+                raise AgentError(self._failure(self._unreadable_note(peer.failure), FailureKind.AGENT_PROTOCOL_ERROR)) from None
             await self._reap()
-            raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", "exited")) from None
+            raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", FailureKind.EXITED)) from None
         except RpcError as exc:
-            raise AgentError(self._failure(f"Agent {self._named()} refused initialize: {exc.message}", "initialize_failed")) from None
+            raise AgentError(self._failure(f"Agent {self._named()} refused initialize: {exc.message}", FailureKind.INITIALIZE_FAILED)) from None
         self.initialized = result if isinstance(result, dict) else {}
         self.capabilities = self.initialized.get("agentCapabilities") or {}
 
@@ -549,10 +547,7 @@ class AgentProcess:
         with trio.move_on_after(self._request_timeout):
             return await peer.request(method, params)
         log.warning("agent %s did not answer %s within %g s", self.name, method, self._request_timeout)
-        error = self._failure(f"Agent {self.name!r} did not answer {method} within {self._request_timeout:g} s", TIMEOUT_KIND)
-        assert isinstance(error.data, dict)
-        error.data["step"] = method
-        raise AgentError(error)
+        raise AgentError(self._failure(f"Agent {self.name!r} did not answer {method} within {self._request_timeout:g} s", FailureKind.AGENT_TIMEOUT, step=method))
 
     @property
     def usable(self) -> bool:
@@ -590,8 +585,8 @@ class AgentProcess:
             return f" (exit code {self._connection.exit_code})"
         return ""
 
-    def _failure(self, message: str, kind: str) -> RpcError:
-        return session_failure(self._redactor.values(message), kind=kind, stderr=self._stderr.lines(self._redactor.free_text), agent=self.name)
+    def _failure(self, message: str, kind: FailureKind, **details: Any) -> Failure:
+        return failure(kind, self._redactor.values(message), agent=self.name, stderr=self._stderr.lines(self._redactor.free_text), **details)
 
     def _scrubbed(self, exc: RpcError) -> RpcError:
         """The agent's error as it is passed on: its message redacted, its data (anything at all) left out."""
@@ -601,9 +596,9 @@ class AgentProcess:
         if not self._sessions:
             return
         if self._broken is not None:
-            error = self._failure(self._unreadable_note(self._broken), PROTOCOL_ERROR)
+            error = self._failure(self._unreadable_note(self._broken), FailureKind.AGENT_PROTOCOL_ERROR)
         else:
-            error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")
+            error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", FailureKind.AGENT_EXITED)
         for send in self._sessions.values():
             try:
                 send.send_nowait(AgentExited(error))
@@ -635,12 +630,12 @@ class AgentProcess:
         try:
             self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, hand_off_edits))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise AgentError(self._failure(f"Agent {self.name!r} is not running", "agent_exited")) from None
+            raise AgentError(self._failure(f"Agent {self.name!r} is not running", FailureKind.AGENT_EXITED)) from None
         with reply:  # closed if the caller gives up (lm/cancel): the session opened is then closed, not kept
             try:
                 outcome = await reply.receive()
             except trio.EndOfChannel:
-                raise AgentError(self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")) from None
+                raise AgentError(self._failure(f"Agent {self.name!r} exited{self._exit_note()}", FailureKind.AGENT_EXITED)) from None
         if isinstance(outcome, AgentError):
             raise outcome
         return outcome
@@ -726,7 +721,7 @@ class AgentProcess:
             # agent's replies go to one route per session, so a second would take the first's.
             if command.must_resume:
                 message = f"Agent {self.name!r} session {command.resume} is already open in another chat; continue it there, or start a new chat"
-                return AgentError(self._failure(message, "session_in_use"))
+                return AgentError(self._failure(message, FailureKind.SESSION_IN_USE))
             log.info("agent %s: session %s is held by another conversation; starting a new one", self.name, command.resume)
         elif command.resume and method is not None:
             # Routed before asking, so the history a loading agent replays reaches the
@@ -738,7 +733,7 @@ class AgentProcess:
             except RpcError as exc:
                 del self._sessions[command.resume]
                 if command.must_resume:
-                    return AgentError(self._failure(f"Agent {self.name!r} could not continue session {command.resume}: {exc.message}", "resume_failed"))
+                    return AgentError(self._failure(f"Agent {self.name!r} could not continue session {command.resume}: {exc.message}", FailureKind.RESUME_FAILED))
                 log.info("agent %s could not resume session %s (%s); starting a new one", self.name, command.resume, exc.message)
             except BaseException:
                 self._sessions.pop(command.resume, None)
@@ -749,18 +744,18 @@ class AgentProcess:
                     command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer, edits_handed_off=handing_off is not None
                 )
         elif command.must_resume:
-            return AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", "resume_failed"))
+            return AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", FailureKind.RESUME_FAILED))
         try:
             result = await self._request(peer, "session/new", acp.new_session_params(command.cwd, command.mcp_servers, meta))
             session_id = result["sessionId"]
             if not isinstance(session_id, str):
                 raise TypeError("sessionId is not a string")
         except RpcError as exc:
-            return AgentError(self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", "session_new_failed"))
+            return AgentError(self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", FailureKind.SESSION_NEW_FAILED))
         except (KeyError, TypeError) as exc:
-            return AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", "session_new_failed"))
+            return AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", FailureKind.SESSION_NEW_FAILED))
         if session_id in self._sessions:
-            return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", "session_new_failed"))
+            return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", FailureKind.SESSION_NEW_FAILED))
         self._sessions[session_id] = command.events
         return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=handing_off is not None)
 

@@ -29,10 +29,11 @@ from actors.tool_bridge import BridgeListener
 from actors.transcript import Recorder
 from actors.warm import Spares
 from protocol.conversations import Conversations, MarkerAt, Record, Route
-from protocol.jsonrpc import REQUEST_CANCELLED, RpcError, id_key
+from protocol.jsonrpc import id_key
 from protocol.lm import AGENT_ACTION_TOOL, ChatParams, MarkerPart, ToolCallPart
 from protocol.markers import MarkerCodec
-from protocol.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn, session_failure
+from protocol.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn
+from protocol.failures import Failure, FailureKind, failure
 from protocol.release import ReleasePolicy, Use
 from protocol.settings import Settings
 
@@ -81,11 +82,11 @@ class _Streaming:
         return self.request.reply
 
 
-def shutting_down() -> RpcError:
-    return session_failure("The backend is shutting down", kind="shutdown")
+def shutting_down() -> Failure:
+    return failure(FailureKind.SHUTDOWN, "The backend is shutting down")
 
 
-def refuse(reply: trio.MemorySendChannel[Reply], error: RpcError) -> None:
+def refuse(reply: trio.MemorySendChannel[Reply], error: Failure) -> None:
     """Answer a chat request `error` and end its replies."""
     try:
         reply.send_nowait(Reply(error=error))
@@ -198,7 +199,7 @@ class HistoryActor:
         newest = self._markers.newest(request.params.messages)  # read before normalising drops markers
         found = MarkerAt(*newest) if newest is not None else None
         route = self._conversations.route(request.params, found)
-        if isinstance(route, RpcError):
+        if isinstance(route, Failure):
             request.reply.send_nowait(Reply(error=route))
             return
         if route.started:
@@ -285,7 +286,7 @@ class HistoryActor:
         streaming = live.streaming
         assert streaming is not None
         streaming.delivery.cancel()
-        self._finish(live, Reply(error=RpcError(REQUEST_CANCELLED, "Request cancelled")))
+        self._finish(live, Reply(error=failure(FailureKind.CANCELLED, "Request cancelled")))
         if live.record.throwaway:
             self._retire(live)
 

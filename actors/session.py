@@ -55,7 +55,8 @@ from actors.session_store import SessionStore
 from protocol.settings import Settings
 from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
-from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
+from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
+from protocol.failures import Failure, FailureKind, failure
 from protocol.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
 from actors.agent_catalog import AgentCatalog
 from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
@@ -93,7 +94,7 @@ from protocol.turn import (
     Want,
 )
 from protocol.turn import Event as TurnEvent
-from protocol.jsonrpc import REQUEST_CANCELLED, RpcError
+from protocol.jsonrpc import RpcError
 from actors.transcript import Recorder
 from protocol.lm import Agent, Part, TextPart, ToolCallPart
 
@@ -244,7 +245,7 @@ class SessionActor:
             racing.start_soon(open_it)
             racing.start_soon(give_up)
         if session is None:
-            raise AgentError(RpcError(REQUEST_CANCELLED, "Request cancelled"))
+            raise AgentError(failure(FailureKind.CANCELLED, "Request cancelled"))
         if isinstance(session, AgentError):
             raise session
         return session
@@ -333,7 +334,7 @@ class SessionActor:
         if mode is not None and isinstance(mode.current, str) and bypasses_permissions(Value(mode.current, mode.label(mode.current))):
             log.warning("agent %s starts its sessions in mode %r: it acts without asking permission", session.agent_name, mode.label(mode.current))
 
-    async def _apply_options(self, turn: Turn, session: AgentSession) -> RpcError | None:
+    async def _apply_options(self, turn: Turn, session: AgentSession) -> Failure | None:
         """Set what the turn wants of the agent's options, where it changed, before prompting
         (the model first); options an earlier turn set and this one no longer names go back to
         what they were (`agent_options.pending_options`).
@@ -370,10 +371,10 @@ class SessionActor:
                 self._applied.pop(key, None)  # set back
         return None
 
-    def _option_problem(self, key: str, value: str | bool, problem: str) -> RpcError | None:
+    def _option_problem(self, key: str, value: str | bool, problem: str) -> Failure | None:
         """The turn's failure for the model the user picked; any other option is logged (once)."""
         if is_model_key(key):
-            return session_failure(f"Cannot use this model: {problem}", kind="option_refused", option=key)
+            return failure(FailureKind.OPTION_REFUSED, f"Cannot use this model: {problem}", option=key)
         if (key, value) not in self._warned:
             self._warned.add((key, value))
             log.warning("option %s=%r not set: %s", key, value, problem)
@@ -457,7 +458,7 @@ class SessionActor:
             self._window[1].spend(part_cost(part))
         self._send(turn, PartEvent(part))
 
-    def _fail(self, turn: int | None, error: RpcError, *, retire: bool) -> None:
+    def _fail(self, turn: int | None, error: Failure, *, retire: bool) -> None:
         self._send(turn, FailedEvent(error, retire))
 
     def _report_usage(self, model_id: str, session: AgentSession, prompt_usage: dict | None) -> TurnUsage:

@@ -29,7 +29,7 @@ import attrs
 import trio
 
 from actors.mailbox import queued
-from protocol.messages import AgentError, resource_failure, session_failure
+from protocol.failures import AgentError, FailureKind, failure, resource_failure
 from protocol.tool_schema import listable
 from protocol.jsonrpc import LineSplitter, Overlong
 from actors.peer import Tracer
@@ -154,8 +154,8 @@ class BridgeListener:
                 try:
                     [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
                 except OSError as exc:
-                    failure = resource_failure("open the tool bridge's listener", exc)
-                    raise AgentError(failure or session_failure(f"Cannot open the tool bridge's listener: {exc}", kind="bridge_failed")) from None
+                    exhausted = resource_failure("open the tool bridge's listener", exc)
+                    raise AgentError(exhausted or failure(FailureKind.BRIDGE_FAILED, f"Cannot open the tool bridge's listener: {exc}")) from None
                 self._port = listener.socket.getsockname()[1]
                 self._nursery.start_soon(self._accept, listener, name="vscode_tools listener")
         return self._port

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from protocol.jsonrpc import INVALID_PARAMS, RpcError
+from protocol.failures import Failure, FailureKind, failure
 from protocol.lm import ChatParams, Message, Part, ThinkingPart
 from protocol.markers import Marker
 from protocol.matching import (
@@ -70,7 +70,7 @@ class Route:
     new: tuple[Message, ...]
     canceled: bool  # the previous reply was not accepted
     started: bool  # a new conversation: History starts its Session
-    error: RpcError | None = None  # nothing to answer: the request fails (a new conversation is then not kept)
+    error: Failure | None = None  # nothing to answer: the request fails (a new conversation is then not kept)
 
 
 class Conversations:
@@ -96,13 +96,13 @@ class Conversations:
         """Conversations the index holds (every record but the throwaway ones)."""
         return len(self._index)
 
-    def route(self, params: ChatParams, found: MarkerAt | None) -> Route | RpcError:
+    def route(self, params: ChatParams, found: MarkerAt | None) -> Route | Failure:
         """Read the request and find its conversation (by `found`, our newest marker in it,
         else by content), beginning the conversation's turn; an unreadable request's error."""
         try:
             read = read_messages(params.messages, root(params.agent), self._earlier_reads(params.messages, found))
         except WireError as exc:
-            return RpcError(INVALID_PARAMS, f"Invalid params: {exc}")
+            return failure(FailureKind.INVALID_PARAMS, f"Invalid params: {exc}")
         messages = read.messages
         if is_summarisation(messages):
             # Answered by a throwaway session, so the conversation's own agent session is not
@@ -113,7 +113,7 @@ class Conversations:
         if match.conversation is None:
             context, new = split_context(messages)
             if not _answerable(context, new):
-                return RpcError(INVALID_PARAMS, NOTHING_TO_ANSWER)
+                return failure(FailureKind.INVALID_PARAMS, NOTHING_TO_ANSWER)
             record = self._new(params, messages, conversation_id)
             record.resumable = conversation_id is not None
             if record.resumable and found is not None:
@@ -124,7 +124,7 @@ class Conversations:
         record = self._records[match.conversation.id]
         context, new = split_context(messages[match.start :])
         record.state.begin_turn(match.committed, list(messages[match.start :]), read.after[-1])
-        error = None if _answerable(context, new) else RpcError(INVALID_PARAMS, NOTHING_TO_ANSWER)
+        error = None if _answerable(context, new) else failure(FailureKind.INVALID_PARAMS, NOTHING_TO_ANSWER)
         return Route(record, read, match.start, context, new, match.canceled, started=False, error=error)
 
     def begin(self, record: Record, read: Read) -> None:

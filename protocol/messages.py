@@ -8,12 +8,9 @@ Agent connection → Session: the turn machine's own events (`protocol/turn.py`)
 
 from __future__ import annotations
 
-import errno
-from typing import Any
-
 import attrs
 
-from protocol.jsonrpc import SERVER_ERROR, RpcError
+from protocol.failures import Failure
 from protocol.lm import BridgedTools, Message, Part, Tool
 
 
@@ -46,7 +43,7 @@ class CompleteEvent:
 
 @attrs.frozen
 class FailedEvent:
-    error: RpcError
+    error: Failure
     retire: bool  # the conversation cannot go on: the next request starts a new one
 
 
@@ -62,40 +59,5 @@ class Reply:
     """History → the handler of one VS Code chat request: a part, the end, or an error."""
 
     part: Part | None = None
-    error: RpcError | None = None
+    error: Failure | None = None
     complete: bool = False
-
-
-def session_failure(message: str, *, kind: str, stderr: list[str] | None = None, **extra: Any) -> RpcError:
-    data: dict[str, Any] = {"kind": kind, **extra}
-    if stderr:
-        data["stderr"] = stderr
-    return RpcError(SERVER_ERROR, message, data)
-
-
-class AgentError(Exception):
-    """A conversation could not start (its agent, or what it needs); carries the -32000 reply."""
-
-    def __init__(self, error: RpcError) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
-_EXHAUSTED = {
-    errno.EMFILE: "the backend has too many open files",
-    errno.ENFILE: "the system has too many open files",
-    errno.ENOMEM: "out of memory",
-    errno.EAGAIN: "no more processes or threads can be created",
-}
-
-
-def resource_failure(action: str, exc: OSError, **data: Any) -> RpcError | None:
-    """The -32000 error for an OSError that means a resource ran out, else None.
-
-    Said plainly, because the remedy (fewer conversations, a higher `ulimit`) is not the one
-    for a missing command or a bad configuration.
-    """
-    what = _EXHAUSTED.get(exc.errno or 0)
-    if what is None:
-        return None
-    return session_failure(f"Cannot {action}: {what} ({exc.strerror})", kind="resource_exhausted", **data)

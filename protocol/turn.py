@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from protocol.messages import session_failure
+from protocol.failures import Failure, FailureKind, failure
 from protocol.rendering import (
     REFUSED_NOTE,
     STOP_NOTES,
@@ -150,7 +150,7 @@ class Prepared:
 class PrepareFailed:
     """The turn cannot be prompted (a model the agent refused; `retire`: the agent exited)."""
 
-    error: RpcError
+    error: Failure
     retire: bool
 
 
@@ -186,12 +186,12 @@ class PromptEnded:
 
 @attrs.frozen
 class PromptErrored:
-    error: RpcError
+    error: RpcError  # the agent's own error response to session/prompt (its message redacted)
 
 
 @attrs.frozen
 class AgentGone:
-    error: RpcError
+    error: Failure
 
 
 @attrs.frozen
@@ -278,7 +278,7 @@ class Fail:
     """
 
     turn: int | None
-    error: RpcError
+    error: Failure
     retire: bool
 
 
@@ -567,8 +567,8 @@ class TurnMachine:
             turn = self._turn
             assert turn is not None
             if isinstance(event, PromptErrored):
-                failure = session_failure(f"The agent failed: {event.error.message}", kind="prompt_failed", code=event.error.code)
-                out.append(Fail(turn.number, failure, retire=False))
+                failed = failure(FailureKind.PROMPT_FAILED, f"The agent failed: {event.error.message}", code=event.error.code)
+                out.append(Fail(turn.number, failed, retire=False))
             else:
                 out.append(ReportUsage(turn.number, turn.model_id, event.usage))
                 if event.stop_reason == "cancelled" and self._refused:
@@ -606,7 +606,7 @@ class TurnMachine:
             out.append(Complete(self._number()))
             self.state = State.WAITING
         elif self.state is State.CANCELLING:
-            out.append(Fail(None, session_failure("The agent did not stop after a cancel", kind="cancel_timeout"), retire=True))
+            out.append(Fail(None, failure(FailureKind.CANCEL_TIMEOUT, "The agent did not stop after a cancel"), retire=True))
             self._end(out)
         # else: a timer that ran out as its state ended
 

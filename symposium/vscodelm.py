@@ -31,8 +31,9 @@ from actors.warm import Spares
 from actors.tool_bridge import BridgeListener
 from protocol import acp
 from protocol.decoding import Decoder
+from protocol.failures import Failure, FailureKind
 from protocol.redact import Redactor
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, RpcError, id_key
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_ERROR, RpcError, id_key
 from actors.peer import ConnectionClosed, Peer
 from actors.transcript import Recorder
 from protocol.lm import (
@@ -117,6 +118,19 @@ def token_count(text: str, ratio: float = agent_options.DEFAULT_BYTES_PER_TOKEN)
     return agent_options.token_count(text, ratio)
 
 
+# The kinds the JSON-RPC spec has codes of its own for; every other failure is -32000 with its kind.
+_CODES = {FailureKind.CANCELLED: REQUEST_CANCELLED, FailureKind.INVALID_PARAMS: INVALID_PARAMS}
+
+
+def rpc_error(failure: Failure) -> RpcError:
+    """A failure as the extension reads it: the one place domain failures become JSON-RPC
+    errors (`protocol/failures.py`; docs/DESIGN.md, "Failures")."""
+    code = _CODES.get(failure.kind)
+    if code is not None:
+        return RpcError(code, failure.message)
+    return RpcError(SERVER_ERROR, failure.message, {"kind": failure.kind.value, **failure.details})
+
+
 def _params(value: Any, cl: type) -> Any:
     try:
         return parse(value, cl)
@@ -193,7 +207,7 @@ class Backend:
         try:
             process, failure = await self.spares.prepare(prepare.agent, prepare.cwd)
         except AgentError as exc:
-            raise exc.error from None
+            raise rpc_error(exc.error) from None
         result: dict[str, Any] = {
             "ready": failure is None,
             "authMethods": _shown_auth_methods(process.initialized.get("authMethods")),
@@ -239,7 +253,7 @@ class Backend:
         try:
             process = await self.pool.start(asked.agent, asked.cwd)
         except AgentError as exc:
-            raise exc.error from None
+            raise rpc_error(exc.error) from None
         capabilities = process.capabilities.get("sessionCapabilities")
         can_list = isinstance(capabilities, dict) and capabilities.get("list") is not None
         can_resume = (isinstance(capabilities, dict) and capabilities.get("resume") is not None) or bool(process.capabilities.get("loadSession"))
@@ -250,7 +264,7 @@ class Backend:
         try:
             result = await process.call("session/list", acp.list_sessions_params(cwd, asked.cursor))
         except AgentError as exc:
-            raise exc.error from None
+            raise rpc_error(exc.error) from None
         except RpcError as exc:
             raise RpcError(SERVER_ERROR, f"{process.name} could not list its sessions: {exc.message}") from None
         key = agent_key(asked.agent)
@@ -295,7 +309,7 @@ class Backend:
             self.history.mailbox.send_nowait(request)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             # Read before the input ended, handled after History stopped: still answered.
-            raise shutting_down() from None
+            raise rpc_error(shutting_down()) from None
         self._submitted.add(id_key(request_id))
         try:
             return await self._stream(request_id, replies, request.window)
@@ -317,7 +331,7 @@ class Backend:
             if end.complete:
                 return {}
             if end.error is not None:
-                raise end.error
+                raise rpc_error(end.error)
         raise RpcError(INTERNAL_ERROR, "Internal error: the request ended without an answer")
 
     async def cancel(self, params: Any) -> None:

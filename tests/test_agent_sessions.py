@@ -68,7 +68,7 @@ async def test_a_session_waiting_to_load_after_a_close_learns_that_the_agent_die
             # ...and it comes back at once: loading waits for the close the agent never answers.
             with pytest.raises(AgentError) as failure:
                 await pool.open_session(ElizaAgent(), None, [], events, resume=first.id)
-            assert failure.value.error.data["kind"] == "agent_exited"
+            assert failure.value.error.kind == "agent_exited"
 
         async with trio.open_nursery() as waiting:
             waiting.start_soon(load_it_again)
