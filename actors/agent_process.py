@@ -7,7 +7,8 @@ stopped is not this module's business: the actor receives a `Connector` (the bac
 ACP over the `AgentConnection` it returns, keeping the agent's stderr for diagnostics.
 
 Sessions talk to this actor only through channels: `AgentSession` sends commands on the
-actor's mailbox and receives its session's `AgentEvent`s on a channel of its own.
+actor's mailbox and receives its session's events on a channel of its own, as the turn machine
+knows them (`protocol/turn.py`'s `AgentEvent`: one vocabulary from the agent to the machine).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from actors.flow import EVENTS_WINDOW, Window
-from actors.mailbox import queued
+from actors.flow import EVENTS_WINDOW, Receipt, Window
+from actors.mailbox import answering, queued
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.settings import Settings
 from actors.tool_bridge import import_mcp
@@ -36,6 +37,7 @@ from actors.peer import ConnectionClosed, Peer
 from protocol.redact import Redactor
 from actors.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
+from protocol.turn import AgentEvent, AgentGone, AgentUpdates, PermissionRequested, PromptEnded, PromptErrored
 from protocol.wire import canonical_json
 
 log = logging.getLogger(__name__)
@@ -104,55 +106,6 @@ def tail_line(raw: bytes | Overlong, redact: Callable[[str], str]) -> str:
     if line and (isinstance(raw, Overlong) or len(line) > STDERR_LINE_MAX):
         return line[:STDERR_LINE_MAX] + "..."
     return line
-
-
-# Events delivered to a session ------------------------------------------------------------
-
-
-@attrs.frozen
-class Updates:
-    """The `update`s of a session's `session/update` notifications read together, in order:
-    a streaming agent's chunks cross to the Session a read at a time, not one by one."""
-
-    updates: list[dict[str, Any]]
-    size: int = 0  # the bytes of the agent's lines they came in
-    window: Window | None = attrs.field(default=None, eq=False)  # the session's unread bytes (`actors/flow.py`)
-
-    def taken(self) -> None:
-        """The Session took them off its channel: the agent's reader may read on."""
-        if self.window is not None:
-            self.window.refund(self.size)
-
-
-@attrs.frozen
-class PermissionAsked:
-    params: dict[str, Any]
-    reply: trio.MemorySendChannel[dict[str, Any]] = attrs.field(eq=False)  # send the `outcome` object
-
-    def answer(self, outcome: dict[str, Any]) -> None:
-        try:
-            self.reply.send_nowait(outcome)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
-            pass  # the agent withdrew the request, or it was already answered
-
-
-@attrs.frozen
-class PromptDone:
-    stop_reason: str
-    usage: dict[str, Any] | None = None  # the prompt response's `usage`, where the agent sends one
-
-
-@attrs.frozen
-class PromptFailed:
-    error: RpcError
-
-
-@attrs.frozen
-class AgentExited:
-    error: Failure
-
-
-AgentEvent = Updates | PermissionAsked | PromptDone | PromptFailed | AgentExited
 
 
 # How an agent is started ------------------------------------------------------------------
@@ -275,7 +228,7 @@ class AgentSession:
         try:
             self._commands.send_nowait(command)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass  # the agent is gone; its AgentExited event tells the session
+            pass  # the agent is gone; its AgentGone event tells the session
 
     def prompt(self, blocks: list[dict[str, Any]]) -> None:
         """Start a prompt; its updates and its end arrive as events."""
@@ -388,7 +341,7 @@ class AgentProcess:
         """Start the agent, `initialize` it, then serve session commands until told to stop.
 
         A start-up failure is raised (as AgentError) to whoever started the actor; after
-        start-up nothing escapes but cancellation: a dying agent becomes AgentExited events.
+        start-up nothing escapes but cancellation: a dying agent becomes AgentGone events.
         """
         failure: AgentError | None = None
         try:
@@ -601,7 +554,7 @@ class AgentProcess:
             error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", FailureKind.AGENT_EXITED)
         for send in self._sessions.values():
             try:
-                send.send_nowait(AgentExited(error))
+                send.send_nowait(AgentGone(error))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
             send.close()
@@ -765,10 +718,10 @@ class AgentProcess:
         try:
             result = await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
         except RpcError as exc:
-            self._deliver(session_id, PromptFailed(self._scrubbed(exc)))
+            self._deliver(session_id, PromptErrored(self._scrubbed(exc)))
             return
         except ConnectionClosed:
-            return  # AgentExited follows
+            return  # AgentGone follows
         finally:
             self.prompts_in_flight -= 1
             self._prompting[session_id] -= 1
@@ -777,7 +730,7 @@ class AgentProcess:
             self.last_active = trio.current_time()
         stop = (result or {}).get("stopReason") if isinstance(result, dict) else None
         usage = result.get("usage") if isinstance(result, dict) and isinstance(result.get("usage"), dict) else None
-        self._deliver(session_id, PromptDone(stop if isinstance(stop, str) else "end_turn", usage))
+        self._deliver(session_id, PromptEnded(stop if isinstance(stop, str) else "end_turn", usage))
 
     async def _call(self, peer: Peer, command: _Call) -> None:
         with command.reply:
@@ -847,7 +800,7 @@ class AgentProcess:
                 return
             size = size * len(kept) // len(updates)
             updates = kept
-        if self._deliver(session_id, Updates(updates, size, window)):
+        if self._deliver(session_id, AgentUpdates(tuple(updates), Receipt(size, window))):
             window.spend(size)
 
     async def _room(self) -> None:
@@ -868,8 +821,8 @@ class AgentProcess:
     async def _on_permission(self, params: Any, id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
             return {"outcome": {"outcome": "cancelled"}}
-        reply_send, reply = trio.open_memory_channel[dict[str, Any]](1)
-        if not self._deliver(str(params.get("sessionId")), PermissionAsked(params, reply_send)):
+        handle, reply = answering()
+        if not self._deliver(str(params.get("sessionId")), PermissionRequested(handle, params)):
             return {"outcome": {"outcome": "cancelled"}}
         try:
             outcome = await reply.receive()

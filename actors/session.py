@@ -23,18 +23,7 @@ from functools import partial
 import attrs
 import trio
 
-from actors.agent_process import (
-    AgentError,
-    AgentEvent,
-    AgentExited,
-    AgentPool,
-    AgentSession,
-    PermissionAsked,
-    PromptDone,
-    PromptFailed,
-    Updates,
-    agent_key,
-)
+from actors.agent_process import AgentPool, AgentSession, agent_key
 from protocol.agent_options import (
     MODE,
     Choice,
@@ -56,14 +45,13 @@ from protocol.settings import Settings
 from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
-from protocol.failures import Failure, FailureKind, failure
+from protocol.failures import AgentError, Failure, FailureKind, failure
 from protocol.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
 from actors.agent_catalog import AgentCatalog
-from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
+from actors.tool_bridge import BridgeListener, ToolBridge
 from actors.warm import Spares
 from protocol.tool_policy import bridged_tools, hands_off_edits
 from protocol.turn import (
-    AgentGone,
     AgentUpdates,
     Answer,
     CancelPrompt,
@@ -75,32 +63,27 @@ from protocol.turn import (
     Fail,
     ForgetToolCalls,
     MailboxClosed,
-    PermissionRequested,
     Prepared,
     PrepareFailed,
-    PromptEnded,
-    PromptErrored,
     ReportUsage,
     SendPrompt,
     SetTimer,
     ShowUpdates,
     State,
     TimedOut,
-    ToolRequested,
     TurnArrived,
     TurnCancelled,
     TurnMachine,
     UseTools,
     Want,
 )
+from protocol.turn import AgentEvent
 from protocol.turn import Event as TurnEvent
 from protocol.jsonrpc import RpcError
 from actors.transcript import Recorder
 from protocol.lm import Agent, Part, TextPart, ToolCallPart
 
 log = logging.getLogger(__name__)
-
-Event = AgentEvent | ToolCalled
 
 
 @attrs.frozen
@@ -162,7 +145,7 @@ class SessionActor:
         self._store = store
         self._spares = spares
         self._catalog = catalog
-        self._events_send, self._events = trio.open_memory_channel[Event](math.inf)
+        self._events_send, self._events = trio.open_memory_channel[AgentEvent](math.inf)
         self._deadline = math.inf  # when the machine's timer (SetTimer) runs out
         self._tracker = ToolCallTracker(conversation)
         self._visible: int | None = None  # the turn whose response has a text or tool-call part
@@ -271,10 +254,10 @@ class SessionActor:
         if session.loaded:
             # `session/load` replays the conversation as updates; the user has seen it.
             for event in queued(self._events):
-                if not isinstance(event, Updates):
-                    self._carry_out(machine.handle(self._translate(event)), session, bridge)
+                if not isinstance(event, AgentUpdates):
+                    self._carry_out(machine.handle(event), session, bridge)
                 else:
-                    event.taken()
+                    _taken(event)
         self._carry_out(machine.handle(self._arrived(first, session)), session, bridge)
         while machine.wants is not Want.NOTHING:
             turn = machine.current
@@ -302,7 +285,7 @@ class SessionActor:
                     events = [MailboxClosed()]
             case Want.PREPARED:
                 # What the agent said meanwhile goes first: an agent that exited gives the turn back.
-                waiting = [self._translate(event) for event in queued(self._events)]
+                waiting: list[TurnEvent] = [_taken(event) for event in queued(self._events)]
                 turn = machine.current
                 assert turn is not None
                 events = waiting or [await self._prepare(turn, session, bridge)]
@@ -489,7 +472,7 @@ class SessionActor:
         """The next event, or the timer running out. Updates already queued behind an update
         come with it, so their parts go out merged."""
         if self._deadline == math.inf:
-            event: Event | None = await self._events.receive()  # no cancel scope per event: this is the hot path
+            event: AgentEvent | None = await self._events.receive()  # no cancel scope per event: this is the hot path
         else:
             event = None
             with trio.move_on_at(self._deadline):
@@ -497,32 +480,21 @@ class SessionActor:
             if event is None:
                 self._deadline = math.inf
                 return [TimedOut()]
-        if not isinstance(event, Updates):
-            return [self._translate(event)]
-        event.taken()
+        if not isinstance(event, AgentUpdates):
+            return [event]
+        _taken(event)
         updates = list(event.updates)
         for more in queued(self._events):
-            if not isinstance(more, Updates):
-                return [AgentUpdates(tuple(updates)), self._translate(more)]
-            more.taken()
+            if not isinstance(more, AgentUpdates):
+                return [AgentUpdates(tuple(updates)), more]
+            _taken(more)
             updates += more.updates  # bounded: what is queued is within the events window
         return [AgentUpdates(tuple(updates))]
 
-    @staticmethod
-    def _translate(event: Event) -> TurnEvent:
-        """An agent's (or the bridge's) event as the machine knows it; the event itself answers."""
-        match event:
-            case Updates(updates=updates):
-                event.taken()
-                return AgentUpdates(tuple(updates))
-            case PermissionAsked(params=params):
-                return PermissionRequested(event, params)
-            case ToolCalled(name=name, arguments=arguments):
-                return ToolRequested(event, name, arguments)
-            case PromptDone(stop_reason=stop_reason, usage=usage):
-                return PromptEnded(stop_reason, usage)
-            case PromptFailed(error=error):
-                return PromptErrored(error)
-            case AgentExited(error=error):
-                return AgentGone(error)
-        raise TypeError(f"not an agent event: {event!r}")
+
+def _taken(event: AgentEvent) -> AgentEvent:
+    """The event as the Session took it off its channel: updates give back what they counted in
+    the agent's window (`actors/flow.py`), so its reader may read on."""
+    if isinstance(event, AgentUpdates) and event.receipt is not None:
+        event.receipt.taken()
+    return event

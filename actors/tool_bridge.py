@@ -8,7 +8,7 @@ conversation: a listening socket per conversation would cost a file descriptor e
 thousands of conversations would exhaust the process's limit. The listener reads the token line and hands the connection to the bridge
 the token belongs to, which serves it in its own nursery, so a conversation's connections
 end with it. The MCP side is the SDK's low-level `Server` with its handlers registered
-explicitly. A `tools/call` becomes a `ToolCalled` event on the Session's channel; the
+explicitly. A `tools/call` becomes a `ToolRequested` event (the turn machine's own) on the Session's channel; the
 Session answers it with VS Code's tool result (or an error) once VS Code has run the tool.
 """
 
@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from actors.mailbox import queued
+from actors.mailbox import answering, queued
 from protocol.failures import AgentError, FailureKind, failure, resource_failure
 from protocol.tool_schema import listable
 from protocol.jsonrpc import LineSplitter, Overlong
 from actors.peer import Tracer
 from actors.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
+from protocol.turn import ToolRequested
 from actors.version import version
 
 if TYPE_CHECKING:
@@ -79,21 +80,6 @@ def import_mcp() -> None:
     """Import the SDK (about 0.9 s). Run it in a thread, never on the event loop."""
     import mcp.server.lowlevel  # noqa: F401
     import mcp.server.subscriptions  # noqa: F401
-
-
-@attrs.frozen
-class ToolCalled:
-    """The agent called a VS Code tool; `answer` with VS Code's result, or a string error."""
-
-    name: str
-    arguments: dict[str, Any] | None
-    reply: trio.MemorySendChannel[ToolResultPart | str] = attrs.field(eq=False)
-
-    def answer(self, outcome: ToolResultPart | str) -> None:
-        try:
-            self.reply.send_nowait(outcome)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
-            pass  # the agent gave up on the call
 
 
 @attrs.define(eq=False)
@@ -353,8 +339,8 @@ class ToolBridge:
         async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
             if params.name not in self.tool_names():
                 return types.CallToolResult(content=[types.TextContent(type="text", text=f"tool '{params.name}' not found")], is_error=True)
-            reply_send, reply = trio.open_memory_channel[ToolResultPart | str](1)
-            await self._events.send(ToolCalled(params.name, params.arguments, reply_send))
+            handle, reply = answering()  # VS Code's result, or a string error
+            await self._events.send(ToolRequested(handle, params.name, params.arguments))
             try:
                 outcome = await reply.receive()
             except trio.EndOfChannel:

@@ -156,9 +156,13 @@ class PrepareFailed:
 
 @attrs.frozen
 class AgentUpdates:
-    """`session/update`s, in order (the loop passes those already queued together)."""
+    """`session/update`s, in order (the loop passes those already queued together).
+
+    `receipt`: the loop's own (what they count in the agent's backpressure window, given back
+    once the loop took them); the machine never reads it."""
 
     updates: tuple[dict[str, Any], ...]
+    receipt: Any = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -180,6 +184,8 @@ class ToolRequested:
 
 @attrs.frozen
 class PromptEnded:
+    """The prompt's answer; `usage`: the prompt response's, where the agent sends one."""
+
     stop_reason: str
     usage: dict[str, Any] | None = None
 

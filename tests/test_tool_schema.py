@@ -17,7 +17,8 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
+from actors.tool_bridge import BridgeListener, ToolBridge
+from protocol.turn import ToolRequested
 from protocol.tool_schema import input_schema, listable
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.launch import RELAY
@@ -128,9 +129,9 @@ async def test_copilots_real_tools_are_listed_and_called_at_the_newest_protocol(
     await nursery.start(bridge.run, as_tools(raw))
 
     async def vscode() -> None:
-        call: ToolCalled = await events.receive()
+        call: ToolRequested = await events.receive()
         assert (call.name, call.arguments) == ("terminal_selection", {})
-        call.answer(ToolResultPart("sym-1", (TextPart("$ make test"),)))
+        call.handle.answer(ToolResultPart("sym-1", (TextPart("$ make test"),)))
 
     with trio.fail_after(GUARD):
         async with newest_client(bridge) as client:
