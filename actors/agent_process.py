@@ -1,10 +1,11 @@
 """The AgentProcess actor: the ACP client for one agent definition (docs/DESIGN.md, "Actors and channels").
 
 One connection per agent definition, multiplexing its sessions: a second conversation
-with the same agent costs a `session/new`, not a process. How the agent is started and
-stopped is not this module's business: the actor receives a `Connector` (the backend's is
-`symposium/launch.py`: a guarded subprocess, or the built-in Eliza in-process) and speaks
-ACP over the `AgentConnection` it returns, keeping the agent's stderr for diagnostics.
+with the same agent costs a `session/new`, not a process (the pool of them:
+`actors/agent_pool.py`). How the agent is started and stopped is not this module's business:
+the actor receives a `Connector` (`actors/agent_connection.py`; the backend's is
+`symposium/launch.py`) and speaks ACP over the `AgentConnection` it returns, keeping the
+agent's stderr for diagnostics.
 
 Sessions talk to this actor only through channels: `AgentSession` sends commands on the
 actor's mailbox and receives its session's events on a channel of its own, as the turn machine
@@ -15,20 +16,19 @@ from __future__ import annotations
 
 import collections
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 import logging
 import math
-import os
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 import trio
 
+from actors.agent_connection import AgentConnection, Connector
 from actors.flow import EVENTS_WINDOW, Receipt, Window
 from actors.mailbox import answering, queued
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.settings import Settings
-from actors.tool_bridge import import_mcp
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits
 from actors.version import version
 from protocol import acp
@@ -106,67 +106,6 @@ def tail_line(raw: bytes | Overlong, redact: Callable[[str], str]) -> str:
     if line and (isinstance(raw, Overlong) or len(line) > STDERR_LINE_MAX):
         return line[:STDERR_LINE_MAX] + "..."
     return line
-
-
-# How an agent is started ------------------------------------------------------------------
-
-
-class AgentConnection(Protocol):
-    """A started agent, as its actor sees it: a byte stream to speak ACP on, and how it ends."""
-
-    @property
-    def stream(self) -> trio.abc.Stream: ...
-
-    @property
-    def stderr(self) -> trio.abc.ReceiveStream | None:
-        """What the agent prints for humans, if it has such a stream."""
-
-    @property
-    def exit_code(self) -> int | None:
-        """Its exit code, once it has ended and that is known."""
-
-    async def ended(self) -> None:
-        """Wait (bounded) for the agent to end, once its output has ended: for its exit code."""
-
-    async def wait(self) -> None:
-        """Until the agent itself has ended, whatever holds its output open (a child it started)."""
-
-    async def stop(self) -> None:
-        """End the agent, bounded; also called (and then a no-op, or a sweep) once it has ended."""
-
-    async def aclose(self) -> None:
-        """Release what is left of it (its pipes), once its actor is done with it."""
-
-
-# Starts `agent` in the given working folder, its serving tasks (if any) in the given nursery;
-# raises AgentError when it cannot. The backend's is `symposium.launch.connect`; replay and the
-# tests supply scripted agents.
-Connector = Callable[[Agent, str, trio.Nursery], Awaitable[AgentConnection]]
-
-
-class StreamConnection:
-    """An agent that is nothing but a stream (in-process, scripted): stopping it closes the stream."""
-
-    stderr: trio.abc.ReceiveStream | None = None
-    exit_code: int | None = None
-
-    def __init__(self, stream: trio.abc.Stream) -> None:
-        self.stream = stream
-
-    async def ended(self) -> None:
-        await trio.lowlevel.checkpoint()
-
-    async def wait(self) -> None:
-        await trio.sleep_forever()  # a stream has no process: its end is its EOF
-
-    async def stop(self) -> None:
-        try:
-            await self.stream.aclose()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-
-    async def aclose(self) -> None:
-        await trio.lowlevel.checkpoint()
 
 
 # Commands from sessions -------------------------------------------------------------------
@@ -829,85 +768,3 @@ class AgentProcess:
         except trio.EndOfChannel:
             outcome = {"outcome": "cancelled"}
         return {"outcome": outcome}
-
-
-async def _warm_up_mcp() -> None:
-    """Import the MCP SDK in a thread, ahead of need. Only an optimisation: when it cannot
-    run (no thread to be had), the bridge imports the SDK when an agent connects."""
-    try:
-        await trio.to_thread.run_sync(import_mcp, abandon_on_cancel=True)
-    except Exception as exc:  # noqa: BLE001 - a failed warm-up costs time later, nothing else
-        log.warning("could not import the MCP SDK ahead of time: %s", exc)
-
-
-@attrs.define(eq=False)
-class AgentPool:
-    """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
-
-    _nursery: trio.Nursery
-    _cwd: str = attrs.field(kw_only=True)
-    _connector: Connector = attrs.field(kw_only=True)
-    _idle: float = attrs.field(default=Settings().agent_idle, kw_only=True)
-    _request_timeout: float = attrs.field(default=Settings().agent_timeout, kw_only=True)  # for requests but prompts
-    _recorder: Recorder | None = attrs.field(default=None, kw_only=True)
-    secrets: Redactor = attrs.field(factory=Redactor, kw_only=True)  # every agent's env values (protocol/redact.py)
-    started: int = attrs.field(default=0, init=False)  # agent processes started so far
-    _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
-    _locks: collections.defaultdict[str, trio.Lock] = attrs.field(factory=lambda: collections.defaultdict(trio.Lock), init=False)
-    _warmed: bool = attrs.field(default=False, init=False)
-
-    async def open_session(
-        self,
-        agent: Agent,
-        cwd: str | None,
-        mcp_servers: list[dict[str, Any]],
-        events: trio.MemorySendChannel[Any],
-        resume: str | None = None,
-        must_resume: bool = False,
-        hand_off_edits: bool = False,
-    ) -> AgentSession:
-        """A new ACP session with `agent` (started if need be); its events go to `events`."""
-        process = await self.start(agent, cwd)
-        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume, must_resume, hand_off_edits)
-
-    async def start(self, agent: Agent, cwd: str | None) -> AgentProcess:
-        """The running process of `agent`, started (and initialized) if need be."""
-        key = agent_key(agent)
-        async with self._locks[key]:
-            process = self._agents.get(key)
-            if process is None or not process.usable:
-                if isinstance(agent, ProcessAgent) and not self._warmed:
-                    # Real agents connect to the tool bridge at once; have the MCP SDK ready.
-                    self._warmed = True
-                    self._nursery.start_soon(_warm_up_mcp)
-                process = AgentProcess(
-                    agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout
-                )
-                await self._nursery.start(process.run)  # raises AgentError if it cannot start
-                if not self._agents:
-                    self._nursery.start_soon(self._stop_idle_agents)
-                self._agents[key] = process
-                self.started += 1
-        return process
-
-    async def _stop_idle_agents(self) -> None:
-        """Stop agents no session has used for `idle` seconds; runs while any agent does."""
-        while self._agents:
-            await trio.sleep(max(self._idle / 4, 0.01))
-            now = trio.current_time()
-            for key, process in list(self._agents.items()):
-                if process.exited.is_set():
-                    del self._agents[key]
-                elif process.prompts_in_flight == 0 and now - process.last_active >= self._idle:
-                    log.info("stopping agent %s: unused for %.0f s", process.name, now - process.last_active)
-                    del self._agents[key]
-                    process.stop()
-
-    async def shutdown(self) -> None:
-        """Stop every agent gracefully (bounded) and wait for them."""
-        agents = list(self._agents.values())
-        self._agents.clear()
-        for process in agents:
-            process.stop()
-        for process in agents:
-            await process.exited.wait()

@@ -20,7 +20,7 @@ import attrs
 import trio
 
 from actors.agent_catalog import AgentCatalog
-from actors.agent_process import AgentPool
+from actors.agent_pool import AgentPool
 from actors.flow import REPLY_WINDOW, Window
 from actors.mailbox import queued
 from actors.session import Delivery, SessionActor

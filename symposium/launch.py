@@ -24,7 +24,8 @@ import sys
 
 import trio
 
-from actors.agent_process import AgentConnection, StreamConnection, agent_label
+from actors.agent_process import agent_label
+from actors.agent_connection import AgentConnection, StreamConnection
 from protocol.failures import AgentError, FailureKind, failure, resource_failure
 from actors.tool_bridge import Relay
 from protocol.lm import Agent, ElizaAgent, ProcessAgent

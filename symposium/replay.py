@@ -25,7 +25,7 @@ import attrs
 import trio
 import trio.testing
 
-from actors.agent_process import StreamConnection
+from actors.agent_connection import StreamConnection
 from protocol.markers import MarkerCodec
 from protocol.settings import Settings
 from protocol.jsonrpc import LineSplitter

@@ -17,7 +17,9 @@ import trio
 from protocol import agent_options
 from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
-from actors.agent_process import AgentError, AgentPool, Connector, agent_key
+from actors.agent_process import AgentError, agent_key
+from actors.agent_connection import Connector
+from actors.agent_pool import AgentPool
 from actors.flow import PART_MAX, Window, part_cost
 from actors.history import CancelRequest, ChatRequest, HistoryActor, shutting_down
 from actors.mailbox import queued

@@ -14,7 +14,9 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent_process import AgentError, AgentPool, StreamConnection, agent_key
+from actors.agent_process import AgentError, agent_key
+from actors.agent_connection import StreamConnection
+from actors.agent_pool import AgentPool
 from actors.peer import Peer
 from protocol.lm import Agent, ElizaAgent
 from protocol.wire import structure

@@ -7,7 +7,7 @@ import os
 
 import trio
 
-from actors.agent_process import AgentPool
+from actors.agent_pool import AgentPool
 from actors.tool_bridge import BridgeListener
 from actors.history import ChatRequest, HistoryActor
 from protocol.failures import FailureKind, failure

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import trio
 
-from actors.agent_process import STDERR_LINES, AgentPool, StderrTail
+from actors.agent_process import STDERR_LINES, StderrTail
+from actors.agent_pool import AgentPool
 from protocol.failures import AgentError
 from actors.tool_bridge import MAX_CONNECTIONS
 from protocol.lm import ElizaAgent
