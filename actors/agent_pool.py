@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import collections
 import logging
-import os
-from typing import Any
 
 import attrs
 import trio
 
 from actors.agent_connection import Connector
-from actors.agent_process import AgentProcess, AgentSession, agent_key
+from actors.agent_process import AgentProcess, agent_key
 from actors.tool_bridge import import_mcp
 from actors.transcript import Recorder
 from protocol.lm import Agent, ProcessAgent
@@ -35,7 +33,7 @@ class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
     _nursery: trio.Nursery
-    _cwd: str = attrs.field(kw_only=True)
+    cwd: str = attrs.field(kw_only=True)  # where agents work when a request names no folder
     _connector: Connector = attrs.field(kw_only=True)
     _idle: float = attrs.field(default=Settings().agent_idle, kw_only=True)
     _request_timeout: float = attrs.field(default=Settings().agent_timeout, kw_only=True)  # for requests but prompts
@@ -45,20 +43,6 @@ class AgentPool:
     _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
     _locks: collections.defaultdict[str, trio.Lock] = attrs.field(factory=lambda: collections.defaultdict(trio.Lock), init=False)
     _warmed: bool = attrs.field(default=False, init=False)
-
-    async def open_session(
-        self,
-        agent: Agent,
-        cwd: str | None,
-        mcp_servers: list[dict[str, Any]],
-        events: trio.MemorySendChannel[Any],
-        resume: str | None = None,
-        must_resume: bool = False,
-        hand_off_edits: bool = False,
-    ) -> AgentSession:
-        """A new ACP session with `agent` (started if need be); its events go to `events`."""
-        process = await self.start(agent, cwd)
-        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume, must_resume, hand_off_edits)
 
     async def start(self, agent: Agent, cwd: str | None) -> AgentProcess:
         """The running process of `agent`, started (and initialized) if need be."""
@@ -71,7 +55,7 @@ class AgentPool:
                     self._warmed = True
                     self._nursery.start_soon(_warm_up_mcp)
                 process = AgentProcess(
-                    agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout
+                    agent, cwd=cwd or self.cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout
                 )
                 await self._nursery.start(process.run)  # raises AgentError if it cannot start
                 if not self._agents:

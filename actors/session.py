@@ -185,10 +185,12 @@ class SessionActor:
                 cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
                 # The agent connects to the bridge during session/new: it lists the first
                 # turn's tools as they will be, whether its own editing goes or stays.
-                handed_off = hand_off and (await self._pool.start(self.agent, cwd)).own_edits is not None
+                process = await self._pool.start(self.agent, cwd)
+                handed_off = hand_off and process.own_edits is not None
                 tools = bridged_tools(first.tools, first.bridged, handed_off)
                 bridge = await self._bridges.open(self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
-                opening = partial(self._pool.open_session, self.agent, cwd, [bridge.entry()], self._events_send, resumed, named, hand_off)
+                folder = os.path.abspath(cwd or self._pool.cwd)
+                opening = partial(process.new_session, folder, [bridge.entry()], self._events_send, resumed, named, hand_off)
                 session = await self._opened(delivery, opening)
         except AgentError as exc:
             self._fail(first.number, exc.error, retire=True)

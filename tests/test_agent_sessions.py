@@ -62,14 +62,15 @@ async def test_a_session_waiting_to_load_after_a_close_learns_that_the_agent_die
     pool = AgentPool(nursery, cwd=os.getcwd(), connector=agent.connect)
     events = trio.open_memory_channel[Any](math.inf)[0]
     with trio.fail_after(GUARD):
-        first = await pool.open_session(ElizaAgent(), None, [], events)
+        process = await pool.start(ElizaAgent(), None)
+        first = await process.new_session(os.getcwd(), [], events)
         first.close()  # the conversation was released: its session is closed...
         await agent.close_asked.wait()
 
         async def load_it_again() -> None:
             # ...and it comes back at once: loading waits for the close the agent never answers.
             with pytest.raises(AgentError) as failure:
-                await pool.open_session(ElizaAgent(), None, [], events, resume=first.id)
+                await process.new_session(os.getcwd(), [], events, resume=first.id)
             assert failure.value.error.kind == "agent_exited"
 
         async with trio.open_nursery() as waiting:
