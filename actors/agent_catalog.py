@@ -25,11 +25,10 @@ from pathlib import Path
 import attrs
 import trio
 
-from actors import continuing
-from actors.database import Database
-from actors.agent_options import Choice, TurnUsage, add_sample, bytes_per_token, choices_from_json, choices_to_json
+from protocol import continuing
+from actors.database import Database, open_store
+from protocol.agent_options import Choice, TurnUsage, add_sample, bytes_per_token, choices_from_json, choices_to_json
 from protocol.lm import Message
-from protocol.private import private_file, private_folder
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +74,7 @@ class AgentCatalog:
         self._changed = trio.Event()
         if path is None:
             return
-        try:
-            private_folder(Path(path).parent, tighten=True)
-            private_file(path)
-            self._db = Database(path, self._setup, "what an agent offers")
-        except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: no thread to be had
-            log.warning("not remembering what agents offer across restarts: %s", exc)
+        self._db = open_store(path, self._setup, "what an agent offers", unable="not remembering what agents offer across restarts")
 
     def _setup(self, db: sqlite3.Connection) -> None:
         db.execute("pragma secure_delete = on")  # what is replaced is overwritten

@@ -1,50 +1,49 @@
 """The AgentProcess actor: the ACP client for one agent definition (docs/DESIGN.md, "Actors and channels").
 
 One connection per agent definition, multiplexing its sessions: a second conversation
-with the same agent costs a `session/new`, not a process. How the agent is started and
-stopped is not this module's business: the actor receives a `Connector` (the backend's is
-`symposium/launch.py`: a guarded subprocess, or the built-in Eliza in-process) and speaks
-ACP over the `AgentConnection` it returns, keeping the agent's stderr for diagnostics.
+with the same agent costs a `session/new`, not a process (the pool of them:
+`actors/agent_pool.py`). How the agent is started and stopped is not this module's business:
+the actor receives a `Connector` (`actors/agent_connection.py`; the backend's is
+`symposium/launch.py`) and speaks ACP over the `AgentConnection` it returns, keeping the
+agent's stderr for diagnostics.
 
 Sessions talk to this actor only through channels: `AgentSession` sends commands on the
-actor's mailbox and receives its session's `AgentEvent`s on a channel of its own.
+actor's mailbox and receives its session's events on a channel of its own, as the turn machine
+knows them (`protocol/turn.py`'s `AgentEvent`: one vocabulary from the agent to the machine).
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 import logging
 import math
-import os
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import attrs
 import trio
 
-from actors.agent_catalog import AgentCatalog
-from actors.flow import EVENTS_WINDOW, Window
-from actors.mailbox import queued
-from actors.messages import AgentError, resource_failure, session_failure
-from actors.settings import Settings
-from actors.tool_bridge import import_mcp
-from actors.tool_policy import OwnEdits, merge_meta, own_edits
+from actors.agent_connection import AgentConnection, Connector
+from actors.flow import EVENTS_WINDOW, Receipt, Window
+from actors.mailbox import answering, queued
+from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
+from protocol.settings import Settings
+from protocol.tool_policy import OwnEdits, merge_meta, own_edits
+from actors.version import version
 from protocol import acp
-from protocol.jsonrpc import ConnectionClosed, LineSplitter, Overlong, Peer, RpcError
+from protocol.jsonrpc import LineSplitter, Overlong, RpcError
+from actors.peer import ConnectionClosed, Peer
 from protocol.redact import Redactor
-from protocol.transcript import Recorder
+from actors.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
+from protocol.turn import AgentEvent, AgentGone, AgentUpdates, PermissionRequested, PromptEnded, PromptErrored
 from protocol.wire import canonical_json
-
-if TYPE_CHECKING:
-    from actors.warm import Spares
 
 log = logging.getLogger(__name__)
 
 INITIALIZE_TIMEOUT = 60.0  # npx-installed agents can take a while on first start
 EXIT_DRAIN = 1.0  # an agent that exited while something it started holds its stdout: read what it wrote first
-TIMEOUT_KIND = "agent_timeout"  # the error kind of a request the agent did not answer in time
 STDERR_LINES = 20
 STDERR_READ_MAX = 64 * 1024  # a stderr line longer than this is kept by its head only
 CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
@@ -55,7 +54,6 @@ STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
 STDERR_RATE = 1024 * 1024
 STDERR_BURST = 1024 * 1024
 STDERR_DRAIN = 1.0  # after an agent exited, how long what it left on stderr is read at full speed
-PROTOCOL_ERROR = "agent_protocol_error"  # the error kind of an agent that sent an unreadable line
 # What an agent says of a session with no prompt running is about a prompt that ended (or
 # replays history): dropped, but for what changes the session's state. Those are kept while
 # the session has less than IDLE_BACKLOG bytes unread, so a flood between prompts costs nothing.
@@ -110,116 +108,6 @@ def tail_line(raw: bytes | Overlong, redact: Callable[[str], str]) -> str:
     return line
 
 
-# Events delivered to a session ------------------------------------------------------------
-
-
-@attrs.frozen
-class Updates:
-    """The `update`s of a session's `session/update` notifications read together, in order:
-    a streaming agent's chunks cross to the Session a read at a time, not one by one."""
-
-    updates: list[dict[str, Any]]
-    size: int = 0  # the bytes of the agent's lines they came in
-    window: Window | None = attrs.field(default=None, eq=False)  # the session's unread bytes (`actors/flow.py`)
-
-    def taken(self) -> None:
-        """The Session took them off its channel: the agent's reader may read on."""
-        if self.window is not None:
-            self.window.refund(self.size)
-
-
-@attrs.frozen
-class PermissionAsked:
-    params: dict[str, Any]
-    reply: trio.MemorySendChannel[dict[str, Any]] = attrs.field(eq=False)  # send the `outcome` object
-
-    def answer(self, outcome: dict[str, Any]) -> None:
-        try:
-            self.reply.send_nowait(outcome)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
-            pass  # the agent withdrew the request, or it was already answered
-
-
-@attrs.frozen
-class PromptDone:
-    stop_reason: str
-    usage: dict[str, Any] | None = None  # the prompt response's `usage`, where the agent sends one
-
-
-@attrs.frozen
-class PromptFailed:
-    error: RpcError
-
-
-@attrs.frozen
-class AgentExited:
-    error: RpcError
-
-
-AgentEvent = Updates | PermissionAsked | PromptDone | PromptFailed | AgentExited
-
-
-# How an agent is started ------------------------------------------------------------------
-
-
-class AgentConnection(Protocol):
-    """A started agent, as its actor sees it: a byte stream to speak ACP on, and how it ends."""
-
-    @property
-    def stream(self) -> trio.abc.Stream: ...
-
-    @property
-    def stderr(self) -> trio.abc.ReceiveStream | None:
-        """What the agent prints for humans, if it has such a stream."""
-
-    @property
-    def exit_code(self) -> int | None:
-        """Its exit code, once it has ended and that is known."""
-
-    async def ended(self) -> None:
-        """Wait (bounded) for the agent to end, once its output has ended: for its exit code."""
-
-    async def wait(self) -> None:
-        """Until the agent itself has ended, whatever holds its output open (a child it started)."""
-
-    async def stop(self) -> None:
-        """End the agent, bounded; also called (and then a no-op, or a sweep) once it has ended."""
-
-    async def aclose(self) -> None:
-        """Release what is left of it (its pipes), once its actor is done with it."""
-
-
-# Starts `agent` in the given working folder, its serving tasks (if any) in the given nursery;
-# raises AgentError when it cannot. The backend's is `symposium.launch.connect`; replay and the
-# tests supply scripted agents.
-Connector = Callable[[Agent, str, trio.Nursery], Awaitable[AgentConnection]]
-
-
-class StreamConnection:
-    """An agent that is nothing but a stream (in-process, scripted): stopping it closes the stream."""
-
-    stderr: trio.abc.ReceiveStream | None = None
-    exit_code: int | None = None
-
-    def __init__(self, stream: trio.abc.Stream) -> None:
-        self.stream = stream
-
-    async def ended(self) -> None:
-        await trio.lowlevel.checkpoint()
-
-    async def wait(self) -> None:
-        await trio.sleep_forever()  # a stream has no process: its end is its EOF
-
-    async def stop(self) -> None:
-        try:
-            await self.stream.aclose()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-
-    async def aclose(self) -> None:
-        await trio.lowlevel.checkpoint()
-
-
 # Commands from sessions -------------------------------------------------------------------
 
 
@@ -231,7 +119,7 @@ class _NewSession:
     reply: trio.MemorySendChannel[AgentSession | AgentError] = attrs.field(eq=False)
     resume: str | None = None  # an earlier session of this agent to resume or load, if it can
     must_resume: bool = False  # fail rather than start a new session when it cannot
-    hand_off_edits: bool = False  # switch the agent's own file editing off, if we know how (actors/tool_policy.py)
+    hand_off_edits: bool = False  # switch the agent's own file editing off, if we know how (protocol/tool_policy.py)
 
 
 @attrs.frozen
@@ -279,7 +167,7 @@ class AgentSession:
         try:
             self._commands.send_nowait(command)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass  # the agent is gone; its AgentExited event tells the session
+            pass  # the agent is gone; its AgentGone event tells the session
 
     def prompt(self, blocks: list[dict[str, Any]]) -> None:
         """Start a prompt; its updates and its end arrive as events."""
@@ -316,7 +204,7 @@ async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: s
         commands.send_nowait(_Call(method, params, reply_send))
         outcome = await reply.receive()
     except (trio.BrokenResourceError, trio.ClosedResourceError, trio.EndOfChannel):
-        raise AgentError(session_failure(f"Agent {name!r} exited", kind="agent_exited")) from None
+        raise AgentError(failure(FailureKind.AGENT_EXITED, f"Agent {name!r} exited")) from None
     if isinstance(outcome, (RpcError, AgentError)):
         raise outcome
     return outcome
@@ -392,7 +280,7 @@ class AgentProcess:
         """Start the agent, `initialize` it, then serve session commands until told to stop.
 
         A start-up failure is raised (as AgentError) to whoever started the actor; after
-        start-up nothing escapes but cancellation: a dying agent becomes AgentExited events.
+        start-up nothing escapes but cancellation: a dying agent becomes AgentGone events.
         """
         failure: AgentError | None = None
         try:
@@ -450,7 +338,7 @@ class AgentProcess:
             # Whatever starting needs (a pipe, a module the connector imports on first use) may
             # find the descriptors exhausted: that fails this start, never the backend.
             failure = resource_failure(f"start agent {self.name!r}", exc) if isinstance(exc, OSError) else None
-            raise AgentError(failure or self._failure(f"Cannot start agent {self._named()}: {exc}", "spawn_failed")) from None
+            raise AgentError(failure or self._failure(f"Cannot start agent {self._named()}: {exc}", FailureKind.SPAWN_FAILED)) from None
         if connection.stderr is not None:
             self._stderr_ended = trio.Event()
             nursery.start_soon(self._read_stderr, connection.stderr)
@@ -500,16 +388,16 @@ class AgentProcess:
     async def _initialize(self, peer: Peer) -> None:
         try:
             with trio.fail_after(INITIALIZE_TIMEOUT):
-                result = await peer.request("initialize", acp.initialize_params())
+                result = await peer.request("initialize", acp.initialize_params(version()))
         except trio.TooSlowError:
-            raise AgentError(self._failure(f"Agent {self._named()} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", "initialize_timeout")) from None
+            raise AgentError(self._failure(f"Agent {self._named()} did not answer initialize within {INITIALIZE_TIMEOUT:.0f} s", FailureKind.INITIALIZE_TIMEOUT)) from None
         except ConnectionClosed:
             if peer.failure is not None:
-                raise AgentError(self._failure(self._unreadable_note(peer.failure), PROTOCOL_ERROR)) from None
+                raise AgentError(self._failure(self._unreadable_note(peer.failure), FailureKind.AGENT_PROTOCOL_ERROR)) from None
             await self._reap()
-            raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", "exited")) from None
+            raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", FailureKind.EXITED)) from None
         except RpcError as exc:
-            raise AgentError(self._failure(f"Agent {self._named()} refused initialize: {exc.message}", "initialize_failed")) from None
+            raise AgentError(self._failure(f"Agent {self._named()} refused initialize: {exc.message}", FailureKind.INITIALIZE_FAILED)) from None
         self.initialized = result if isinstance(result, dict) else {}
         self.capabilities = self.initialized.get("agentCapabilities") or {}
 
@@ -551,10 +439,7 @@ class AgentProcess:
         with trio.move_on_after(self._request_timeout):
             return await peer.request(method, params)
         log.warning("agent %s did not answer %s within %g s", self.name, method, self._request_timeout)
-        error = self._failure(f"Agent {self.name!r} did not answer {method} within {self._request_timeout:g} s", TIMEOUT_KIND)
-        assert isinstance(error.data, dict)
-        error.data["step"] = method
-        raise AgentError(error)
+        raise AgentError(self._failure(f"Agent {self.name!r} did not answer {method} within {self._request_timeout:g} s", FailureKind.AGENT_TIMEOUT, step=method))
 
     @property
     def usable(self) -> bool:
@@ -592,8 +477,8 @@ class AgentProcess:
             return f" (exit code {self._connection.exit_code})"
         return ""
 
-    def _failure(self, message: str, kind: str) -> RpcError:
-        return session_failure(self._redactor.values(message), kind=kind, stderr=self._stderr.lines(self._redactor.free_text), agent=self.name)
+    def _failure(self, message: str, kind: FailureKind, **details: Any) -> Failure:
+        return failure(kind, self._redactor.values(message), agent=self.name, stderr=self._stderr.lines(self._redactor.free_text), **details)
 
     def _scrubbed(self, exc: RpcError) -> RpcError:
         """The agent's error as it is passed on: its message redacted, its data (anything at all) left out."""
@@ -603,12 +488,12 @@ class AgentProcess:
         if not self._sessions:
             return
         if self._broken is not None:
-            error = self._failure(self._unreadable_note(self._broken), PROTOCOL_ERROR)
+            error = self._failure(self._unreadable_note(self._broken), FailureKind.AGENT_PROTOCOL_ERROR)
         else:
-            error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")
+            error = self._failure(f"Agent {self.name!r} exited{self._exit_note()}", FailureKind.AGENT_EXITED)
         for send in self._sessions.values():
             try:
-                send.send_nowait(AgentExited(error))
+                send.send_nowait(AgentGone(error))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
             send.close()
@@ -637,12 +522,12 @@ class AgentProcess:
         try:
             self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, hand_off_edits))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise AgentError(self._failure(f"Agent {self.name!r} is not running", "agent_exited")) from None
+            raise AgentError(self._failure(f"Agent {self.name!r} is not running", FailureKind.AGENT_EXITED)) from None
         with reply:  # closed if the caller gives up (lm/cancel): the session opened is then closed, not kept
             try:
                 outcome = await reply.receive()
             except trio.EndOfChannel:
-                raise AgentError(self._failure(f"Agent {self.name!r} exited{self._exit_note()}", "agent_exited")) from None
+                raise AgentError(self._failure(f"Agent {self.name!r} exited{self._exit_note()}", FailureKind.AGENT_EXITED)) from None
         if isinstance(outcome, AgentError):
             raise outcome
         return outcome
@@ -728,7 +613,7 @@ class AgentProcess:
             # agent's replies go to one route per session, so a second would take the first's.
             if command.must_resume:
                 message = f"Agent {self.name!r} session {command.resume} is already open in another chat; continue it there, or start a new chat"
-                return AgentError(self._failure(message, "session_in_use"))
+                return AgentError(self._failure(message, FailureKind.SESSION_IN_USE))
             log.info("agent %s: session %s is held by another conversation; starting a new one", self.name, command.resume)
         elif command.resume and method is not None:
             # Routed before asking, so the history a loading agent replays reaches the
@@ -740,7 +625,7 @@ class AgentProcess:
             except RpcError as exc:
                 del self._sessions[command.resume]
                 if command.must_resume:
-                    return AgentError(self._failure(f"Agent {self.name!r} could not continue session {command.resume}: {exc.message}", "resume_failed"))
+                    return AgentError(self._failure(f"Agent {self.name!r} could not continue session {command.resume}: {exc.message}", FailureKind.RESUME_FAILED))
                 log.info("agent %s could not resume session %s (%s); starting a new one", self.name, command.resume, exc.message)
             except BaseException:
                 self._sessions.pop(command.resume, None)
@@ -751,18 +636,18 @@ class AgentProcess:
                     command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer, edits_handed_off=handing_off is not None
                 )
         elif command.must_resume:
-            return AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", "resume_failed"))
+            return AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", FailureKind.RESUME_FAILED))
         try:
             result = await self._request(peer, "session/new", acp.new_session_params(command.cwd, command.mcp_servers, meta))
             session_id = result["sessionId"]
             if not isinstance(session_id, str):
                 raise TypeError("sessionId is not a string")
         except RpcError as exc:
-            return AgentError(self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", "session_new_failed"))
+            return AgentError(self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", FailureKind.SESSION_NEW_FAILED))
         except (KeyError, TypeError) as exc:
-            return AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", "session_new_failed"))
+            return AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", FailureKind.SESSION_NEW_FAILED))
         if session_id in self._sessions:
-            return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", "session_new_failed"))
+            return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", FailureKind.SESSION_NEW_FAILED))
         self._sessions[session_id] = command.events
         return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=handing_off is not None)
 
@@ -772,10 +657,10 @@ class AgentProcess:
         try:
             result = await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
         except RpcError as exc:
-            self._deliver(session_id, PromptFailed(self._scrubbed(exc)))
+            self._deliver(session_id, PromptErrored(self._scrubbed(exc)))
             return
         except ConnectionClosed:
-            return  # AgentExited follows
+            return  # AgentGone follows
         finally:
             self.prompts_in_flight -= 1
             self._prompting[session_id] -= 1
@@ -784,7 +669,7 @@ class AgentProcess:
             self.last_active = trio.current_time()
         stop = (result or {}).get("stopReason") if isinstance(result, dict) else None
         usage = result.get("usage") if isinstance(result, dict) and isinstance(result.get("usage"), dict) else None
-        self._deliver(session_id, PromptDone(stop if isinstance(stop, str) else "end_turn", usage))
+        self._deliver(session_id, PromptEnded(stop if isinstance(stop, str) else "end_turn", usage))
 
     async def _call(self, peer: Peer, command: _Call) -> None:
         with command.reply:
@@ -854,7 +739,7 @@ class AgentProcess:
                 return
             size = size * len(kept) // len(updates)
             updates = kept
-        if self._deliver(session_id, Updates(updates, size, window)):
+        if self._deliver(session_id, AgentUpdates(tuple(updates), Receipt(size, window))):
             window.spend(size)
 
     async def _room(self) -> None:
@@ -875,95 +760,11 @@ class AgentProcess:
     async def _on_permission(self, params: Any, id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
             return {"outcome": {"outcome": "cancelled"}}
-        reply_send, reply = trio.open_memory_channel[dict[str, Any]](1)
-        if not self._deliver(str(params.get("sessionId")), PermissionAsked(params, reply_send)):
+        handle, reply = answering()
+        if not self._deliver(str(params.get("sessionId")), PermissionRequested(handle, params)):
             return {"outcome": {"outcome": "cancelled"}}
         try:
             outcome = await reply.receive()
         except trio.EndOfChannel:
             outcome = {"outcome": "cancelled"}
         return {"outcome": outcome}
-
-
-async def _warm_up_mcp() -> None:
-    """Import the MCP SDK in a thread, ahead of need. Only an optimisation: when it cannot
-    run (no thread to be had), the bridge imports the SDK when an agent connects."""
-    try:
-        await trio.to_thread.run_sync(import_mcp, abandon_on_cancel=True)
-    except Exception as exc:  # noqa: BLE001 - a failed warm-up costs time later, nothing else
-        log.warning("could not import the MCP SDK ahead of time: %s", exc)
-
-
-@attrs.define(eq=False)
-class AgentPool:
-    """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
-
-    _nursery: trio.Nursery
-    _cwd: str = attrs.field(kw_only=True)
-    _connector: Connector = attrs.field(kw_only=True)
-    _idle: float = attrs.field(default=Settings().agent_idle, kw_only=True)
-    _request_timeout: float = attrs.field(default=Settings().agent_timeout, kw_only=True)  # for requests but prompts
-    _recorder: Recorder | None = attrs.field(default=None, kw_only=True)
-    secrets: Redactor = attrs.field(factory=Redactor, kw_only=True)  # every agent's env values (protocol/redact.py)
-    started: int = attrs.field(default=0, init=False)  # agent processes started so far
-    _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
-    _locks: collections.defaultdict[str, trio.Lock] = attrs.field(factory=lambda: collections.defaultdict(trio.Lock), init=False)
-    _warmed: bool = attrs.field(default=False, init=False)
-    spares: Spares | None = attrs.field(default=None, init=False)  # sessions made ahead for prepared agents (actors/warm.py)
-    catalog: AgentCatalog | None = attrs.field(default=None, init=False)  # what agents offer and cost, learned from their sessions
-
-    async def open_session(
-        self,
-        agent: Agent,
-        cwd: str | None,
-        mcp_servers: list[dict[str, Any]],
-        events: trio.MemorySendChannel[Any],
-        resume: str | None = None,
-        must_resume: bool = False,
-        hand_off_edits: bool = False,
-    ) -> AgentSession:
-        """A new ACP session with `agent` (started if need be); its events go to `events`."""
-        process = await self.start(agent, cwd)
-        return await process.new_session(os.path.abspath(cwd or self._cwd), mcp_servers, events, resume, must_resume, hand_off_edits)
-
-    async def start(self, agent: Agent, cwd: str | None) -> AgentProcess:
-        """The running process of `agent`, started (and initialized) if need be."""
-        key = agent_key(agent)
-        async with self._locks[key]:
-            process = self._agents.get(key)
-            if process is None or not process.usable:
-                if isinstance(agent, ProcessAgent) and not self._warmed:
-                    # Real agents connect to the tool bridge at once; have the MCP SDK ready.
-                    self._warmed = True
-                    self._nursery.start_soon(_warm_up_mcp)
-                process = AgentProcess(
-                    agent, cwd=cwd or self._cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout
-                )
-                await self._nursery.start(process.run)  # raises AgentError if it cannot start
-                if not self._agents:
-                    self._nursery.start_soon(self._stop_idle_agents)
-                self._agents[key] = process
-                self.started += 1
-        return process
-
-    async def _stop_idle_agents(self) -> None:
-        """Stop agents no session has used for `idle` seconds; runs while any agent does."""
-        while self._agents:
-            await trio.sleep(max(self._idle / 4, 0.01))
-            now = trio.current_time()
-            for key, process in list(self._agents.items()):
-                if process.exited.is_set():
-                    del self._agents[key]
-                elif process.prompts_in_flight == 0 and now - process.last_active >= self._idle:
-                    log.info("stopping agent %s: unused for %.0f s", process.name, now - process.last_active)
-                    del self._agents[key]
-                    process.stop()
-
-    async def shutdown(self) -> None:
-        """Stop every agent gracefully (bounded) and wait for them."""
-        agents = list(self._agents.values())
-        self._agents.clear()
-        for process in agents:
-            process.stop()
-        for process in agents:
-            await process.exited.wait()

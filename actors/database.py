@@ -24,6 +24,8 @@ from typing import Any
 
 import trio
 
+from actors.private import private_file, private_folder
+
 log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT = 0.2  # seconds a statement waits for another process's lock before it fails
@@ -89,3 +91,16 @@ class Database:
                     self._db.execute(sql, params)
             except sqlite3.Error as exc:
                 log.warning("could not remember %s: %s", self._what, exc)
+
+
+def open_store(path: Path | str, setup: Callable[[sqlite3.Connection], None], what: str, *, unable: str) -> Database | None:
+    """The store at `path` (its folder made 0700, the file 0600), or None when it cannot be
+    opened, logged as `unable` (what the backend then does without): a locked or broken store
+    costs what it would keep, never the backend."""
+    try:
+        private_folder(Path(path).parent, tighten=True)
+        private_file(path)
+        return Database(path, setup, what)
+    except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: no thread to be had
+        log.warning("%s: %s", unable, exc)
+        return None

@@ -62,6 +62,21 @@ class Window:
             await self._room.wait()
 
 
+class Receipt:
+    """What a batch of an agent's updates counts in its session's window (`protocol/turn.py`'s
+    `AgentUpdates.receipt`): given back once the Session took the batch off its channel, so the
+    agent's reader may read on."""
+
+    __slots__ = ("size", "window")
+
+    def __init__(self, size: int, window: Window) -> None:
+        self.size = size
+        self.window = window
+
+    def taken(self) -> None:
+        self.window.refund(self.size)
+
+
 def part_cost(part: Part) -> int:
     """What a part counts in a reply window: its text. Tool calls and markers are few and
     small (a flood is text), and counting them would cost more than it bounds."""

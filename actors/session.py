@@ -1,6 +1,6 @@
 """The Session actor: one per conversation, one ACP session.
 
-A thin trio loop around the conversation's `TurnMachine` (`actors/turn.py`), which decides
+A thin trio loop around the conversation's `TurnMachine` (`protocol/turn.py`), which decides
 everything a turn does: the loop waits for what the machine wants (the next turn from
 History's mailbox, the agent's next event, the prompt prepared), feeds it in, and carries
 out the effects that come back (parts and the end of a response to History, answers to the
@@ -23,19 +23,9 @@ from functools import partial
 import attrs
 import trio
 
-from actors.agent_process import (
-    AgentError,
-    AgentEvent,
-    AgentExited,
-    AgentPool,
-    AgentSession,
-    PermissionAsked,
-    PromptDone,
-    PromptFailed,
-    Updates,
-    agent_key,
-)
-from actors.agent_options import (
+from actors.agent_process import AgentSession, agent_key
+from actors.agent_pool import AgentPool
+from protocol.agent_options import (
     MODE,
     Choice,
     TurnUsage,
@@ -52,15 +42,17 @@ from actors.agent_options import (
     updated,
 )
 from actors.session_store import SessionStore
-from actors.settings import Settings
-from actors.flow import Window, part_cost
+from protocol.settings import Settings
+from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
-from actors.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn, session_failure
-from actors.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
-from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
-from actors.tool_policy import bridged_tools, hands_off_edits
-from actors.turn import (
-    AgentGone,
+from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
+from protocol.failures import AgentError, Failure, FailureKind, failure
+from protocol.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
+from actors.agent_catalog import AgentCatalog
+from actors.tool_bridge import BridgeListener, ToolBridge
+from actors.warm import Spares
+from protocol.tool_policy import bridged_tools, hands_off_edits
+from protocol.turn import (
     AgentUpdates,
     Answer,
     CancelPrompt,
@@ -72,32 +64,46 @@ from actors.turn import (
     Fail,
     ForgetToolCalls,
     MailboxClosed,
-    PermissionRequested,
     Prepared,
     PrepareFailed,
-    PromptEnded,
-    PromptErrored,
     ReportUsage,
     SendPrompt,
     SetTimer,
     ShowUpdates,
     State,
     TimedOut,
-    ToolRequested,
     TurnArrived,
     TurnCancelled,
     TurnMachine,
     UseTools,
     Want,
 )
-from actors.turn import Event as TurnEvent
-from protocol.jsonrpc import REQUEST_CANCELLED, RpcError
-from protocol.transcript import Recorder
+from protocol.turn import AgentEvent
+from protocol.turn import Event as TurnEvent
+from protocol.jsonrpc import RpcError
+from actors.transcript import Recorder
 from protocol.lm import Agent, Part, TextPart, ToolCallPart
 
 log = logging.getLogger(__name__)
 
-Event = AgentEvent | ToolCalled
+
+@attrs.frozen
+class Delivery:
+    """A turn as History hands it to its Session: the turn (plain data, what the turn machine
+    sees) and beside it what only the trio loop holds."""
+
+    turn: Turn
+    # History cancels it on lm/cancel, or when a newer turn supersedes this one.
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    cancelled: trio.Event = attrs.field(factory=trio.Event)  # set with `scope`: for waits outside it
+    # The text on its way to VS Code and not yet written: the Session waits while it is full
+    # (`actors/flow.py`); the request's writer gives back what it wrote.
+    window: Window = attrs.field(factory=lambda: Window(REPLY_WINDOW))
+
+    def cancel(self) -> None:
+        """Cancel the turn (lm/cancel, a newer request, shutdown): its scope, and whatever waits on `cancelled`."""
+        self.scope.cancel()
+        self.cancelled.set()
 
 
 @attrs.frozen
@@ -115,7 +121,7 @@ class SessionActor:
         conversation: str,
         agent: Agent,
         pool: AgentPool,
-        mailbox: trio.MemoryReceiveChannel[Turn],
+        mailbox: trio.MemoryReceiveChannel[Delivery],
         outbox: trio.MemorySendChannel[SessionEvent],
         *,
         after: trio.Event | None = None,
@@ -123,7 +129,11 @@ class SessionActor:
         settings: Settings,
         recorder: Recorder | None = None,
         store: SessionStore | None = None,
+        spares: Spares | None = None,
+        catalog: AgentCatalog | None = None,
     ) -> None:
+        """`spares`: sessions made ahead for prepared agents (`actors/warm.py`), taken by a new
+        conversation; `catalog`: what agents offer and cost, learned from this session."""
         self.conversation = conversation
         self.agent = agent
         self._pool = pool
@@ -134,7 +144,9 @@ class SessionActor:
         self._settings = settings
         self._recorder = recorder
         self._store = store
-        self._events_send, self._events = trio.open_memory_channel[Event](math.inf)
+        self._spares = spares
+        self._catalog = catalog
+        self._events_send, self._events = trio.open_memory_channel[AgentEvent](math.inf)
         self._deadline = math.inf  # when the machine's timer (SetTimer) runs out
         self._tracker = ToolCallTracker(conversation)
         self._visible: int | None = None  # the turn whose response has a text or tool-call part
@@ -145,50 +157,58 @@ class SessionActor:
         self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
         self._meter = UsageMeter()
         self._window: tuple[int, Window] | None = None  # the newest turn's window: its parts are counted there
+        self._delivered: dict[int, Delivery] = {}  # turn number → its delivery, while the machine may hold it
         self._usage: TurnUsage | None = None  # the ended prompt's, for the response it completes
 
     async def run(self) -> None:
         if self._after is not None:
             await self._after.wait()  # it closes its agent session first: ours may load that one
         try:
-            first = await self._mailbox.receive()
+            delivery = await self._mailbox.receive()
         except trio.EndOfChannel:
             return
+        first = delivery.turn
         resume = await self._resume(first)
         # Whether the agent's own editing goes, for this session's life, in favour of VS Code's
         # edit tools: decided by the first turn (docs/DESIGN.md, "Tool bridge").
         hand_off = hands_off_edits(first.tools, first.bridged)
         # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
-        spares = self._pool.spares
-        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, hand_off) if spares and not resume else None
+        spares = self._spares
+        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, hand_off) if spares is not None and not resume else None
         if spare is not None:
             self._events_send, self._events = spare.events_send, spare.events
-        bridge = spare.bridge if spare else ToolBridge(self._events_send, self._bridges, recorder=self._recorder)
-        async with trio.open_nursery() as nursery:
-            try:
-                if spare is not None:
-                    session = spare.session
-                else:
-                    cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
-                    # The agent connects to the bridge during session/new: it lists the first
-                    # turn's tools as they will be, whether its own editing goes or stays.
-                    handed_off = hand_off and (await self._pool.start(self.agent, cwd)).own_edits is not None
-                    await nursery.start(bridge.run, bridged_tools(first.tools, first.bridged, handed_off))  # raises AgentError when it cannot listen
-                    opening = partial(self._pool.open_session, self.agent, cwd, [bridge.entry()], self._events_send, resumed, named, hand_off)
-                    session = await self._opened(first, opening)
-            except AgentError as exc:
-                self._fail(first.number, exc.error, retire=True)
+        bridge = spare.bridge if spare is not None else None
+        try:
+            if spare is not None:
+                session = spare.session
             else:
-                if self._store is not None:
-                    self._store.save(self.conversation, agent_key(self.agent), session.id, os.path.abspath(first.cwd or os.getcwd()))
-                self._take_choices(session)
-                try:
-                    await self._serve(first, session, bridge)
-                finally:
-                    session.close()
-            bridge.close()
+                cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
+                # The agent connects to the bridge during session/new: it lists the first
+                # turn's tools as they will be, whether its own editing goes or stays.
+                process = await self._pool.start(self.agent, cwd)
+                handed_off = hand_off and process.own_edits is not None
+                tools = bridged_tools(first.tools, first.bridged, handed_off)
+                bridge = await self._bridges.open(self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
+                folder = os.path.abspath(cwd or self._pool.cwd)
+                opening = partial(process.new_session, folder, [bridge.entry()], self._events_send, resumed, named, hand_off)
+                session = await self._opened(delivery, opening)
+        except AgentError as exc:
+            self._fail(first.number, exc.error, retire=True)
+        else:
+            if self._store is not None:
+                self._store.save(self.conversation, agent_key(self.agent), session.id, os.path.abspath(first.cwd or os.getcwd()))
+            self._take_choices(session)
+            try:
+                await self._serve(delivery, session, bridge)
+            finally:
+                session.close()
+        finally:
+            # The bridge is this conversation's, however it began: it ends with it.
+            if bridge is not None:
+                bridge.close()
+                await bridge.ended.wait()
 
-    async def _opened(self, first: Turn, opening: Callable[[], Awaitable[AgentSession]]) -> AgentSession:
+    async def _opened(self, first: Delivery, opening: Callable[[], Awaitable[AgentSession]]) -> AgentSession:
         """The session `opening` opens, unless the first turn is cancelled first (lm/cancel of a
         turn whose agent is slow to open it): then the conversation is over (AgentError, which
         retires it and its bridge; the request was answered -32800 already), and a session the
@@ -211,7 +231,7 @@ class SessionActor:
             racing.start_soon(open_it)
             racing.start_soon(give_up)
         if session is None:
-            raise AgentError(RpcError(REQUEST_CANCELLED, "Request cancelled"))
+            raise AgentError(failure(FailureKind.CANCELLED, "Request cancelled"))
         if isinstance(session, AgentError):
             raise session
         return session
@@ -224,35 +244,36 @@ class SessionActor:
         if found is not None:
             session_id, cwd = found
             return Resume(session_id, cwd, named=False)
-        catalog = self._pool.catalog
+        catalog = self._catalog
         named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None else None
         if named is not None:
             session_id, cwd = named
             return Resume(session_id, cwd, named=True)
         return None
 
-    async def _serve(self, first: Turn, session: AgentSession, bridge: ToolBridge) -> None:
+    async def _serve(self, first: Delivery, session: AgentSession, bridge: ToolBridge) -> None:
         """The loop: wait for what the machine wants, feed it, carry out its effects."""
         machine = TurnMachine(cancel_timeout=self._settings.cancel_timeout)
         if session.loaded:
             # `session/load` replays the conversation as updates; the user has seen it.
             for event in queued(self._events):
-                if not isinstance(event, Updates):
-                    self._carry_out(machine.handle(self._translate(event)), session, bridge)
+                if not isinstance(event, AgentUpdates):
+                    self._carry_out(machine.handle(event), session, bridge)
                 else:
-                    event.taken()
+                    _taken(event)
         self._carry_out(machine.handle(self._arrived(first, session)), session, bridge)
         while machine.wants is not Want.NOTHING:
             turn = machine.current
             if turn is None:
                 await self._step(machine, session, bridge)
                 continue
-            with turn.scope:  # History cancels it on lm/cancel, or when a newer turn supersedes it
+            delivery = self._delivered[turn.number]
+            with delivery.scope:  # History cancels it on lm/cancel, or when a newer turn supersedes it
                 while machine.current is turn:
                     if machine.wants is Want.EVENT:
                         # Backpressure: while VS Code has not read what this turn already said,
                         # the agent's next events wait (and then the agent: `actors/flow.py`).
-                        await turn.window.room()
+                        await delivery.window.room()
                     await self._step(machine, session, bridge)
             if machine.current is turn:
                 self._carry_out(machine.handle(TurnCancelled(turn.number)), session, bridge)
@@ -267,7 +288,7 @@ class SessionActor:
                     events = [MailboxClosed()]
             case Want.PREPARED:
                 # What the agent said meanwhile goes first: an agent that exited gives the turn back.
-                waiting = [self._translate(event) for event in queued(self._events)]
+                waiting: list[TurnEvent] = [_taken(event) for event in queued(self._events)]
                 turn = machine.current
                 assert turn is not None
                 events = waiting or [await self._prepare(turn, session, bridge)]
@@ -278,8 +299,10 @@ class SessionActor:
         for event in events:
             self._carry_out(machine.handle(event), session, bridge)
 
-    def _arrived(self, turn: Turn, session: AgentSession) -> TurnArrived:
-        self._window = (turn.number, turn.window)
+    def _arrived(self, delivery: Delivery, session: AgentSession) -> TurnArrived:
+        turn = delivery.turn
+        self._window = (turn.number, delivery.window)
+        self._delivered = {turn.number: delivery}  # an older turn is answered: the machine holds only this one
         return TurnArrived(self._as_sent(turn, session))
 
     def _as_sent(self, turn: Turn, session: AgentSession) -> Turn:
@@ -291,13 +314,13 @@ class SessionActor:
 
     def _take_choices(self, session: AgentSession) -> None:
         self._choices = read_choices(session.answer)
-        if self._pool.catalog is not None and not session.loaded:
-            self._pool.catalog.learn_choices(agent_key(self.agent), self._choices)
+        if self._catalog is not None and not session.loaded:
+            self._catalog.learn_choices(agent_key(self.agent), self._choices)
         mode = find(self._choices, MODE)
         if mode is not None and isinstance(mode.current, str) and bypasses_permissions(Value(mode.current, mode.label(mode.current))):
             log.warning("agent %s starts its sessions in mode %r: it acts without asking permission", session.agent_name, mode.label(mode.current))
 
-    async def _apply_options(self, turn: Turn, session: AgentSession) -> RpcError | None:
+    async def _apply_options(self, turn: Turn, session: AgentSession) -> Failure | None:
         """Set what the turn wants of the agent's options, where it changed, before prompting
         (the model first); options an earlier turn set and this one no longer names go back to
         what they were (`agent_options.pending_options`).
@@ -334,10 +357,10 @@ class SessionActor:
                 self._applied.pop(key, None)  # set back
         return None
 
-    def _option_problem(self, key: str, value: str | bool, problem: str) -> RpcError | None:
+    def _option_problem(self, key: str, value: str | bool, problem: str) -> Failure | None:
         """The turn's failure for the model the user picked; any other option is logged (once)."""
         if is_model_key(key):
-            return session_failure(f"Cannot use this model: {problem}", kind="option_refused", option=key)
+            return failure(FailureKind.OPTION_REFUSED, f"Cannot use this model: {problem}", option=key)
         if (key, value) not in self._warned:
             self._warned.add((key, value))
             log.warning("option %s=%r not set: %s", key, value, problem)
@@ -421,7 +444,7 @@ class SessionActor:
             self._window[1].spend(part_cost(part))
         self._send(turn, PartEvent(part))
 
-    def _fail(self, turn: int | None, error: RpcError, *, retire: bool) -> None:
+    def _fail(self, turn: int | None, error: Failure, *, retire: bool) -> None:
         self._send(turn, FailedEvent(error, retire))
 
     def _report_usage(self, model_id: str, session: AgentSession, prompt_usage: dict | None) -> TurnUsage:
@@ -430,8 +453,8 @@ class SessionActor:
         usage = self._meter.finish(prompt_usage)
         if usage.reported:
             log.info("agent %s, conversation %s, turn usage: %s", session.agent_name, self.conversation[:8], usage.describe())
-        if self._pool.catalog is not None:
-            self._pool.catalog.learn_usage(agent_key(self.agent), model_id, usage)
+        if self._catalog is not None:
+            self._catalog.learn_usage(agent_key(self.agent), model_id, usage)
         return usage
 
     def _observe(self, updates: Sequence[dict]) -> list[Part]:
@@ -452,7 +475,7 @@ class SessionActor:
         """The next event, or the timer running out. Updates already queued behind an update
         come with it, so their parts go out merged."""
         if self._deadline == math.inf:
-            event: Event | None = await self._events.receive()  # no cancel scope per event: this is the hot path
+            event: AgentEvent | None = await self._events.receive()  # no cancel scope per event: this is the hot path
         else:
             event = None
             with trio.move_on_at(self._deadline):
@@ -460,32 +483,21 @@ class SessionActor:
             if event is None:
                 self._deadline = math.inf
                 return [TimedOut()]
-        if not isinstance(event, Updates):
-            return [self._translate(event)]
-        event.taken()
+        if not isinstance(event, AgentUpdates):
+            return [event]
+        _taken(event)
         updates = list(event.updates)
         for more in queued(self._events):
-            if not isinstance(more, Updates):
-                return [AgentUpdates(tuple(updates)), self._translate(more)]
-            more.taken()
+            if not isinstance(more, AgentUpdates):
+                return [AgentUpdates(tuple(updates)), more]
+            _taken(more)
             updates += more.updates  # bounded: what is queued is within the events window
         return [AgentUpdates(tuple(updates))]
 
-    @staticmethod
-    def _translate(event: Event) -> TurnEvent:
-        """An agent's (or the bridge's) event as the machine knows it; the event itself answers."""
-        match event:
-            case Updates(updates=updates):
-                event.taken()
-                return AgentUpdates(tuple(updates))
-            case PermissionAsked(params=params):
-                return PermissionRequested(event, params)
-            case ToolCalled(name=name, arguments=arguments):
-                return ToolRequested(event, name, arguments)
-            case PromptDone(stop_reason=stop_reason, usage=usage):
-                return PromptEnded(stop_reason, usage)
-            case PromptFailed(error=error):
-                return PromptErrored(error)
-            case AgentExited(error=error):
-                return AgentGone(error)
-        raise TypeError(f"not an agent event: {event!r}")
+
+def _taken(event: AgentEvent) -> AgentEvent:
+    """The event as the Session took it off its channel: updates give back what they counted in
+    the agent's window (`actors/flow.py`), so its reader may read on."""
+    if isinstance(event, AgentUpdates) and event.receipt is not None:
+        event.receipt.taken()
+    return event

@@ -22,8 +22,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from actors.database import Database
-from protocol.private import private_file, private_folder
+from actors.database import Database, open_store
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +44,7 @@ class SessionStore:
         hashing candidate definitions."""
         self._key = key
         self._db: Database | None = None
-        try:
-            private_folder(Path(path).parent, tighten=True)
-            private_file(path)
-            self._db = Database(path, self._setup, "an agent session")
-        except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: no thread to be had
-            log.warning("not remembering agent sessions: %s", exc)
+        self._db = open_store(path, self._setup, "an agent session", unable="not remembering agent sessions")
 
     def _setup(self, db: sqlite3.Connection) -> None:
         db.execute("pragma secure_delete = on")  # what is replaced or deleted is overwritten

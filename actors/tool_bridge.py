@@ -8,7 +8,7 @@ conversation: a listening socket per conversation would cost a file descriptor e
 thousands of conversations would exhaust the process's limit. The listener reads the token line and hands the connection to the bridge
 the token belongs to, which serves it in its own nursery, so a conversation's connections
 end with it. The MCP side is the SDK's low-level `Server` with its handlers registered
-explicitly. A `tools/call` becomes a `ToolCalled` event on the Session's channel; the
+explicitly. A `tools/call` becomes a `ToolRequested` event (the turn machine's own) on the Session's channel; the
 Session answers it with VS Code's tool result (or an error) once VS Code has run the tool.
 """
 
@@ -28,13 +28,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from actors.mailbox import queued
-from actors.messages import AgentError, resource_failure, session_failure
-from actors.tool_schema import listable
-from protocol.jsonrpc import LineSplitter, Overlong, Tracer
-from protocol.transcript import Recorder
+from actors.mailbox import answering, queued
+from protocol.failures import AgentError, FailureKind, failure, resource_failure
+from protocol.tool_schema import listable
+from protocol.jsonrpc import LineSplitter, Overlong
+from actors.peer import Tracer
+from actors.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
-from protocol.version import version
+from protocol.turn import ToolRequested
+from actors.version import version
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -78,21 +80,6 @@ def import_mcp() -> None:
     """Import the SDK (about 0.9 s). Run it in a thread, never on the event loop."""
     import mcp.server.lowlevel  # noqa: F401
     import mcp.server.subscriptions  # noqa: F401
-
-
-@attrs.frozen
-class ToolCalled:
-    """The agent called a VS Code tool; `answer` with VS Code's result, or a string error."""
-
-    name: str
-    arguments: dict[str, Any] | None
-    reply: trio.MemorySendChannel[ToolResultPart | str] = attrs.field(eq=False)
-
-    def answer(self, outcome: ToolResultPart | str) -> None:
-        try:
-            self.reply.send_nowait(outcome)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
-            pass  # the agent gave up on the call
 
 
 @attrs.define(eq=False)
@@ -153,11 +140,23 @@ class BridgeListener:
                 try:
                     [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
                 except OSError as exc:
-                    failure = resource_failure("open the tool bridge's listener", exc)
-                    raise AgentError(failure or session_failure(f"Cannot open the tool bridge's listener: {exc}", kind="bridge_failed")) from None
+                    exhausted = resource_failure("open the tool bridge's listener", exc)
+                    raise AgentError(exhausted or failure(FailureKind.BRIDGE_FAILED, f"Cannot open the tool bridge's listener: {exc}")) from None
                 self._port = listener.socket.getsockname()[1]
                 self._nursery.start_soon(self._accept, listener, name="vscode_tools listener")
         return self._port
+
+    async def open(self, events: trio.MemorySendChannel[Any], tools: tuple[Tool, ...], *, recorder: Recorder | None = None) -> ToolBridge:
+        """A conversation's bridge, offering `tools`, its `tools/call`s sent to `events`.
+
+        It runs in the listener's nursery: every bridge has this one owner, whichever way its
+        conversation began (its Session made it, or it came with a spare session made ahead,
+        `actors/warm.py`); whoever holds it closes it. Raises AgentError when the listener
+        cannot be opened.
+        """
+        bridge = ToolBridge(events, self, recorder=recorder)
+        await self._nursery.start(bridge.run, tools)
+        return bridge
 
     def register(self, token: str, inbox: trio.MemorySendChannel[Handoff]) -> None:
         self._bridges[_token_key(token)] = inbox
@@ -222,7 +221,7 @@ class ToolBridge:
             recorder.secret(self.token)
         self.port: int | None = None
         self._tools: tuple[Tool, ...] = ()
-        self._listed: list[dict[str, Any]] = []  # self._tools as MCP lists them (actors/tool_schema.py)
+        self._listed: list[dict[str, Any]] = []  # self._tools as MCP lists them (protocol/tool_schema.py)
         self._changes = 0  # tool-list changes so far
         self._told = 0  # the last change every connected client was told of
         self._told_event = trio.Event()
@@ -230,6 +229,7 @@ class ToolBridge:
         self._updates_send, self._updates = trio.open_memory_channel[int](math.inf)
         self._mcp_server: Server[Any] | None = None
         self._server_lock = trio.Lock()
+        self.ended = trio.Event()  # set once `run` has returned: its connections are closed
 
     # The Session's side --------------------------------------------------------------------
 
@@ -317,6 +317,7 @@ class ToolBridge:
             for stream, _ in queued(inbox):
                 stream.socket.close()
             inbox.close()
+            self.ended.set()
 
     async def _take_connections(self, inbox: trio.MemoryReceiveChannel[Handoff], nursery: trio.Nursery) -> None:
         async for stream, rest in inbox:
@@ -338,8 +339,8 @@ class ToolBridge:
         async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
             if params.name not in self.tool_names():
                 return types.CallToolResult(content=[types.TextContent(type="text", text=f"tool '{params.name}' not found")], is_error=True)
-            reply_send, reply = trio.open_memory_channel[ToolResultPart | str](1)
-            await self._events.send(ToolCalled(params.name, params.arguments, reply_send))
+            handle, reply = answering()  # VS Code's result, or a string error
+            await self._events.send(ToolRequested(handle, params.name, params.arguments))
             try:
                 outcome = await reply.receive()
             except trio.EndOfChannel:

@@ -20,12 +20,14 @@ from typing import Any
 import attrs
 import trio
 
-from actors.agent_options import read_choices
-from actors.agent_process import AgentError, AgentPool, AgentProcess, AgentSession, agent_key, agent_label
+from protocol.agent_options import read_choices
+from actors.agent_process import AgentError, AgentProcess, AgentSession, agent_key, agent_label
+from actors.agent_pool import AgentPool
+from actors.agent_catalog import AgentCatalog
 from actors.tool_bridge import BridgeListener, ToolBridge
-from actors.tool_policy import bridged_tools
+from protocol.tool_policy import bridged_tools
 from protocol.lm import Agent, BridgedTools, Tool
-from protocol.transcript import Recorder
+from actors.transcript import Recorder
 
 log = logging.getLogger(__name__)
 
@@ -49,14 +51,25 @@ class Spare:
 
 
 class Spares:
-    """One spare session per prepared (agent, folder); the bridges run in the pool's nursery."""
+    """One spare session per prepared (agent, folder); the spares are made in `nursery`, and
+    their bridges run where every bridge does, in the listener's (`BridgeListener.open`)."""
 
-    def __init__(self, pool: AgentPool, nursery: trio.Nursery, bridges: BridgeListener, *, cwd: str, recorder: Recorder | None = None) -> None:
+    def __init__(
+        self,
+        pool: AgentPool,
+        nursery: trio.Nursery,
+        bridges: BridgeListener,
+        *,
+        cwd: str,
+        recorder: Recorder | None = None,
+        catalog: AgentCatalog | None = None,
+    ) -> None:
         self._pool = pool
         self._nursery = nursery
         self._bridges = bridges
         self._cwd = cwd
         self._recorder = recorder
+        self._catalog = catalog  # what agents offer: a spare's models are offered once it is made
         self._kept: dict[_Key, Agent] = {}
         self._ready: dict[_Key, Spare] = {}
         self._making: dict[_Key, trio.Event] = {}
@@ -65,7 +78,6 @@ class Spares:
         # editing to VS Code, per agent: the next spare is made the same way.
         self._tools: dict[str, tuple[tuple[Tool, ...], BridgedTools, bool]] = {}
         self._owed: set[_Key] = set()  # spares taken, made again once the request that took them ends
-        pool.spares = self
 
     def _key(self, agent: Agent, cwd: str | None) -> _Key:
         return agent_key(agent), os.path.abspath(cwd or self._cwd)
@@ -135,21 +147,22 @@ class Spares:
         # Before any conversation: as Copilot's Agent mode, the chat view's default, would have it.
         tools, bridged, hand_off = self._tools.get(key[0], ((), BridgedTools(), True))
         events_send, events = trio.open_memory_channel[Any](math.inf)
-        bridge = ToolBridge(events_send, self._bridges, recorder=self._recorder)
+        bridge: ToolBridge | None = None
         try:
             process = await self._pool.start(agent, cwd)
             handed_off = hand_off and process.own_edits is not None
-            await self._nursery.start(bridge.run, bridged_tools(tools, bridged, handed_off))
+            bridge = await self._bridges.open(events_send, bridged_tools(tools, bridged, handed_off), recorder=self._recorder)
             session = await process.new_session(cwd, [bridge.entry()], events_send, hand_off_edits=hand_off)
         except AgentError as exc:
-            bridge.close()
+            if bridge is not None:
+                bridge.close()
             events_send.close()
             self._failed[key] = exc
             log.info("no spare session for %s: %s", agent_label(agent), exc.error.message)
             return
         self._failed.pop(key, None)
-        if self._pool.catalog is not None:  # its models are offered from now on, not after its first chat
-            self._pool.catalog.learn_choices(key[0], read_choices(session.answer))
+        if self._catalog is not None:  # its models are offered from now on, not after its first chat
+            self._catalog.learn_choices(key[0], read_choices(session.answer))
         self._ready[key] = Spare(process, session, bridge, events_send, events)
         log.debug("spare session %s ready for %s", session.id, session.agent_name)
 

@@ -33,8 +33,9 @@ from typing import Any
 
 import trio
 
+from actors.version import version
 from protocol import acp
-from protocol.jsonrpc import Peer
+from actors.peer import Peer
 from symposium.client import BackendClient, process_agent, user
 from tests.claude import PACKAGE, VERSION, claude_env, installed_claude
 from tests.fake_anthropic import FakeAnthropic, reply, text
@@ -142,7 +143,7 @@ async def _alone(node: str, entry: str, api: FakeAnthropic, env: dict[str, str],
             peer.on_request("session/request_permission", permission)
             nursery.start_soon(peer.serve)
             with trio.fail_after(GUARD):
-                await peer.request("initialize", acp.initialize_params())
+                await peer.request("initialize", acp.initialize_params(version()))
             for run in range(WARM_SAMPLES):
                 with trio.fail_after(GUARD):
                     session_id = (await peer.request("session/new", acp.new_session_params(str(cwd), [])))["sessionId"]

@@ -1,6 +1,6 @@
 """Matching: the cost of one more request as conversations pile up (History's own work).
 
-Each request goes through History's own transitions (`actors.history.Conversations`): read
+Each request goes through History's own transitions (`protocol.conversations.Conversations`): read
 (the messages it shares with its conversation's previous request are reused, the rest parsed
 and hashed), matched against every conversation by its prefixes' digests, its turn begun and
 the conversation re-indexed, then a reply recorded. No markers: the content decides, which is
@@ -13,7 +13,7 @@ import statistics
 import time
 from typing import Any
 
-from actors.history import Conversations, Route
+from protocol.conversations import Conversations, Route
 from protocol.lm import ChatParams, TextPart
 
 LENGTH = 200

@@ -41,7 +41,7 @@ import trio
 from bench.conversations import open_fds, rss_mb
 from bench.flood_agent import bulk_chunks
 from bench.streaming import AGENT_PATH, wait_idle
-from protocol.jsonrpc import Peer
+from actors.peer import Peer
 from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
 

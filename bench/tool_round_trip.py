@@ -22,7 +22,7 @@ from typing import Any
 
 import trio
 
-from actors.turn import GATHER_WINDOW
+from protocol.turn import GATHER_WINDOW
 from bench.streaming import wait_idle
 from protocol.lm import METHOD_COMPLETE
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.version import version
-
 PROTOCOL_VERSION = 1
 
 CLIENT_INFO = {"name": "symposium", "title": "Symposium (VS Code LM bridge)"}
@@ -18,12 +16,13 @@ CLIENT_INFO = {"name": "symposium", "title": "Symposium (VS Code LM bridge)"}
 CANCELLED_OUTCOME: dict[str, Any] = {"outcome": "cancelled"}
 
 
-def initialize_params() -> dict[str, Any]:
+def initialize_params(version: str) -> dict[str, Any]:
+    """`version`: ours (`actors/version.py` reads it from the package's metadata)."""
     # No fs/terminal capabilities: we do not implement them, so agents must not call them.
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
-        "clientInfo": {**CLIENT_INFO, "version": version()},
+        "clientInfo": {**CLIENT_INFO, "version": version},
     }
 
 

@@ -286,7 +286,7 @@ converter.register_unstructure_hook(AgentOptions, lambda o: dict(o.items))
 @attrs.frozen
 class BridgedTools:
     """Which of the consumer's tools agents get (the `symposium.bridgedTools` setting; the
-    decision is `actors/tool_policy.py`'s): `"default"`, `"all"`, or a list of tool names."""
+    decision is `protocol/tool_policy.py`'s): `"default"`, `"all"`, or a list of tool names."""
 
     choice: Literal["default", "all", "list"] = "default"
     names: tuple[str, ...] = ()
@@ -307,7 +307,7 @@ converter.register_unstructure_hook(BridgedTools, lambda b: list(b.names) if b.c
 @attrs.frozen
 class ChatParams:
     model_id: str
-    # The messages as JSON values: History reads them (`actors/reading.py`), reusing what it
+    # The messages as JSON values: History reads them (`protocol/reading.py`), reusing what it
     # read of the conversation's previous request, so only new messages cost a parse.
     messages: tuple[Any, ...]
     agent: Agent = ElizaAgent()
@@ -368,7 +368,7 @@ class CancelParams:
 # The edit tools Copilot offers our models (`capabilities.editToolsHint`): `find-replace` and
 # `multi-find-replace` select replace_string_in_file and multi_replace_string_in_file, the
 # tools closest to Claude Code's own Edit and MultiEdit, which they stand in for when the
-# agent's editing is handed to VS Code (actors/tool_policy.py).
+# agent's editing is handed to VS Code (protocol/tool_policy.py).
 EDIT_TOOLS_HINT = ("find-replace", "multi-find-replace")
 
 

@@ -90,7 +90,7 @@ def _make_converter() -> cattrs.Converter:
             raise WireError("", f"expected an array, got {_describe(value)}")
         (item_type, _) = cl.__args__
         if item_type is Any:
-            return tuple(value)  # JSON values, read later (chat messages: `actors/reading.py`)
+            return tuple(value)  # JSON values, read later (chat messages: `protocol/reading.py`)
         items = []
         for index, item in enumerate(value):
             try:

@@ -1,1 +1,1 @@
-"""Symposium: ACP agents as VS Code language models (its version: `protocol.version.version()`)."""
+"""Symposium: ACP agents as VS Code language models (its version: `actors.version.version()`)."""

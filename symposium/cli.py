@@ -9,18 +9,32 @@ import gc
 import logging
 import math
 import os
+import resource
 import signal
 import sys
 from collections.abc import Awaitable, Callable
 
 import trio
 
-from actors.settings import MAX_CONVERSATIONS, Settings, default_max_conversations
+from protocol.settings import MAX_CONVERSATIONS, Settings
 
-DEFAULTS = Settings()  # the one place the backend's defaults are written is actors/settings.py
+DEFAULTS = Settings()  # the one place the backend's defaults are written is protocol/settings.py
 
 
 PIPE_SIZE = 1 << 20  # Linux's default ceiling for an unprivileged process
+
+
+def default_max_conversations() -> int:
+    """256, or a quarter of the soft open-file limit when that is lower.
+
+    A live conversation holds no descriptor of its own, but an agent that keeps its MCP
+    connection to `vscode_tools` open costs one socket per live conversation; a quarter of
+    the limit leaves the rest for agents' pipes, relays connecting and the backend itself.
+    """
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONVERSATIONS
+    return max(1, min(MAX_CONVERSATIONS, soft // 4))
 
 
 def stdio_stream() -> trio.StapledStream:
@@ -103,7 +117,7 @@ def _vscodelm(args: argparse.Namespace) -> int:
     from symposium.vscodelm import serve
 
     from protocol.redact import RedactingFilter, Redactor
-    from protocol.transcript import Recorder
+    from actors.transcript import Recorder
 
     gc.set_threshold(*GC_THRESHOLDS)
     gc.freeze()

@@ -18,7 +18,8 @@ import attrs
 import trio
 
 from protocol import lm
-from protocol.jsonrpc import ConnectionClosed, Peer, RpcError
+from protocol.jsonrpc import RpcError
+from actors.peer import ConnectionClosed, Peer
 
 JSON = Any
 

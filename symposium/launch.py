@@ -24,11 +24,12 @@ import sys
 
 import trio
 
-from actors.agent_process import AgentConnection, StreamConnection, agent_label
-from actors.messages import AgentError, resource_failure, session_failure
+from actors.agent_process import agent_label
+from actors.agent_connection import AgentConnection, StreamConnection
+from protocol.failures import AgentError, FailureKind, failure, resource_failure
 from actors.tool_bridge import Relay
 from protocol.lm import Agent, ElizaAgent, ProcessAgent
-from protocol.streams import memory_stream_pair
+from actors.streams import memory_stream_pair
 from symposium.mcp_relay import TOKEN_ENV
 
 log = logging.getLogger(__name__)
@@ -73,10 +74,10 @@ class GuardedProcess:
         env.update({var.name: var.value for var in agent.env})
         if not os.path.isdir(cwd):
             message = f"Cannot start agent {name!r}: its working folder {cwd} does not exist"
-            raise AgentError(session_failure(message, kind="bad_cwd", command=agent.command, cwd=cwd))
+            raise AgentError(failure(FailureKind.BAD_CWD, message, command=agent.command, cwd=cwd))
         if shutil.which(agent.command, path=env.get("PATH")) is None:
             message = f"Cannot start agent {name!r}: {agent.command}: command not found"
-            raise AgentError(session_failure(message, kind="spawn_failed", command=agent.command))
+            raise AgentError(failure(FailureKind.SPAWN_FAILED, message, command=agent.command))
         watch: int | None = None
         lifeline: int | None = None
         try:
@@ -93,13 +94,13 @@ class GuardedProcess:
             )
         except OSError as exc:
             _close(lifeline)
-            failure = resource_failure(f"start agent {name!r}", exc, command=agent.command)
-            if failure is None:
-                failure = session_failure(f"Cannot start agent {name!r}: {agent.command}: {exc.strerror or exc}", kind="spawn_failed", command=agent.command)
-            raise AgentError(failure) from None
+            failed = resource_failure(f"start agent {name!r}", exc, command=agent.command)
+            if failed is None:
+                failed = failure(FailureKind.SPAWN_FAILED, f"Cannot start agent {name!r}: {agent.command}: {exc.strerror or exc}", command=agent.command)
+            raise AgentError(failed) from None
         except ValueError as exc:  # what the definition's checks on arrival should have refused
             _close(lifeline)
-            raise AgentError(session_failure(f"Cannot start agent {name!r}: {exc}", kind="spawn_failed", command=agent.command)) from None
+            raise AgentError(failure(FailureKind.SPAWN_FAILED, f"Cannot start agent {name!r}: {exc}", command=agent.command)) from None
         finally:
             _close(watch)
         log.info("started agent %s (guard pid %d): %s", name, process.pid, agent.command)

@@ -25,13 +25,13 @@ import attrs
 import trio
 import trio.testing
 
-from actors.agent_process import StreamConnection
-from actors.markers import MarkerCodec
-from actors.settings import Settings
+from actors.agent_connection import StreamConnection
+from protocol.markers import MarkerCodec
+from protocol.settings import Settings
 from protocol.jsonrpc import LineSplitter
 from protocol.lm import Agent
-from protocol.streams import memory_stream_pair
-from protocol.transcript import REDACTED, read
+from actors.streams import memory_stream_pair
+from actors.transcript import REDACTED, read
 from symposium.mcp_relay import TOKEN_ENV
 
 QUIET = 0.05  # real seconds everything must be blocked before virtual time jumps

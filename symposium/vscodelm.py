@@ -14,25 +14,30 @@ from typing import Any
 import attrs
 import trio
 
-from actors import agent_options
-from actors.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
+from protocol import agent_options
+from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
-from actors.agent_process import AgentError, AgentPool, Connector, agent_key
+from actors.agent_process import AgentError, agent_key
+from actors.agent_connection import Connector
+from actors.agent_pool import AgentPool
 from actors.flow import PART_MAX, Window, part_cost
 from actors.history import CancelRequest, ChatRequest, HistoryActor, shutting_down
 from actors.mailbox import queued
-from actors.markers import MarkerCodec, load_secret, state_dir
-from actors.messages import Reply
-from actors.rendering import merge_parts
+from protocol.markers import MarkerCodec
+from actors.state import load_secret, state_dir
+from protocol.messages import Reply
+from protocol.rendering import merge_parts
 from actors.session_store import SessionStore
-from actors.settings import Settings
+from protocol.settings import Settings
 from actors.warm import Spares
 from actors.tool_bridge import BridgeListener
 from protocol import acp
 from protocol.decoding import Decoder
+from protocol.failures import Failure, FailureKind
 from protocol.redact import Redactor
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, ConnectionClosed, Peer, RpcError, id_key
-from protocol.transcript import Recorder
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_ERROR, RpcError, id_key
+from actors.peer import ConnectionClosed, Peer
+from actors.transcript import Recorder
 from protocol.lm import (
     METHOD_AGENT_OPTIONS,
     METHOD_CANCEL,
@@ -58,7 +63,7 @@ from protocol.lm import (
     part_to_wire,
     to_wire,
 )
-from protocol.version import version
+from actors.version import version
 from protocol.wire import WireError
 from symposium import launch
 
@@ -113,6 +118,19 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
 def token_count(text: str, ratio: float = agent_options.DEFAULT_BYTES_PER_TOKEN) -> int:
     """An estimate: UTF-8 bytes over the agent's bytes per token (four until its usage says otherwise)."""
     return agent_options.token_count(text, ratio)
+
+
+# The kinds the JSON-RPC spec has codes of its own for; every other failure is -32000 with its kind.
+_CODES = {FailureKind.CANCELLED: REQUEST_CANCELLED, FailureKind.INVALID_PARAMS: INVALID_PARAMS}
+
+
+def rpc_error(failure: Failure) -> RpcError:
+    """A failure as the extension reads it: the one place domain failures become JSON-RPC
+    errors (`protocol/failures.py`; docs/DESIGN.md, "Failures")."""
+    code = _CODES.get(failure.kind)
+    if code is not None:
+        return RpcError(code, failure.message)
+    return RpcError(SERVER_ERROR, failure.message, {"kind": failure.kind.value, **failure.details})
 
 
 def _params(value: Any, cl: type) -> Any:
@@ -191,7 +209,7 @@ class Backend:
         try:
             process, failure = await self.spares.prepare(prepare.agent, prepare.cwd)
         except AgentError as exc:
-            raise exc.error from None
+            raise rpc_error(exc.error) from None
         result: dict[str, Any] = {
             "ready": failure is None,
             "authMethods": _shown_auth_methods(process.initialized.get("authMethods")),
@@ -230,14 +248,14 @@ class Backend:
 
     async def list_sessions(self, params: Any, _id: Any) -> dict[str, Any]:
         """The agent's own sessions in the folder (`session/list`), each with the token a new chat
-        carries to continue it (`actors/continuing.py`). Starts the agent if it is not running."""
+        carries to continue it (`protocol/continuing.py`). Starts the agent if it is not running."""
         asked = _params(params, ListSessionsParams)
         if self.pool is None or self.catalog is None:
             raise RpcError(INTERNAL_ERROR, "Internal error: this backend does not list sessions")
         try:
             process = await self.pool.start(asked.agent, asked.cwd)
         except AgentError as exc:
-            raise exc.error from None
+            raise rpc_error(exc.error) from None
         capabilities = process.capabilities.get("sessionCapabilities")
         can_list = isinstance(capabilities, dict) and capabilities.get("list") is not None
         can_resume = (isinstance(capabilities, dict) and capabilities.get("resume") is not None) or bool(process.capabilities.get("loadSession"))
@@ -248,13 +266,13 @@ class Backend:
         try:
             result = await process.call("session/list", acp.list_sessions_params(cwd, asked.cursor))
         except AgentError as exc:
-            raise exc.error from None
+            raise rpc_error(exc.error) from None
         except RpcError as exc:
             raise RpcError(SERVER_ERROR, f"{process.name} could not list its sessions: {exc.message}") from None
         key = agent_key(asked.agent)
         sessions = []
         for item in (result or {}).get("sessions") or () if isinstance(result, dict) else ():
-            # Shown in a quick pick: an id that would need cleaning is not offered (`actors/agent_text.py`).
+            # Shown in a quick pick: an id that would need cleaning is not offered (`protocol/agent_text.py`).
             if not isinstance(item, dict) or not is_shown_as_is(item.get("sessionId")) or not isinstance(item.get("cwd"), str):
                 continue
             sessions.append(
@@ -293,7 +311,7 @@ class Backend:
             self.history.mailbox.send_nowait(request)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             # Read before the input ended, handled after History stopped: still answered.
-            raise shutting_down() from None
+            raise rpc_error(shutting_down()) from None
         self._submitted.add(id_key(request_id))
         try:
             return await self._stream(request_id, replies, request.window)
@@ -315,7 +333,7 @@ class Backend:
             if end.complete:
                 return {}
             if end.error is not None:
-                raise end.error
+                raise rpc_error(end.error)
         raise RpcError(INTERNAL_ERROR, "Internal error: the request ended without an answer")
 
     async def cancel(self, params: Any) -> None:
@@ -382,13 +400,13 @@ async def serve(
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
         bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port
-        spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder)
-        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store, bridges=bridges)
+        catalog = AgentCatalog(state_dir() / "agents.sqlite3", key) if learn else None
+        spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder, catalog=catalog)
+        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store, bridges=bridges, spares=spares, catalog=catalog)
         nursery.start_soon(history.run, name="history")
-        if learn:
-            pool.catalog = AgentCatalog(state_dir() / "agents.sqlite3", key)
-            nursery.start_soon(_tell_model_changes, peer, pool.catalog, name="model changes")
-        Backend(peer, history, bridges, spares, pool=pool, catalog=pool.catalog)
+        if catalog is not None:
+            nursery.start_soon(_tell_model_changes, peer, catalog, name="model changes")
+        Backend(peer, history, bridges, spares, pool=pool, catalog=catalog)
         async with trio.open_nursery() as serving:
             serving.start_soon(peer.serve, name="vscode reader")
             await peer.eof.wait()
@@ -398,5 +416,5 @@ async def serve(
         nursery.cancel_scope.cancel()
     # Saves queued to the stores' writer threads land before the process ends (bounded).
     store.close()
-    if pool.catalog is not None:
-        pool.catalog.close()
+    if catalog is not None:
+        catalog.close()

@@ -14,8 +14,9 @@ from typing import Any
 
 import trio
 
+from actors.version import version
 from protocol import acp
-from protocol.jsonrpc import Peer
+from actors.peer import Peer
 
 GUARD = 60  # a hang guard, not a timing budget
 STOP_GRACE = 5.0  # for the agent to exit after its stdin closed, then after SIGTERM
@@ -45,7 +46,7 @@ async def run_outside(agent: dict[str, Any], cwd: str, prompts: list[str]) -> st
                 peer.on_request("session/request_permission", permission)
                 peer.on_notification("session/update", update)
                 nursery.start_soon(peer.serve)
-                await peer.request("initialize", acp.initialize_params())
+                await peer.request("initialize", acp.initialize_params(version()))
                 session_id = (await peer.request("session/new", acp.new_session_params(cwd, [])))["sessionId"]
                 for text in prompts:
                     await peer.request("session/prompt", {"sessionId": session_id, "prompt": [acp.text_block(text)]})

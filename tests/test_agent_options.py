@@ -1,5 +1,5 @@
-"""The agent's choices, usage and continued sessions as plain values (actors/agent_options.py,
-actors/continuing.py, actors/agent_catalog.py), with the shapes real agents send."""
+"""The agent's choices, usage and continued sessions as plain values (protocol/agent_options.py,
+protocol/continuing.py, actors/agent_catalog.py), with the shapes real agents send."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors import continuing
+from protocol import continuing
 from actors.agent_catalog import AgentCatalog
-from actors.agent_options import (
+from protocol.agent_options import (
     Change,
     TurnUsage,
     UsageMeter,

@@ -14,11 +14,13 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent_process import AgentError, AgentPool, StreamConnection, agent_key
-from protocol.jsonrpc import Peer
+from actors.agent_process import AgentError, agent_key
+from actors.agent_connection import StreamConnection
+from actors.agent_pool import AgentPool
+from actors.peer import Peer
 from protocol.lm import Agent, ElizaAgent
 from protocol.wire import structure
-from protocol.streams import memory_stream_pair
+from actors.streams import memory_stream_pair
 
 GUARD = 10
 
@@ -60,15 +62,16 @@ async def test_a_session_waiting_to_load_after_a_close_learns_that_the_agent_die
     pool = AgentPool(nursery, cwd=os.getcwd(), connector=agent.connect)
     events = trio.open_memory_channel[Any](math.inf)[0]
     with trio.fail_after(GUARD):
-        first = await pool.open_session(ElizaAgent(), None, [], events)
+        process = await pool.start(ElizaAgent(), None)
+        first = await process.new_session(os.getcwd(), [], events)
         first.close()  # the conversation was released: its session is closed...
         await agent.close_asked.wait()
 
         async def load_it_again() -> None:
             # ...and it comes back at once: loading waits for the close the agent never answers.
             with pytest.raises(AgentError) as failure:
-                await pool.open_session(ElizaAgent(), None, [], events, resume=first.id)
-            assert failure.value.error.data["kind"] == "agent_exited"
+                await process.new_session(os.getcwd(), [], events, resume=first.id)
+            assert failure.value.error.kind == "agent_exited"
 
         async with trio.open_nursery() as waiting:
             waiting.start_soon(load_it_again)

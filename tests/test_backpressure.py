@@ -18,7 +18,7 @@ import trio
 
 from actors.flow import PART_MAX
 from symposium.client import BackendClient, process_agent, user
-from protocol.jsonrpc import Peer
+from actors.peer import Peer
 from tests.hostile_agent import flood_text
 
 HOSTILE = process_agent("hostile", sys.executable, [str(Path(__file__).with_name("hostile_agent.py"))])
@@ -89,7 +89,7 @@ async def test_a_slow_reader_holds_the_agent_back_instead_of_the_backend_bufferi
     assert result.error is None and result.completed
     assert result.text() == "".join(flood_text(size))  # nothing lost, nothing reordered
     # Unbounded queues hold most of the stream: well over 100 MB for these 96 MiB. Bounded:
-    # a few windows' worth, the reply's first 16 MiB kept for matching (history.REPLY_KEPT),
+    # a few windows' worth, the reply's first 16 MiB kept for matching (conversations.REPLY_KEPT),
     # and about 33 MB for the MCP SDK, imported meanwhile since the agent started.
     assert grown < 80, f"peak RSS grew {grown:.0f} MB while a slow reader read {size >> 20} MiB"
     assert slow.longest < 2 * PART_MAX

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.rendering import REFUSED_NOTE
+from protocol.rendering import REFUSED_NOTE
 from protocol.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
 from tests.codex import Codex, installed_codex

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import trio
 
-from actors.copilot_prompt import is_global_context, unwrap
-from actors.matching import canonical, normalise
-from actors.messages import Turn
-from actors.rendering import build_prompt
+from protocol.copilot_prompt import is_global_context, unwrap
+from protocol.matching import canonical, normalise
+from protocol.messages import Turn
+from protocol.rendering import build_prompt
 from protocol.lm import DataPart, Message, TextPart
 
 # As Copilot Chat 0.67's agent prompt renders a turn (agentPrompt.tsx, AgentUserMessage).
@@ -37,7 +36,7 @@ ATTACHMENT = '<attachment id="app.py" filePath="/w/app.py">\n```python\nprint(1)
 
 
 def turn(*messages: Message) -> Turn:
-    return Turn(1, messages, (), False, (), True, trio.CancelScope())
+    return Turn(1, messages, (), False, (), True)
 
 
 def user(*texts: str) -> Message:

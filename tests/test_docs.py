@@ -125,3 +125,14 @@ def test_manifest_names_what_the_marketplace_shows() -> None:
     icon = (ROOT / "extension" / manifest["icon"]).read_bytes()
     assert icon[:8] == b"\x89PNG\r\n\x1a\n" and icon[12:16] == b"IHDR"
     assert struct.unpack(">II", icon[16:24]) == (128, 128)
+
+
+def test_every_failure_kind_is_documented_with_what_the_user_sees() -> None:
+    """The one enumeration of failure kinds (`protocol/failures.py`) and docs/DESIGN.md's
+    "Failures" table name the same kinds: `data.kind` is part of the wire."""
+    from protocol.failures import FailureKind
+
+    design = (ROOT / "docs" / "DESIGN.md").read_text()
+    table = design[design.index("## Failures") :].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `(\w+)`", table, re.M))
+    assert listed == {kind.value for kind in FailureKind}

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.flow import Window, part_cost
-from actors.matching import Conversation
-from actors.rendering import merge_parts
+from protocol.matching import Conversation
+from protocol.rendering import merge_parts
 from protocol.lm import MarkerPart, TextPart, ThinkingPart, ToolCallPart
 
 

@@ -7,12 +7,13 @@ import os
 
 import trio
 
-from actors.agent_process import AgentPool
+from actors.agent_pool import AgentPool
 from actors.tool_bridge import BridgeListener
 from actors.history import ChatRequest, HistoryActor
-from actors.messages import FailedEvent, PartEvent, Reply, SessionEvent, session_failure
-from actors.markers import MarkerCodec
-from actors.settings import Settings
+from protocol.failures import FailureKind, failure
+from protocol.messages import FailedEvent, PartEvent, Reply, SessionEvent
+from protocol.markers import MarkerCodec
+from protocol.settings import Settings
 from protocol.lm import (
     AGENT_ACTION_APPROVED,
     AGENT_ACTION_TOOL,
@@ -60,7 +61,7 @@ async def test_stale_events_of_an_older_turn_never_reach_the_newer_request(nurse
         [conversation] = list(history._live)  # the one conversation, for the forged events below
         new = ask(history, 2, user("count slowly to 100"), user("Hello"))
         old_replies = await collect(old)
-        assert old_replies[-1].error is not None and old_replies[-1].error.code == -32800
+        assert old_replies[-1].error is not None and old_replies[-1].error.kind == "cancelled"
         # Events of turn 1 arriving late (as they would from a session still winding down).
         for _ in range(3):
             history.mailbox.send_nowait(SessionEvent(conversation, 1, PartEvent(TextPart("STALE"))))
@@ -81,7 +82,7 @@ async def test_an_agent_lost_on_the_replaced_turn_does_not_fail_the_request_that
         await collect(old)
         # What a Session says when its agent exits while it still holds turn 1: the agent is
         # gone, the conversation retired. Request 2 never reached that agent.
-        exited = session_failure("Agent 'eliza' exited", kind="agent_exited")
+        exited = failure(FailureKind.AGENT_EXITED, "Agent 'eliza' exited")
         history.mailbox.send_nowait(SessionEvent(conversation, 1, FailedEvent(exited, retire=True)))
         new_replies = await collect(new)
     assert new_replies[-1].complete, new_replies[-1].error
@@ -100,7 +101,7 @@ async def test_every_request_gets_exactly_one_answer_at_shutdown(nursery: trio.N
         await history.shutdown()
         for replies in (a, b):
             ends = [r for r in await collect(replies) if r.complete or r.error]
-            assert len(ends) == 1 and ends[0].error is not None and ends[0].error.data["kind"] == "shutdown"
+            assert len(ends) == 1 and ends[0].error is not None and ends[0].error.kind == "shutdown"
 
 
 async def test_an_agent_stopped_while_idle_is_restarted_transparently(nursery: trio.Nursery, autojump_clock: trio.abc.Clock) -> None:

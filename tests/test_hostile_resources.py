@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 import trio
 
-from actors.agent_process import STDERR_LINES, AgentPool, StderrTail
-from actors.messages import AgentError
+from actors.agent_process import STDERR_LINES, StderrTail
+from actors.agent_pool import AgentPool
+from protocol.failures import AgentError
 from actors.tool_bridge import MAX_CONNECTIONS
 from protocol.lm import ElizaAgent
 from protocol.redact import Redactor
@@ -71,7 +72,7 @@ async def test_running_out_of_descriptors_while_starting_an_agent_fails_that_sta
         pool = AgentPool(nursery, cwd=str(tmp_path), connector=exhausted_once)
         with pytest.raises(AgentError) as caught:
             await pool.start(ElizaAgent(), None)
-        assert caught.value.error.data["kind"] == "resource_exhausted"
+        assert caught.value.error.kind == "resource_exhausted"
         assert "too many open files" in caught.value.error.message
         assert (await pool.start(ElizaAgent(), None)).usable
         await pool.shutdown()

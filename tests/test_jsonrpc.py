@@ -11,27 +11,8 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.jsonrpc import (
-    INVALID_REQUEST,
-    MAX_DEPTH,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    REQUEST_CANCELLED,
-    ConnectionClosed,
-    Invalid,
-    LineSplitter,
-    Notification,
-    Overlong,
-    Peer,
-    Request,
-    Response,
-    RpcError,
-    classify,
-    encode_lines,
-    nesting_depth,
-    parse_line,
-    request_id_in,
-)
+from protocol.jsonrpc import INVALID_REQUEST, MAX_DEPTH, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, Invalid, LineSplitter, Notification, Overlong, Request, Response, RpcError, classify, encode_lines, nesting_depth, parse_line, request_id_in
+from actors.peer import ConnectionClosed, Peer
 
 # Pure parts ---------------------------------------------------------------------------------
 

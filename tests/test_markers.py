@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.markers import Marker, MarkerCodec, load_secret
+from actors.state import load_secret
+from protocol.markers import Marker, MarkerCodec
 
 PREFIX = 0x0123456789ABCDEF
 

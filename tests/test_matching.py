@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.history import Conversations, Route
-from actors.matching import Conversation, canonical, normalise
+from protocol.conversations import Conversations, Route
+from protocol.matching import Conversation, canonical, normalise
 from protocol.lm import (
     ChatParams,
     DataPart,
@@ -33,7 +33,7 @@ def assistant(*parts: object) -> Message:
 
 
 class Model:
-    """History's own transitions (`actors.history.Conversations`), driven without trio: route a
+    """History's own transitions (`protocol.conversations.Conversations`), driven without trio: route a
     request, hand its turn over, record the reply."""
 
     def __init__(self) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import trio
 
-from actors.agent_options import choices_from_json, choices_to_json, read_choices
-from actors.agent_text import MAX_ENTRIES, MAX_SHOWN, is_shown_as_is, shown
+from protocol.agent_options import choices_from_json, choices_to_json, read_choices
+from protocol.agent_text import MAX_ENTRIES, MAX_SHOWN, is_shown_as_is, shown
 from symposium.client import BackendClient, process_agent, user
 
 HERE = Path(__file__).parent

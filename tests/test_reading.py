@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from actors.matching import prefix_digests, root
-from actors.reading import opening, read_messages
+from protocol.matching import prefix_digests, root
+from protocol.reading import opening, read_messages
 from protocol.lm import ElizaAgent
 from protocol.wire import WireError
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.messages import Turn
-from actors.rendering import (
+from protocol.messages import Turn
+from protocol.rendering import (
     ToolCallTracker,
     agent_action_parameters,
     approves,
@@ -23,12 +22,12 @@ from actors.rendering import (
     unified_diff,
     usage_part,
 )
-from actors.agent_options import TurnUsage
+from protocol.agent_options import TurnUsage
 from protocol.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 
 
 def turn(*messages: Message, canceled: bool = False, context: tuple[Message, ...] = ()) -> Turn:
-    return Turn(1, tuple(messages), context, canceled, (), True, trio.CancelScope())
+    return Turn(1, tuple(messages), context, canceled, (), True)
 
 
 _CONTENT = st.one_of(

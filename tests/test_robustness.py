@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors.messages import resource_failure
+from protocol.failures import resource_failure
 from symposium.client import ELIZA, BackendClient, process_agent, user
 from tests.test_backend_wire import Raw, chat_request, raw_backend
 
@@ -293,5 +293,5 @@ async def test_a_state_folder_that_cannot_be_used_costs_memory_across_restarts_n
 def test_resource_exhaustion_is_named_for_what_ran_out() -> None:
     for number, words in [(errno.EMFILE, "too many open files"), (errno.ENOMEM, "out of memory"), (errno.EAGAIN, "no more processes")]:
         error = resource_failure("start agent 'x'", OSError(number, os.strerror(number)))
-        assert error is not None and error.data["kind"] == "resource_exhausted" and words in error.message
+        assert error is not None and error.kind == "resource_exhausted" and words in error.message
     assert resource_failure("start agent 'x'", OSError(errno.ENOENT, "No such file or directory")) is None

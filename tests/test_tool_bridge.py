@@ -17,7 +17,8 @@ import pytest
 import trio
 import trio.testing
 
-from actors.tool_bridge import MAX_HANDSHAKES, MAX_IN_FLIGHT, BridgeListener, ToolBridge, ToolCalled
+from actors.tool_bridge import MAX_HANDSHAKES, MAX_IN_FLIGHT, BridgeListener, ToolBridge
+from protocol.turn import ToolRequested
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 from symposium.launch import RELAY
@@ -149,9 +150,9 @@ async def test_list_changed_reaches_a_connected_client_and_calls_get_vscode_resu
             assert [(t.name, t.input_schema) for t in listed] == [("a", {"type": "object"}), ("odd", {"type": "object"})]
 
             async def vscode() -> None:
-                call: ToolCalled = await events.receive()
+                call: ToolRequested = await events.receive()
                 assert (call.name, call.arguments) == ("a", {"x": 1})
-                call.answer(ToolResultPart("sym-1", (TextPart("result text"),)))
+                call.handle.answer(ToolResultPart("sym-1", (TextPart("result text"),)))
 
             nursery.start_soon(vscode)
             result = await client.call_tool("a", {"x": 1})

@@ -1,4 +1,4 @@
-"""Which consumer tools an agent gets (actors/tool_policy.py; docs/DESIGN.md, "Tool bridge").
+"""Which consumer tools an agent gets (protocol/tool_policy.py; docs/DESIGN.md, "Tool bridge").
 
 The decisions are pure and checked on Copilot 0.67's real tool lists; then over the real wire:
 Eliza, offered Copilot's Agent-mode list, lists and calls the editor-only tools and never sees
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, hands_off_edits, merge_meta, own_edits
+from protocol.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, hands_off_edits, merge_meta, own_edits
 from protocol.lm import BridgedTools, ChatParams, parse
 from protocol.wire import WireError
 from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, tool_result, user

@@ -1,6 +1,6 @@
 """VS Code's tools reach every agent (issue 20): any consumer's tool list is served over MCP.
 
-The pure normalisation (`actors/tool_schema.py`) is checked against the SDK's own wire models of
+The pure normalisation (`protocol/tool_schema.py`) is checked against the SDK's own wire models of
 both current protocol revisions; the bridge is checked with Copilot 0.67's real Agent- and
 Ask-mode tool lists (`tests/fixtures/`, as Copilot sent them to our provider) through the SDK's
 `Client` at the newest protocol version it speaks, over the real relay.
@@ -17,8 +17,9 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.tool_bridge import BridgeListener, ToolBridge, ToolCalled
-from actors.tool_schema import input_schema, listable
+from actors.tool_bridge import BridgeListener, ToolBridge
+from protocol.turn import ToolRequested
+from protocol.tool_schema import input_schema, listable
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.launch import RELAY
 from symposium.mcp_relay import TOKEN_ENV
@@ -128,9 +129,9 @@ async def test_copilots_real_tools_are_listed_and_called_at_the_newest_protocol(
     await nursery.start(bridge.run, as_tools(raw))
 
     async def vscode() -> None:
-        call: ToolCalled = await events.receive()
+        call: ToolRequested = await events.receive()
         assert (call.name, call.arguments) == ("terminal_selection", {})
-        call.answer(ToolResultPart("sym-1", (TextPart("$ make test"),)))
+        call.handle.answer(ToolResultPart("sym-1", (TextPart("$ make test"),)))
 
     with trio.fail_after(GUARD):
         async with newest_client(bridge) as client:

@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.messages import Turn
-from actors.turn import (
+from protocol.messages import Turn
+from protocol.turn import (
     AgentGone,
     AgentUpdates,
     Answer,
@@ -40,13 +40,15 @@ from actors.turn import (
     permission_policy,
 )
 from protocol import acp
+from protocol.failures import FailureKind, failure
 from protocol.jsonrpc import RpcError
 from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
 
 OPTIONS = [{"optionId": "yes", "kind": "allow_once", "name": "Yes"}, {"optionId": "no", "kind": "reject_once", "name": "No"}]
 LOOKUP = Tool("lookup", "Look something up", {"type": "object"})
 BLOCKS = ({"type": "text", "text": "hello"},)
-ERROR = RpcError(-32000, "boom")
+ERROR = RpcError(-32000, "boom")  # the agent's own error response
+GONE = failure(FailureKind.AGENT_EXITED, "Agent 'x' exited")
 
 
 def turn(number: int, *messages: Message, offers_agent_action: bool = True, tools: tuple[Tool, ...] = (LOOKUP,)) -> Turn:
@@ -57,7 +59,6 @@ def turn(number: int, *messages: Message, offers_agent_action: bool = True, tool
         canceled=False,
         tools=tools,
         offers_agent_action=offers_agent_action,
-        scope=None,  # type: ignore[arg-type]  # the loop's business, never the machine's
     )
 
 
@@ -169,8 +170,8 @@ def test_tool_calls_made_together_go_to_vscode_in_one_response() -> None:
 
 def test_an_agent_that_exited_while_idle_gives_the_next_turn_back() -> None:
     m = machine()
-    m.handle(AgentGone(ERROR))
-    assert m.handle(TurnArrived(turn(1))) == [Fail(None, ERROR, retire=True)]
+    m.handle(AgentGone(GONE))
+    assert m.handle(TurnArrived(turn(1))) == [Fail(None, GONE, retire=True)]
     assert m.state is State.ENDED
 
 
@@ -193,7 +194,7 @@ def test_a_cancel_that_the_agent_ignores_retires_the_conversation() -> None:
     streaming(m)
     m.handle(TurnCancelled(1))
     [fail] = m.handle(TimedOut())
-    assert isinstance(fail, Fail) and fail.turn is None and fail.retire and fail.error.data["kind"] == "cancel_timeout"
+    assert isinstance(fail, Fail) and fail.turn is None and fail.retire and fail.error.kind == "cancel_timeout"
 
 
 # Properties: any order of events ----------------------------------------------------------------
@@ -284,7 +285,7 @@ class Harness:
             case "error":
                 return PromptErrored(ERROR)
             case "gone":
-                return AgentGone(ERROR)
+                return AgentGone(GONE)
         return TimedOut()
 
     def next_turn(self, data: st.DataObject) -> Event:
@@ -322,7 +323,7 @@ class Harness:
             elif kind == "nothing":
                 self.feed(Prepared(()))
             elif kind in ("refused", "exited"):
-                self.feed(PrepareFailed(ERROR, retire=kind == "exited"))
+                self.feed(PrepareFailed(GONE, retire=kind == "exited"))
             else:
                 self.feed(Prepared(BLOCKS))
         elif m.wants is Want.EVENT:

@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from protocol.version import version
+from actors.version import version
 
 ROOT = Path(__file__).resolve().parent.parent
 

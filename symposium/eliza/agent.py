@@ -22,8 +22,9 @@ import attrs
 import trio
 
 from protocol import acp
-from protocol.jsonrpc import INVALID_PARAMS, ConnectionClosed, Peer, RpcError, Tracer
-from protocol.version import version
+from protocol.jsonrpc import INVALID_PARAMS, RpcError
+from actors.peer import ConnectionClosed, Peer, Tracer
+from actors.version import version
 from symposium.eliza.engine import Eliza
 
 log = logging.getLogger(__name__)

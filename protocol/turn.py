@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from actors.messages import session_failure
-from actors.rendering import (
+from protocol.failures import Failure, FailureKind, failure
+from protocol.rendering import (
     REFUSED_NOTE,
     STOP_NOTES,
     agent_action_parameters,
@@ -45,7 +45,7 @@ from protocol.jsonrpc import RpcError
 from protocol.lm import AGENT_ACTION_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:
-    from actors.messages import Turn
+    from protocol.messages import Turn
 
 GATHER_WINDOW = 0.02  # tool calls the agent makes within this of each other go to VS Code together
 
@@ -150,15 +150,19 @@ class Prepared:
 class PrepareFailed:
     """The turn cannot be prompted (a model the agent refused; `retire`: the agent exited)."""
 
-    error: RpcError
+    error: Failure
     retire: bool
 
 
 @attrs.frozen
 class AgentUpdates:
-    """`session/update`s, in order (the loop passes those already queued together)."""
+    """`session/update`s, in order (the loop passes those already queued together).
+
+    `receipt`: the loop's own (what they count in the agent's backpressure window, given back
+    once the loop took them); the machine never reads it."""
 
     updates: tuple[dict[str, Any], ...]
+    receipt: Any = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -180,18 +184,20 @@ class ToolRequested:
 
 @attrs.frozen
 class PromptEnded:
+    """The prompt's answer; `usage`: the prompt response's, where the agent sends one."""
+
     stop_reason: str
     usage: dict[str, Any] | None = None
 
 
 @attrs.frozen
 class PromptErrored:
-    error: RpcError
+    error: RpcError  # the agent's own error response to session/prompt (its message redacted)
 
 
 @attrs.frozen
 class AgentGone:
-    error: RpcError
+    error: Failure
 
 
 @attrs.frozen
@@ -278,7 +284,7 @@ class Fail:
     """
 
     turn: int | None
-    error: RpcError
+    error: Failure
     retire: bool
 
 
@@ -567,8 +573,8 @@ class TurnMachine:
             turn = self._turn
             assert turn is not None
             if isinstance(event, PromptErrored):
-                failure = session_failure(f"The agent failed: {event.error.message}", kind="prompt_failed", code=event.error.code)
-                out.append(Fail(turn.number, failure, retire=False))
+                failed = failure(FailureKind.PROMPT_FAILED, f"The agent failed: {event.error.message}", code=event.error.code)
+                out.append(Fail(turn.number, failed, retire=False))
             else:
                 out.append(ReportUsage(turn.number, turn.model_id, event.usage))
                 if event.stop_reason == "cancelled" and self._refused:
@@ -606,7 +612,7 @@ class TurnMachine:
             out.append(Complete(self._number()))
             self.state = State.WAITING
         elif self.state is State.CANCELLING:
-            out.append(Fail(None, session_failure("The agent did not stop after a cancel", kind="cancel_timeout"), retire=True))
+            out.append(Fail(None, failure(FailureKind.CANCEL_TIMEOUT, "The agent did not stop after a cancel"), retire=True))
             self._end(out)
         # else: a timer that ran out as its state ended
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from actors.copilot_prompt import is_global_context, unwrap
+from protocol.copilot_prompt import is_global_context, unwrap
 from protocol.lm import (
     Agent,
     DataPart,
@@ -180,7 +180,7 @@ class Conversation:
 
     def add_reply(self, part: Part, limit: int) -> None:
         """A part of the reply. A reply whose text passes `limit` characters never comes back
-        whole in a request (see `history.REPLY_KEPT`), so it cannot be continued cleanly: its
+        whole in a request (see `conversations.REPLY_KEPT`), so it cannot be continued cleanly: its
         text is no longer kept (memory stays bounded whatever the agent writes), and the
         conversation is continued, if at all, as a stopped reply is (by `seen`)."""
         if isinstance(part, TextPart):

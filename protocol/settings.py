@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import resource
-
 import attrs
 
 MAX_CONVERSATIONS = 256
@@ -20,16 +18,3 @@ class Settings:
     forward_system: bool = False  # send VS Code's system messages to the agent (they usually fight its own)
     max_conversations: int = MAX_CONVERSATIONS  # live conversations beyond this are released, least recently used first
     conversation_idle: float = 1800.0  # a conversation unused this long (seconds) is released
-
-
-def default_max_conversations() -> int:
-    """256, or a quarter of the soft open-file limit when that is lower.
-
-    A live conversation holds no descriptor of its own, but an agent that keeps its MCP
-    connection to `vscode_tools` open costs one socket per live conversation; a quarter of
-    the limit leaves the rest for agents' pipes, relays connecting and the backend itself.
-    """
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return MAX_CONVERSATIONS
-    return max(1, min(MAX_CONVERSATIONS, soft // 4))

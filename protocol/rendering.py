@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
-from actors.agent_options import TurnUsage
-from actors.copilot_prompt import CopilotTurn, attachments, unwrap
-from actors.matching import IGNORED_MIME_TYPES, is_global_context_message, last_assistant, normalise
-from actors.messages import Turn
+from protocol.agent_options import TurnUsage
+from protocol.copilot_prompt import CopilotTurn, attachments, unwrap
+from protocol.matching import IGNORED_MIME_TYPES, is_global_context_message, last_assistant, normalise
+from protocol.messages import Turn
 from protocol import acp
 from protocol.lm import AGENT_ACTION_APPROVED, DataPart, EditPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 

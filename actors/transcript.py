@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from protocol.jsonrpc import Tracer
-from protocol.private import open_private, private_folder
+from actors.peer import Tracer
+from actors.private import open_private, private_folder
 from protocol.redact import KEY_HINT_BYTES, REDACTED, Redactor
 
 log = logging.getLogger(__name__)

@@ -3,8 +3,8 @@
 Every response carries one; Copilot stores it and sends it back as the first part of that
 assistant message in every later request, which names the conversation and the point in it
 far more reliably than comparing re-rendered history. The MAC key lives in the user's state
-directory, so markers from an earlier backend run are still recognised; a forged or foreign
-token simply does not decode.
+directory (`actors/state.py` reads it), so markers from an earlier backend run are still
+recognised; a forged or foreign token simply does not decode.
 """
 
 from __future__ import annotations
@@ -12,63 +12,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import logging
-import os
 import re
-import secrets
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
 
-from protocol.private import private_folder
-
-log = logging.getLogger(__name__)
-
 _TOKEN = re.compile(r"^sym2\.([0-9a-f]{32})\.(\d{1,9})\.([0-9a-f]{16})\.([0-9a-f]{16})\.([A-Za-z0-9_-]{22})$")
 _DIGEST_MASK = (1 << 64) - 1
-
-
-def state_dir() -> Path:
-    """Where the backend keeps what must survive it: $SYMPOSIUM_STATE_DIR, else XDG's state home."""
-    if explicit := os.environ.get("SYMPOSIUM_STATE_DIR"):
-        return Path(explicit)
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "symposium"
-
-
-KEY_BYTES = 32
-
-
-def load_secret(directory: Path) -> bytes:
-    """The marker key, created on first use (mode 0600).
-
-    It also keys the stored agent digests and the continue tokens, so only a whole key will do:
-    a file that holds anything else (empty, cut short, not hex) is replaced, and markers made
-    with the old key are no longer honoured, which the log says. When the folder cannot hold
-    the key at all, the backend still serves, with a key of this run only, and says so.
-    """
-    path = directory / "marker-secret"
-    try:
-        key = bytes.fromhex(path.read_text().strip())
-    except FileNotFoundError:
-        pass
-    except (OSError, ValueError) as exc:
-        log.warning("the marker key in %s is unreadable (%s): making a new one; earlier chats start afresh", path, exc)
-    else:
-        if len(key) == KEY_BYTES:
-            return key
-        log.warning("the marker key in %s is %d bytes, not %d: making a new one; earlier chats start afresh", path, len(key), KEY_BYTES)
-    key = secrets.token_bytes(KEY_BYTES)
-    try:
-        private_folder(directory, tighten=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as file:
-            file.write(key.hex())
-    except OSError as exc:
-        log.warning("cannot keep a marker key in %s (%s): chats will not continue after this backend exits", directory, exc)
-    return key
 
 
 @attrs.frozen

@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from actors.matching import Digest, canonical, chain, message_digest, normalise
+from protocol.matching import Digest, canonical, chain, message_digest, normalise
 from protocol.lm import Message
 from protocol.wire import structure
 

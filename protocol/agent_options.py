@@ -14,7 +14,7 @@ A wanted value is named by the option's id (`effort`, `reasoning_effort`) or by 
 (`model`, `mode`, `thought_level`, or `effort` for the latter), so one setting works across agents.
 
 What the agent names its choices is shown to the user (the model picker, Manage Agents), so it is
-read through `actors/agent_text.py`: names and descriptions cleaned and capped, ids that would need
+read through `protocol/agent_text.py`: names and descriptions cleaned and capped, ids that would need
 cleaning left out, at most `MAX_ENTRIES` options and values per option (an agent offering 20,000
 models gets 100 model entries, not a 21 MB model list).
 """
@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import attrs
 
-from actors.agent_text import MAX_ENTRIES, is_shown_as_is, shown
+from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown
 from protocol import acp
 
 OptionValue = str | bool

@@ -1,0 +1,87 @@
+"""The AgentPool: one AgentProcess per agent definition, started on demand, stopped when idle."""
+
+from __future__ import annotations
+
+import collections
+import logging
+
+import attrs
+import trio
+
+from actors.agent_connection import Connector
+from actors.agent_process import AgentProcess, agent_key
+from actors.tool_bridge import import_mcp
+from actors.transcript import Recorder
+from protocol.lm import Agent, ProcessAgent
+from protocol.redact import Redactor
+from protocol.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+async def _warm_up_mcp() -> None:
+    """Import the MCP SDK in a thread, ahead of need. Only an optimisation: when it cannot
+    run (no thread to be had), the bridge imports the SDK when an agent connects."""
+    try:
+        await trio.to_thread.run_sync(import_mcp, abandon_on_cancel=True)
+    except Exception as exc:  # noqa: BLE001 - a failed warm-up costs time later, nothing else
+        log.warning("could not import the MCP SDK ahead of time: %s", exc)
+
+
+@attrs.define(eq=False)
+class AgentPool:
+    """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
+
+    _nursery: trio.Nursery
+    cwd: str = attrs.field(kw_only=True)  # where agents work when a request names no folder
+    _connector: Connector = attrs.field(kw_only=True)
+    _idle: float = attrs.field(default=Settings().agent_idle, kw_only=True)
+    _request_timeout: float = attrs.field(default=Settings().agent_timeout, kw_only=True)  # for requests but prompts
+    _recorder: Recorder | None = attrs.field(default=None, kw_only=True)
+    secrets: Redactor = attrs.field(factory=Redactor, kw_only=True)  # every agent's env values (protocol/redact.py)
+    started: int = attrs.field(default=0, init=False)  # agent processes started so far
+    _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
+    _locks: collections.defaultdict[str, trio.Lock] = attrs.field(factory=lambda: collections.defaultdict(trio.Lock), init=False)
+    _warmed: bool = attrs.field(default=False, init=False)
+
+    async def start(self, agent: Agent, cwd: str | None) -> AgentProcess:
+        """The running process of `agent`, started (and initialized) if need be."""
+        key = agent_key(agent)
+        async with self._locks[key]:
+            process = self._agents.get(key)
+            if process is None or not process.usable:
+                if isinstance(agent, ProcessAgent) and not self._warmed:
+                    # Real agents connect to the tool bridge at once; have the MCP SDK ready.
+                    self._warmed = True
+                    self._nursery.start_soon(_warm_up_mcp)
+                process = AgentProcess(
+                    agent, cwd=cwd or self.cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout
+                )
+                await self._nursery.start(process.run)  # raises AgentError if it cannot start
+                if not self._agents:
+                    self._nursery.start_soon(self._stop_idle_agents)
+                self._agents[key] = process
+                self.started += 1
+        return process
+
+    async def _stop_idle_agents(self) -> None:
+        """Stop agents no session has used for `idle` seconds; runs while any agent does."""
+        while self._agents:
+            await trio.sleep(max(self._idle / 4, 0.01))
+            now = trio.current_time()
+            for key, process in list(self._agents.items()):
+                if process.exited.is_set():
+                    del self._agents[key]
+                elif process.prompts_in_flight == 0 and now - process.last_active >= self._idle:
+                    log.info("stopping agent %s: unused for %.0f s", process.name, now - process.last_active)
+                    del self._agents[key]
+                    process.stop()
+
+    async def shutdown(self) -> None:
+        """Stop every agent gracefully (bounded) and wait for them."""
+        agents = list(self._agents.values())
+        self._agents.clear()
+        for process in agents:
+            process.stop()
+        for process in agents:
+            await process.exited.wait()

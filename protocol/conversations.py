@@ -1,0 +1,224 @@
+"""History's transitions without trio: which conversation a chat request continues, the turn
+it begins, the reply it grows, the marker that ends it, forgetting it.
+
+The History actor (`actors/history.py`) keeps one `Conversations`, and beside each record the
+Session actor and the request being answered; tests drive it directly (`tests/test_matching.py`).
+See "History and matching" and "Identity and markers" in `docs/DESIGN.md`.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import attrs
+
+from protocol.failures import Failure, FailureKind, failure
+from protocol.lm import ChatParams, Message, Part, ThinkingPart
+from protocol.markers import Marker
+from protocol.matching import (
+    Conversation,
+    ConversationIndex,
+    Match,
+    is_summarisation,
+    is_summarised,
+    match_after_marker,
+    root,
+    trailing_digest,
+)
+from protocol.reading import Read, opening, read_messages
+from protocol.rendering import split_context
+from protocol.wire import WireError
+
+log = logging.getLogger(__name__)
+
+# Characters of a reply's text kept to match the request that continues it. No consumer sends a
+# longer one back whole: it exceeds every model's input window (2M tokens hold about 8 MB of
+# text), so the consumer trims or summarises it. Beyond it, nothing more of the reply is held.
+REPLY_KEPT = 16 * 1024 * 1024
+
+
+@attrs.frozen
+class MarkerAt:
+    """The newest of our markers in a request: the message it is in, and what it names."""
+
+    index: int
+    marker: Marker
+
+
+@attrs.define(eq=False)
+class Record:
+    """What History knows of one conversation besides its Session actor."""
+
+    state: Conversation
+    seq: int = 0  # turns this conversation has taken
+    throwaway: bool = False  # a one-off session (a summary), never matched, retired when done
+    resumable: bool = False  # named by a marker of a conversation this process no longer held (until its first turn)
+    read: Read | None = None  # its latest request, as read: the next one reuses it
+
+
+@attrs.frozen
+class Route:
+    """Where a chat request goes: the conversation, and what of the request is new to its agent."""
+
+    record: Record
+    read: Read
+    start: int  # read.messages[start:] are new to the agent
+    context: tuple[Message, ...]  # earlier history, for a conversation's first turn
+    new: tuple[Message, ...]
+    canceled: bool  # the previous reply was not accepted
+    started: bool  # a new conversation: History starts its Session
+    error: Failure | None = None  # nothing to answer: the request fails (a new conversation is then not kept)
+
+
+class Conversations:
+    """History's transitions without trio: matching a request to its conversation, the turn it
+    begins, the reply it grows, the marker that ends it, forgetting it.
+
+    The History actor keeps one, and beside each record the Session actor and the request
+    being answered; tests drive it directly (`tests/test_matching.py`). See "History and
+    matching" and "Identity and markers" in `docs/DESIGN.md`.
+    """
+
+    def __init__(self) -> None:
+        self._index = ConversationIndex()
+        self._records: dict[str, Record] = {}
+        self._dirty: set[str] = set()  # conversations whose reply grew since they were indexed
+        self._by_opening: dict[str, list[str]] = {}  # opening(messages) → conversations that began so
+
+    def __contains__(self, conversation_id: object) -> bool:
+        return conversation_id in self._records
+
+    @property
+    def indexed(self) -> int:
+        """Conversations the index holds (every record but the throwaway ones)."""
+        return len(self._index)
+
+    def route(self, params: ChatParams, found: MarkerAt | None) -> Route | Failure:
+        """Read the request and find its conversation (by `found`, our newest marker in it,
+        else by content), beginning the conversation's turn; an unreadable request's error."""
+        try:
+            read = read_messages(params.messages, root(params.agent), self._earlier_reads(params.messages, found))
+        except WireError as exc:
+            return failure(FailureKind.INVALID_PARAMS, f"Invalid params: {exc}")
+        messages = read.messages
+        if is_summarisation(messages):
+            # Answered by a throwaway session, so the conversation's own agent session is not
+            # polluted by the request or by its summary.
+            record = self._new(params, messages, None, throwaway=True)
+            return Route(record, read, 0, messages[:-1], messages[-1:], canceled=False, started=True)
+        match, conversation_id = self._match(params, read, found)
+        if match.conversation is None:
+            context, new = split_context(messages)
+            if not _answerable(context, new):
+                return failure(FailureKind.INVALID_PARAMS, NOTHING_TO_ANSWER)
+            record = self._new(params, messages, conversation_id)
+            record.resumable = conversation_id is not None
+            if record.resumable and found is not None:
+                # Its turns go on numbering from the marker's, so an older marker of its first
+                # life still reads as a fork, never as this life's head.
+                record.seq = found.marker.turn
+            return Route(record, read, 0, context, new, canceled=False, started=True)
+        record = self._records[match.conversation.id]
+        context, new = split_context(messages[match.start :])
+        record.state.begin_turn(match.committed, list(messages[match.start :]), read.after[-1])
+        error = None if _answerable(context, new) else failure(FailureKind.INVALID_PARAMS, NOTHING_TO_ANSWER)
+        return Route(record, read, match.start, context, new, match.canceled, started=False, error=error)
+
+    def begin(self, record: Record, read: Read) -> None:
+        """The turn is handed to the conversation's Session: index what it was sent."""
+        record.resumable = False  # only its first turn may load the agent's own session
+        record.seq += 1
+        if not record.throwaway:
+            self._index.update(record.state)
+            if record.read is None:
+                self._by_opening.setdefault(opening(read.raw), []).append(record.state.id)
+            record.read = read
+
+    def reply(self, record: Record, part: Part) -> None:
+        """A part of the reply streamed back (thinking never counts for matching)."""
+        if not isinstance(part, ThinkingPart):
+            record.state.add_reply(part, REPLY_KEPT)
+            self._dirty.add(record.state.id)  # re-indexed lazily: parts can come by the thousand
+
+    def marker(self, record: Record) -> Marker:
+        """The marker ending the reply: it names this point of the conversation, after exactly this history."""
+        return Marker(record.state.id, record.seq, record.state.seen(), trailing_digest(record.state.inputs))
+
+    def forget(self, record: Record) -> None:
+        self._index.remove(record.state)
+        self._records.pop(record.state.id, None)
+        self._dirty.discard(record.state.id)
+        if record.read is not None:
+            key = opening(record.read.raw)
+            remaining = [c for c in self._by_opening.get(key, ()) if c != record.state.id]
+            if remaining:
+                self._by_opening[key] = remaining
+            else:
+                self._by_opening.pop(key, None)
+
+    def _new(self, params: ChatParams, messages: tuple[Message, ...], conversation_id: str | None, *, throwaway: bool = False) -> Record:
+        if conversation_id is None or conversation_id in self._records:
+            conversation_id = uuid.uuid4().hex
+        record = Record(Conversation(conversation_id, params.agent, committed=root(params.agent), inputs=list(messages)), throwaway=throwaway)
+        self._records[conversation_id] = record
+        return record
+
+    def _earlier_reads(self, raw: Sequence[Any], found: MarkerAt | None) -> Iterator[Read]:
+        """The readings of earlier requests this one may share its leading messages with: the
+        conversation its marker names, and those that began with the same messages."""
+        if found is not None and (named := self._records.get(found.marker.conversation)) is not None and named.read is not None:
+            yield named.read
+        for conversation_id in self._by_opening.get(opening(raw), ()):
+            if (record := self._records.get(conversation_id)) is not None and record.read is not None:
+                yield record.read
+
+    def _match(self, params: ChatParams, read: Read, found: MarkerAt | None) -> tuple[Match, str | None]:
+        """The conversation a request continues: by our newest marker if it has one (`found`),
+        else by content.
+
+        Returns the match, and for a new conversation the id it should take (a marker from an
+        earlier backend run names a conversation this process does not hold: keep its name).
+        """
+        for conversation_id in self._dirty:
+            if conversation_id in self._records:
+                self._index.update(self._records[conversation_id].state)
+        self._dirty.clear()
+        messages = read.messages
+        new_conversation = Match(None, 0, False, read.after[0])
+        if found is not None and not found.marker.follows(
+            read.after[found.index], lambda: trailing_digest(messages[: found.index]) if is_summarised(messages) else None
+        ):
+            # Copied from another conversation (or the history before it was edited): only
+            # the content can tell which conversation this is.
+            log.info("a marker of conversation %s follows another history: matching by content", found.marker.conversation)
+            found = None
+        if found is None:
+            return self._index.match(params.agent, messages, read.prefixes()), None
+        marker = found.marker
+        record = self._records.get(marker.conversation)
+        if record is None:
+            log.info("marker names conversation %s, which this backend does not hold: starting it primed", marker.conversation)
+            return new_conversation, marker.conversation
+        if record.state.agent != params.agent:
+            log.info("marker names conversation %s of another agent: a new conversation", marker.conversation)
+            return new_conversation, None
+        match = match_after_marker(record.state, messages, found.index, marker.turn, record.seq, read.after)
+        if match is None:
+            # Turns without a marker since this one (stopped replies, or a consumer that drops
+            # markers): the content decides, within the conversation the marker names.
+            by_content = self._index.match(params.agent, messages, read.prefixes())
+            if by_content.conversation is record.state:
+                return by_content, None
+            log.info("request forks conversation %s at turn %d (head %d): a new conversation", marker.conversation, marker.turn, record.seq)
+            return new_conversation, None
+        return match, None
+
+
+NOTHING_TO_ANSWER = "Invalid params: messages: no user message to answer"
+
+
+def _answerable(context: tuple[Message, ...], new: tuple[Message, ...]) -> bool:
+    return any(m.role == "user" for m in new) or bool(context)

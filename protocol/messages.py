@@ -1,0 +1,63 @@
+"""What the actors say to each other over their memory channels, as plain data.
+
+History → Session: `Turn` (its cancel scope and reply window travel beside it, in
+`actors/session.py`'s `Delivery`: a turn is data, tests of pure modules build one without
+trio). Session → History: `SessionEvent`. History → the VS Code request handler: `Reply`.
+Agent connection → Session: the turn machine's own events (`protocol/turn.py`).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from protocol.failures import Failure
+from protocol.lm import BridgedTools, Message, Part, Tool
+
+
+@attrs.frozen
+class Turn:
+    """One VS Code request, as far as its conversation's Session is concerned."""
+
+    number: int  # unique and increasing; every SessionEvent echoes it
+    messages: tuple[Message, ...]  # new to the agent
+    context: tuple[Message, ...]  # earlier history, only for a conversation's first turn
+    canceled: bool  # the previous reply was rejected or stopped
+    tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action; the Session keeps the bridged ones
+    offers_agent_action: bool
+    cwd: str | None = None
+    resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
+    model_id: str = ""  # the model entry the request was for
+    options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
+    bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (protocol/tool_policy.py)
+
+
+@attrs.frozen
+class PartEvent:
+    part: Part
+
+
+@attrs.frozen
+class CompleteEvent:
+    pass
+
+
+@attrs.frozen
+class FailedEvent:
+    error: Failure
+    retire: bool  # the conversation cannot go on: the next request starts a new one
+
+
+@attrs.frozen
+class SessionEvent:
+    conversation: str
+    turn: int | None  # None: not about any request (e.g. the session retired while idle)
+    event: PartEvent | CompleteEvent | FailedEvent
+
+
+@attrs.frozen
+class Reply:
+    """History → the handler of one VS Code chat request: a part, the end, or an error."""
+
+    part: Part | None = None
+    error: Failure | None = None
+    complete: bool = False
