@@ -36,8 +36,8 @@ import trio
 from protocol import acp
 from protocol.jsonrpc import Peer
 from symposium.client import BackendClient, process_agent, user
-from tests.claude import PACKAGE, VERSION, claude_env, installed_claude
-from tests.fake_anthropic import FakeAnthropic, reply, text
+from tests.support.claude import PACKAGE, VERSION, claude_env, installed_claude
+from tests.support.fake_anthropic import FakeAnthropic, reply, text
 
 COLD_SAMPLES = 3
 WARM_SAMPLES = 7
