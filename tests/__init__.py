@@ -4,7 +4,7 @@
 - `actors/`: trio actors, stores and streams in-process (the JSON-RPC `Peer`, History, the tool bridge);
 - `wire/`: a real `symposium vscodelm` subprocess over stdio, with Eliza or fake agents;
 - `agents/`: the real ACP agents (Claude Code's and Codex's adapters) against fake model APIs,
-  one scenario suite run against each (`agents/scenarios.py`);
+  one scenario suite run against each (`agents/test_scenarios.py`);
 - `support/`: what the tests use and are not: fake model APIs, agent drivers, misbehaving agents
   run as subprocesses, the Copilot emulator, fixtures and the transcript corpus.
 

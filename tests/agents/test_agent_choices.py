@@ -22,10 +22,9 @@ from symposium.client import ELIZA, BackendClient, ChatResult, process_agent, us
 from acp import schema
 from tests.support.acp_direct import run_outside
 from tests.support.acp_validate import validate_payload
-from tests.support.claude import ClaudeCode, installed_claude
-from tests.support.codex import Codex, installed_codex
+from tests.support.claude import ClaudeCode
+from tests.support.codex import Codex
 from tests.conftest import SUPPORT, Tap
-from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_anthropic import reply as claude_reply
 from tests.support.fake_anthropic import text as claude_text
 from tests.support.fake_openai import FakeOpenAI
@@ -36,23 +35,8 @@ GUARD = 60  # a hang guard, not a timing budget: the tests wait on events
 
 
 @pytest.fixture
-async def claude(nursery: trio.Nursery, tmp_path: Path) -> ClaudeCode:
-    found = await trio.to_thread.run_sync(installed_claude)
-    if isinstance(found, str):
-        pytest.skip(found)
-    api = FakeAnthropic()
-    await nursery.start(api.serve)
-    return ClaudeCode(api, tmp_path)
-
-
-@pytest.fixture
-async def codex(nursery: trio.Nursery, tmp_path: Path) -> Codex:
-    found = await trio.to_thread.run_sync(installed_codex)
-    if isinstance(found, str):
-        pytest.skip(found)
-    api = FakeOpenAI()
-    await nursery.start(api.serve)
-    return Codex(api, tmp_path, sandbox_mode="workspace-write")  # so that it offers its approval presets as modes
+def codex(codex_api: FakeOpenAI, tmp_path: Path) -> Codex:
+    return Codex(codex_api, tmp_path, sandbox_mode="workspace-write")  # so that it offers its approval presets as modes
 
 
 def entry(id: str, name: str, agent: dict[str, Any]) -> dict[str, Any]:

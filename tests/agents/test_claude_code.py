@@ -1,4 +1,5 @@
-"""Claude Code end to end, offline: the real adapter and CLI through `symposium vscodelm`, its model a fake.
+"""What only Claude Code does, end to end, offline: the real adapter and CLI through `symposium vscodelm`,
+its model a fake. What it does as Codex does is in `test_scenarios.py`, run against both.
 
 The agent is `@agentclientprotocol/claude-agent-acp` (pinned in scripts/install-agents.sh, which `make
 test` runs), behind `tests/support/acp_tee.py` so the test reads its ACP traffic, with an isolated HOME. Its
@@ -14,108 +15,17 @@ import os
 import signal
 from pathlib import Path
 
-import pytest
 import trio
 
 from protocol.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
-from tests.support.claude import ClaudeCode, installed_claude, process_gone, process_group, processes_in_group
-from tests.support.fake_anthropic import SUGGESTION_PREFIX, FakeAnthropic, reply, text, thinking, tool_use
-
-GUARD = 60  # a hang guard, not a timing budget: the tests wait on events
-
-
-@pytest.fixture
-async def claude(nursery: trio.Nursery, tmp_path: Path) -> ClaudeCode:
-    found = await trio.to_thread.run_sync(installed_claude)
-    if isinstance(found, str):
-        pytest.skip(found)
-    api = FakeAnthropic()
-    await nursery.start(api.serve)
-    return ClaudeCode(api, tmp_path)
-
-
-def assert_well_formed(result: ChatResult) -> None:
-    assert result.error is None, result.error and (result.error.message, result.error.data)
-    assert result.completed
-    assert any(p["type"] in ("text", "tool_call") for p in result.parts)
-
-
-async def test_plain_turn_streams_text(backend: BackendClient, claude: ClaudeCode) -> None:
-    # Paced: the fake sends each delta once the previous one has come out as a part, so the
-    # parts show the text streamed through (the backend merges parts that queue up together).
-    claude.api.script(reply(text("Hello ", "from ", "the fake ", "model."), paced=True))
-    with trio.fail_after(GUARD):
-        result = await backend.chat([user("Hello")], agent=claude.agent, cwd=str(claude.cwd), on_part=lambda _: claude.api.advance())
-    assert_well_formed(result)
-    assert result.text() == "Hello from the fake model."
-    assert [p["value"] for p in result.parts if p["type"] == "text"] == ["Hello ", "from ", "the fake ", "model."]
-    [request] = claude.api.main
-    assert request.user_texts() == ["Hello"]
-    assert not claude.api.unscripted
-
-
-async def test_second_turn_continues_the_same_session(backend: BackendClient, claude: ClaudeCode) -> None:
-    claude.api.script(reply(text("The answer ", "is 42.")), reply(text("You asked ", "about 42.")))
-    history = [user("What is the answer?")]
-    with trio.fail_after(GUARD):
-        first = await backend.chat(history, agent=claude.agent, cwd=str(claude.cwd))
-        history += [first.assistant_message(), user("What did I ask?")]
-        second = await backend.chat(history, agent=claude.agent, cwd=str(claude.cwd))
-    assert_well_formed(second)
-    assert second.text() == "You asked about 42."
-    assert claude.prompts() == ["What is the answer?", "What did I ask?"]  # only what was new
-    assert len(claude.requests("session/new")) == 1 and len(claude.agent_pids()) == 1
-    later = claude.api.main[1]
-    assert later.user_texts() == ["What is the answer?", "What did I ask?"]
-    assert later.assistant_texts() == ["The answer is 42."]
-    assert [m["role"] for m in later.messages if m["role"] != "system"][-3:] == ["user", "assistant", "user"]
-    assert not claude.api.unscripted
-
-
-async def test_thinking_arrives_as_thinking_parts(backend: BackendClient, claude: ClaudeCode) -> None:
-    claude.api.script(reply(thinking("The user greets me. ", "I should greet back."), text("Hi ", "there.")))
-    with trio.fail_after(GUARD):
-        result = await backend.chat([user("Hi")], agent=claude.agent, cwd=str(claude.cwd))
-    assert_well_formed(result)
-    assert result.thinking() == "The user greets me. I should greet back."
-    assert result.text() == "Hi there."
-    assert result.parts[0]["type"] == "thinking"
+from tests.support.claude import ClaudeCode, process_gone, process_group, processes_in_group
+from tests.support.fake_anthropic import SUGGESTION_PREFIX, reply, text, tool_use
+from tests.support.real_agent import GUARD, assert_well_formed
 
 
 def write_file(path: Path) -> dict:
     return {"command": f"echo hi > {path}", "description": f"Write {path.name}"}
-
-
-async def test_bash_write_asks_permission_and_approval_runs_it(backend: BackendClient, claude: ClaudeCode) -> None:
-    out = claude.cwd / "out.txt"
-    ask_reply = reply(text("I will write it."), tool_use("Bash", write_file(out)))
-    claude.api.script(ask_reply, reply(text("Done: ", "the file is written.")))
-    history = [user("Write hi to out.txt")]
-    tools = [AGENT_ACTION_TOOL_DEF]
-    with trio.fail_after(GUARD):
-        ask = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
-        assert_well_formed(ask)
-        [call] = ask.tool_calls()
-        assert call["toolName"] == "symposium-agent-action"
-        assert call["parameters"]["kind"] == "execute"
-        assert call["parameters"]["raw_input"]["command"] == f"echo hi > {out}"
-        assert not out.exists()
-        history += [ask.assistant_message(), tool_result(call["toolCallId"], AGENT_ACTION_APPROVED)]
-        done = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
-    assert_well_formed(done)
-    assert "Done: the file is written." in done.text()
-    assert out.read_text() == "hi\n"
-    assert len(claude.requests("session/prompt")) == 1  # the same agent turn went on
-    [asked] = claude.requests("session/request_permission")
-    [answer] = [m for m in claude.messages("c2a") if m.get("id") == asked["id"] and "result" in m]
-    assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "allow-once"}
-    # The model got the tool's result in the request after the one that asked for the tool.
-    [tool_id] = ask_reply.tool_use_ids()
-    after = claude.api.main[1]
-    assert [u["id"] for u in after.tool_uses()] == [tool_id]
-    assert [r["tool_use_id"] for r in after.tool_results()] == [tool_id]
-    assert not claude.api.unscripted
 
 
 async def reject_a_bash_write(backend: BackendClient, claude: ClaudeCode) -> tuple[ChatResult, Path]:
@@ -157,32 +67,6 @@ async def test_a_rejected_permission_is_cancelled_before_it_is_answered(backend:
     answered_at = next(i for i, m in enumerate(sent) if m.get("id") == asked["id"] and "method" not in m)
     cancelled_at = next(i for i, m in enumerate(sent) if m.get("method") == "session/cancel")
     assert cancelled_at < answered_at
-
-
-async def test_cancel_mid_stream_answers_cancelled_and_the_next_turn_is_clean(backend: BackendClient, claude: ClaudeCode) -> None:
-    claude.api.script(reply(text("one ", "two ", "three ", "four"), stall_after=1), reply(text("Fresh ", "answer.")))
-    history = [user("Count to four")]
-    with trio.fail_after(GUARD):
-        pending = backend.start_chat(history, agent=claude.agent, cwd=str(claude.cwd))
-        await pending.first_part.wait()
-        await backend.cancel(pending.request_id)
-        await pending.done.wait()
-        assert pending.error is not None and pending.error.code == -32800
-        assert not pending.completed
-        stream = await claude.api.wait_for(lambda r: r.main and (r.aborted or r.finished))
-        assert stream.aborted  # Claude Code hung up on the model
-        history += [pending.assistant_message(), user("Say something else")]
-        after = await backend.chat(history, agent=claude.agent, cwd=str(claude.cwd))
-    assert_well_formed(after)
-    assert after.text() == "Fresh answer."
-    assert claude.prompts() == ["Count to four", "Say something else"]
-    assert len(claude.requests("session/cancel")) == 1
-    assert len(claude.requests("session/new")) == 1
-    assert [m for m in claude.messages("a2c") if (m.get("result") or {}).get("stopReason") == "cancelled"]
-    # The model sees the interrupted partial answer, then the new message.
-    assert claude.api.main[-1].assistant_texts() == ["one "]
-    assert claude.api.main[-1].user_texts()[-1] == "Say something else"
-    assert not claude.api.unscripted
 
 
 async def kill_agent_mid_turn(backend: BackendClient, claude: ClaudeCode, history: list) -> tuple[ChatResult, int]:
@@ -250,37 +134,6 @@ async def test_a_killed_agent_leaves_no_process_behind(backend: BackendClient, c
             kill_leftovers(group)
 
 
-WEATHER = {
-    "name": "get_weather",
-    "description": "The weather in a city",
-    "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-}
-
-
-async def test_a_vscode_tool_reaches_claude_code_as_an_mcp_tool(backend: BackendClient, claude: ClaudeCode) -> None:
-    ask_reply = reply(text("Let me check."), tool_use("mcp__vscode_tools__get_weather", {"city": "Paris"}))
-    claude.api.script(ask_reply, reply(text("It is ", "sunny.")))
-    tools = [AGENT_ACTION_TOOL_DEF, WEATHER]
-    history = [user("Weather in Paris?")]
-    with trio.fail_after(GUARD):
-        ask = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
-        assert_well_formed(ask)
-        [call] = ask.tool_calls()  # VS Code runs its own tool; no agent-action confirmation on top
-        assert call["toolName"] == "get_weather" and call["parameters"] == {"city": "Paris"}
-        history += [ask.assistant_message(), tool_result(call["toolCallId"], "Sunny, 25 C")]
-        done = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
-    assert_well_formed(done)
-    assert "It is sunny." in done.text()
-    assert "get_weather" not in done.text() and "Sunny, 25 C" not in done.text()  # VS Code showed its own tool's call: once
-    # Claude Code asked permission for the MCP tool by its qualified name; the backend approved it itself.
-    [asked] = claude.requests("session/request_permission")
-    assert asked["params"]["toolCall"]["title"] == "mcp__vscode_tools__get_weather"
-    [result] = claude.api.main[1].tool_results()
-    assert result["tool_use_id"] == ask_reply.tool_use_ids()[0]
-    assert result["content"] == [{"type": "text", "text": "Sunny, 25 C"}]
-    assert not claude.api.unscripted
-
-
 async def test_no_next_prompt_suggestion_is_asked_of_the_model(backend: BackendClient, claude: ClaudeCode) -> None:
     # Claude Code predicts the next prompt after each turn (from the second on) with a model call
     # of its own, which VS Code has nowhere to show: the backend turns it off at session/new.
@@ -296,20 +149,6 @@ async def test_no_next_prompt_suggestion_is_asked_of_the_model(backend: BackendC
     assert len(claude.api.main) == 3
     asked = [r for r in claude.api.requests if SUGGESTION_PREFIX in json.dumps(r.body)]
     assert asked == []
-
-
-async def test_a_response_carries_the_usage_claude_code_reported(backend: BackendClient, claude: ClaudeCode) -> None:
-    claude.api.script(reply(text("Hi."), usage=(1200, 34)))
-    with trio.fail_after(GUARD):
-        result = await backend.chat([user("Hi")], agent=claude.agent, cwd=str(claude.cwd))
-    assert_well_formed(result)
-    updates = [m["params"]["update"] for m in claude.messages("a2c") if (m.get("params") or {}).get("update", {}).get("sessionUpdate") == "usage_update"]
-    [answer] = [m for m in claude.messages("a2c") if "stopReason" in (m.get("result") or {})]
-    # Its context (the last `usage_update`) is the prompt tokens; the prompt's output its completion.
-    context, output = updates[-1]["used"], answer["result"]["usage"]["outputTokens"]
-    [usage] = [p for p in result.parts if p["type"] == "usage"]
-    assert usage == {"type": "usage", "promptTokens": context, "completionTokens": output, "totalTokens": context + output, "cachedTokens": 0}
-    assert (context, output) == (1200 + 34, 34)  # what the fake API reported, as Claude Code passed it on
 
 
 async def test_its_own_edit_is_a_card_with_the_diff_then_the_diff_in_the_chat(backend: BackendClient, claude: ClaudeCode) -> None:

@@ -12,7 +12,7 @@ import trio
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, user
 from tests.support.claude import ClaudeCode
 from tests.support.fake_anthropic import reply, text, tool_use
-from tests.agents.test_claude_code import GUARD, assert_well_formed, claude  # noqa: F401 - the fixture
+from tests.support.real_agent import GUARD, assert_well_formed
 from tests.actors.test_tool_schema import copilot_tools
 
 OWN_EDITS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}

@@ -7,7 +7,7 @@ import trio
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
 from tests.support.claude import ClaudeCode
 from tests.support.fake_anthropic import reply, text, tool_use
-from tests.agents.test_claude_code import GUARD, assert_well_formed, claude  # noqa: F401 - the fixture
+from tests.support.real_agent import GUARD, assert_well_formed
 
 WEATHER = {"name": "get_weather", "description": "The weather in a city", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
 TIME = {"name": "get_time", "description": "The time in a city", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
@@ -36,7 +36,7 @@ async def test_two_different_tools_in_one_turn(backend: BackendClient, claude: C
     assert len({c["toolCallId"] for c in seen}) == 2
     # The model's next request carries both results, matched to its tool_use ids.
     results = {r["tool_use_id"]: r["content"] for r in claude.api.main[1].tool_results()}
-    weather_id, time_id = asks.tool_use_ids()
+    weather_id, time_id = asks.call_ids()
     assert results[weather_id] == [{"type": "text", "text": "-5 C, snow"}]
     assert results[time_id] == [{"type": "text", "text": "23:40"}]
     # Permissions for our own bridged tools were approved by the backend, never asked of the user.

@@ -8,7 +8,7 @@ from symposium.client import BackendClient
 from tests.support.claude import ClaudeCode
 from tests.support.copilot import Copilot
 from tests.support.fake_anthropic import reply, text
-from tests.agents.test_claude_code import GUARD, claude  # noqa: F401 - the fixture
+from tests.support.real_agent import GUARD
 
 
 def sessions(claude: ClaudeCode) -> list[str]:

@@ -9,14 +9,15 @@ to a `FakeAnthropic` server the test scripts.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+from typing import Any
 
 import trio
 
-from symposium.client import process_agent
-from tests.conftest import Tap, installed_adapter, pinned
+from tests.conftest import installed_adapter, pinned
+from tests.support import fake_anthropic
 from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.real_agent import RealAgent
 
 PACKAGE = "@agentclientprotocol/claude-agent-acp"
 VERSION = pinned("CLAUDE_AGENT_ACP_VERSION")
@@ -44,25 +45,37 @@ def claude_env(api_url: str, home: Path) -> dict[str, str]:
     return env
 
 
-class ClaudeCode(Tap):
+class ClaudeCode(RealAgent):
     """One Claude Code agent definition for one test: its fake API, its home, its ACP log."""
 
+    name = "claude"
+    allow_once = "allow-once"
+    key_header = ("x-api-key", "sk-ant-fake")
+    hangs_up_on_cancel = True
+    keeps_cancelled_text = True
+    reports_completion_tokens = True
+
     def __init__(self, api: FakeAnthropic, root: Path) -> None:
-        super().__init__(root / "acp.jsonl")
         found = installed_claude()
         assert not isinstance(found, str), found
-        node, entry = found
-        self.api = api
-        self.home = root / "home"
-        self.cwd = root / "work"
-        self.home.mkdir()
-        self.cwd.mkdir()
-        env = claude_env(api.url, self.home)
-        self.agent = process_agent("claude", sys.executable, [str(Path(__file__).with_name("acp_tee.py")), str(self.log), "--", node, entry], env=env)
+        super().__init__(api, root, *found, claude_env(api.url, root / "home"))
 
-    def agent_pids(self) -> list[int]:
-        """The pid of every adapter process started (one per agent start), in order."""
-        return [r["agent_pid"] for r in self.records() if "agent_pid" in r]
+    reply = staticmethod(fake_anthropic.reply)
+    text = staticmethod(fake_anthropic.text)
+    thinking = staticmethod(fake_anthropic.thinking)
+
+    def shell(self, command: str) -> Any:
+        return fake_anthropic.tool_use("Bash", {"command": command, "description": "Run it"})
+
+    def command_of(self, raw_input: Any) -> str:
+        return raw_input["command"]
+
+    def vscode_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        return fake_anthropic.tool_use(f"mcp__vscode_tools__{name}", arguments)
+
+    def assert_asks_for_vscode_tool(self, tool_call: Any, name: str) -> None:
+        # By the tool's qualified name (MCP server, then tool).
+        assert tool_call["title"] == f"mcp__vscode_tools__{name}"
 
 
 async def process_gone(pid: int) -> None:

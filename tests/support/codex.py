@@ -10,18 +10,20 @@ provider: a custom provider speaking the Responses API, its key in an environmen
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+from typing import Any
 
-from symposium.client import process_agent
-from tests.conftest import Tap, installed_adapter, pinned
+from tests.conftest import installed_adapter, pinned
+from tests.support import fake_openai
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.real_agent import RealAgent
 
 VERSION = pinned("CODEX_ACP_VERSION")
 PACKAGE = "@zed-industries/codex-acp"
 MODEL = "gpt-5.4-mini"  # a model Codex knows (its metadata is bundled), served by the fake
 PROVIDER = "symposium_fake"
 KEY_VARIABLE = "SYMPOSIUM_FAKE_OPENAI_KEY"
+KEY = "sk-fake-codex-key"
 
 
 def installed_codex() -> tuple[str, str] | str:
@@ -47,7 +49,7 @@ stream_max_retries = 0
 """
 
 
-class Codex(Tap):
+class Codex(RealAgent):
     """One Codex agent definition for one test: its fake API, its homes, its ACP log.
 
     `approval_policy` is Codex's own default, "on-request" (it still asks before an MCP tool
@@ -56,26 +58,44 @@ class Codex(Tap):
     `sandbox_mode` ("workspace-write") Codex also offers its approval presets as modes.
     """
 
+    name = "codex"
+    allow_once = "approved"
+    key_header = ("authorization", f"Bearer {KEY}")
+    hangs_up_on_cancel = False  # it ends its turn at once, but leaves the model's stream open
+    keeps_cancelled_text = False
+    reports_completion_tokens = False
+
     def __init__(self, api: FakeOpenAI, root: Path, *, approval_policy: str = "on-request", sandbox_mode: str = "danger-full-access") -> None:
-        super().__init__(root / "acp.jsonl")
         found = installed_codex()
         assert not isinstance(found, str), found
-        node, entry = found
-        self.api = api
-        self.home = root / "home"
         self.codex_home = root / "codex-home"
-        self.cwd = root / "work"
-        for folder in (self.home, self.codex_home, self.cwd):
-            folder.mkdir()
+        self.codex_home.mkdir()
         (self.codex_home / "config.toml").write_text(config_toml(api, approval_policy=approval_policy, sandbox_mode=sandbox_mode))
         env = {
-            "HOME": str(self.home),
+            "HOME": str(root / "home"),
             "CODEX_HOME": str(self.codex_home),
-            KEY_VARIABLE: "sk-fake-codex-key",
+            KEY_VARIABLE: KEY,
             "RUST_LOG": "error",  # its warnings (MCP start-up events it does not route) are noise here
         }
-        self.agent = process_agent("codex", sys.executable, [str(Path(__file__).with_name("acp_tee.py")), str(self.log), "--", node, entry], env=env)
+        super().__init__(api, root, *found, env)
 
-    def agent_pids(self) -> list[int]:
-        """The pid of every adapter process started (one per agent start), in order."""
-        return [r["agent_pid"] for r in self.records() if "agent_pid" in r]
+    reply = staticmethod(fake_openai.reply)
+    text = staticmethod(fake_openai.text)
+    thinking = staticmethod(fake_openai.reasoning)
+
+    def shell(self, command: str) -> Any:
+        return fake_openai.function_call("exec_command", {"cmd": command})
+
+    def command_of(self, raw_input: Any) -> str:
+        return raw_input["command"][-1]  # the argv of a shell running it
+
+    def vscode_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        # Codex offers each MCP server's tools to the model in a namespace `mcp__<server>`.
+        return fake_openai.function_call(name, arguments, namespace="mcp__vscode_tools")
+
+    def assert_asks_for_vscode_tool(self, tool_call: Any, name: str) -> None:
+        # Even with its default approval policy; the tool named only in the message.
+        assert tool_call["title"] == "Approve MCP tool call"
+        assert tool_call["rawInput"]["server_name"] == "vscode_tools"
+        assert tool_call["rawInput"]["request"]["_meta"]["codex_approval_kind"] == "mcp_tool_call"
+        assert tool_call["rawInput"]["request"]["message"] == f'Allow the vscode_tools MCP server to run tool "{name}"?'

@@ -71,29 +71,23 @@ def tool_use(name: str, input: dict[str, JSON], *, id: str | None = None) -> Blo
 
 
 @attrs.frozen
-class Reply:
-    blocks: tuple[Block, ...]
-    stop_reason: str
-    delay: float = 0.0  # between SSE events
-    stall_after: int | None = None  # after this many deltas, hold the stream until the client hangs up
-    answers: str | None = None  # only for a request whose last user text is this
-    paced: bool = False  # each delta after the first waits for FakeAnthropic.advance()
-    usage: tuple[int, int] = (10, 5)  # (input, output) tokens the API reports for it
+class Reply(fake_http.Reply):
+    """A reply of content blocks (`parts`)."""
 
-    def fits(self, request: Request) -> bool:
-        return self.answers is None or request.user_texts()[-1:] == [self.answers]
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        return self.parts
 
-    def tool_use_ids(self) -> list[str]:
+    @property
+    def stop_reason(self) -> str:
+        return "tool_use" if any(b.start["type"] == "tool_use" for b in self.blocks) else "end_turn"
+
+    def call_ids(self) -> list[str]:
         return [b.start["id"] for b in self.blocks if b.start["type"] == "tool_use"]
 
 
-def reply(
-    *blocks: Block, delay: float = 0.0, stall_after: int | None = None, answers: str | None = None, paced: bool = False, usage: tuple[int, int] = (10, 5)
-) -> Reply:
-    """A scripted model reply; `answers` holds it back for the request whose last user text it is;
-    `usage` is the (input, output) tokens the API reports for it."""
-    stop = "tool_use" if any(b.start["type"] == "tool_use" for b in blocks) else "end_turn"
-    return Reply(tuple(blocks), stop, delay, stall_after, answers, paced, usage)
+# A scripted model reply: `reply(*parts, answers=..., stall_after=..., paced=..., usage=...)` (see `fake_http.Reply`).
+reply = Reply.of
 
 
 # Recorded requests -------------------------------------------------------------------------------
@@ -125,6 +119,15 @@ class Request(fake_http.Request):
 
     def tool_results(self) -> list[dict[str, JSON]]:
         return [b for b in self.blocks("user") if b.get("type") == "tool_result"]
+
+    def tool_outputs(self) -> list[dict[str, JSON]]:
+        """What the tools gave back, as the model was sent it: `call_id`, `text`, `is_error`."""
+        outputs = []
+        for result in self.tool_results():
+            content = result.get("content")
+            said = content if isinstance(content, str) else "".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
+            outputs.append({"call_id": result["tool_use_id"], "text": said, "is_error": bool(result.get("is_error"))})
+        return outputs
 
 
 def is_main_conversation(body: JSON) -> bool:
@@ -212,32 +215,15 @@ class FakeAnthropic(fake_http.FakeServer):
     async def _stream(self, stream: trio.SocketStream, request: Request, chosen: Reply) -> None:
         body = request.body
         message = self._message(reply(), body) | {"content": [], "stop_reason": None, "usage": {"input_tokens": chosen.usage[0], "output_tokens": 1}}
-        events: list[tuple[str, JSON]] = [("message_start", {"type": "message_start", "message": message})]
+        events = [fake_http.Event("message_start", {"type": "message_start", "message": message})]
         for index, block in enumerate(chosen.blocks):
-            events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": block.start}))
-            events.extend(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in block.deltas)
-            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+            events.append(fake_http.Event("content_block_start", {"type": "content_block_start", "index": index, "content_block": block.start}))
+            events.extend(fake_http.Event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}, delta=True) for d in block.deltas)
+            events.append(fake_http.Event("content_block_stop", {"type": "content_block_stop", "index": index}))
         usage = {"input_tokens": chosen.usage[0], "output_tokens": chosen.usage[1]}
-        events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": chosen.stop_reason, "stop_sequence": None}, "usage": usage}))
-        events.append(("message_stop", {"type": "message_stop"}))
-
-        deltas_sent = 0
-        try:
-            await stream.send_all(self.SSE_HEAD)
-            for name, data in events:
-                if chosen.delay:
-                    await trio.sleep(chosen.delay)
-                if chosen.paced and name == "content_block_delta" and deltas_sent:
-                    await self._paced_step()
-                await self._chunk(stream, f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                if name == "content_block_delta":
-                    deltas_sent += 1
-                    if deltas_sent == chosen.stall_after:
-                        await self._stall(stream)
-            await self._chunk(stream, b"")
-            request.finished = True
-        except (trio.BrokenResourceError, trio.ClosedResourceError, fake_http.Closed):
-            request.aborted = True
+        events.append(fake_http.Event("message_delta", {"type": "message_delta", "delta": {"stop_reason": chosen.stop_reason, "stop_sequence": None}, "usage": usage}))
+        events.append(fake_http.Event("message_stop", {"type": "message_stop"}))
+        await self._send_events(stream, request, chosen, events)
 
 
 __all__ = ["FakeAnthropic", "Reply", "Request", "reply", "text", "thinking", "tool_use", "is_main_conversation"]

@@ -1,4 +1,5 @@
-"""The HTTP core the tests' fake model APIs share (tests/support/fake_anthropic.py, tests/support/fake_openai.py).
+"""The HTTP core and scripting the tests' fake model APIs share (tests/support/fake_anthropic.py,
+tests/support/fake_openai.py): each says only what its API's replies and requests look like.
 
 A scripted model server on 127.0.0.1: each *main-conversation* model request takes the next
 scripted reply that fits it; every request is recorded, so a test can assert what the model
@@ -40,6 +41,36 @@ class Request:
     finished: bool = False  # the response was sent whole
     aborted: bool = False  # the client hung up before the end of the response
     at: float = attrs.field(factory=time.perf_counter)  # when it was read whole (for benchmarks)
+
+
+@attrs.frozen
+class Reply:
+    """A scripted model reply: its content in the API's own terms (content blocks, output items),
+    and how it is sent. Each fake subclasses it to read its content (call ids, stop reason)."""
+
+    parts: tuple[Any, ...]
+    delay: float = 0.0  # between SSE events
+    stall_after: int | None = None  # after this many deltas, hold the stream until the client hangs up
+    answers: str | None = None  # only for a request whose last user text is this
+    paced: bool = False  # each delta after the first waits for FakeServer.advance()
+    usage: tuple[int, int] = (10, 5)  # (input, output) tokens the API reports for it
+
+    @classmethod
+    def of(cls, *parts: Any, **how: Any) -> Any:
+        """A reply of `parts`, sent `how` the keywords say."""
+        return cls(tuple(parts), **how)
+
+    def fits(self, request: Any) -> bool:
+        return self.answers is None or request.user_texts()[-1:] == [self.answers]
+
+
+@attrs.frozen
+class Event:
+    """One server-sent event of a streamed reply; `delta` marks the ones `paced` and `stall_after` count."""
+
+    name: str
+    data: JSON
+    delta: bool = False
 
 
 class Closed(Exception):
@@ -179,6 +210,27 @@ class FakeServer:
     async def _chunk(stream: trio.SocketStream, data: bytes) -> None:
         """One chunk of a chunked response (empty data: the last chunk)."""
         await stream.send_all(b"%x\r\n%s\r\n" % (len(data), data) if data else b"0\r\n\r\n")
+
+    async def _send_events(self, stream: trio.SocketStream, request: Request, chosen: Reply, events: list[Event]) -> None:
+        """Stream `events` as SSE the way `chosen` says (delayed, paced, stalled); mark the request
+        finished, or aborted if the client hung up first."""
+        deltas_sent = 0
+        try:
+            await stream.send_all(self.SSE_HEAD)
+            for event in events:
+                if chosen.delay:
+                    await trio.sleep(chosen.delay)
+                if chosen.paced and event.delta and deltas_sent:
+                    await self._paced_step()
+                await self._chunk(stream, f"event: {event.name}\ndata: {json.dumps(event.data)}\n\n".encode())
+                if event.delta:
+                    deltas_sent += 1
+                    if deltas_sent == chosen.stall_after:
+                        await self._stall(stream)
+            await self._chunk(stream, b"")
+            request.finished = True
+        except (trio.BrokenResourceError, trio.ClosedResourceError, Closed):
+            request.aborted = True
 
     @staticmethod
     async def _stall(stream: trio.SocketStream) -> None:

@@ -103,27 +103,19 @@ def custom_tool_call(name: str, input: str, *, call_id: str | None = None) -> It
 
 
 @attrs.frozen
-class Reply:
-    items: tuple[Item, ...]
-    delay: float = 0.0  # between SSE events
-    stall_after: int | None = None  # after this many deltas, hold the stream until the client hangs up
-    answers: str | None = None  # only for a request whose last user text is this
-    paced: bool = False  # each delta after the first waits for FakeOpenAI.advance()
-    usage: tuple[int, int] = (10, 5)  # (input, output) tokens the API reports for it
+class Reply(fake_http.Reply):
+    """A reply of output items (`parts`)."""
 
-    def fits(self, request: Request) -> bool:
-        return self.answers is None or request.user_texts()[-1:] == [self.answers]
+    @property
+    def items(self) -> tuple[Item, ...]:
+        return self.parts
 
     def call_ids(self) -> list[str]:
         return [i.done["call_id"] for i in self.items if i.done["type"] in ("function_call", "custom_tool_call")]
 
 
-def reply(
-    *items: Item, delay: float = 0.0, stall_after: int | None = None, answers: str | None = None, paced: bool = False, usage: tuple[int, int] = (10, 5)
-) -> Reply:
-    """A scripted model reply; `answers` holds it back for the request whose last user text it is;
-    `usage` is the (input, output) tokens the API reports for it."""
-    return Reply(tuple(items), delay, stall_after, answers, paced, usage)
+# A scripted model reply: `reply(*parts, answers=..., stall_after=..., paced=..., usage=...)` (see `fake_http.Reply`).
+reply = Reply.of
 
 
 # Recorded requests -------------------------------------------------------------------------------
@@ -152,6 +144,10 @@ class Request(fake_http.Request):
 
     def function_outputs(self) -> list[dict[str, JSON]]:
         return [i for i in self.input if i.get("type") == "function_call_output"]
+
+    def tool_outputs(self) -> list[dict[str, JSON]]:
+        """What the tools gave back, as the model was sent it: `call_id`, `text`."""
+        return [{"call_id": o["call_id"], "text": output_text(o["output"])} for o in self.function_outputs()]
 
     def tool_names(self) -> list[str]:
         """The names of the tools offered to the model (functions, and those inside namespaces)."""
@@ -215,24 +211,8 @@ class FakeOpenAI(fake_http.FakeServer):
         completed = response | {"status": "completed", "output": [i.done for i in chosen.items], "usage": usage}
         events.append({"type": "response.completed", "response": completed})
 
-        deltas_sent = 0
-        try:
-            await stream.send_all(self.SSE_HEAD)
-            for event in events:
-                if chosen.delay:
-                    await trio.sleep(chosen.delay)
-                is_delta = event["type"].endswith(".delta")
-                if chosen.paced and is_delta and deltas_sent:
-                    await self._paced_step()
-                await self._chunk(stream, f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                if is_delta:
-                    deltas_sent += 1
-                    if deltas_sent == chosen.stall_after:
-                        await self._stall(stream)
-            await self._chunk(stream, b"")
-            request.finished = True
-        except (trio.BrokenResourceError, trio.ClosedResourceError, fake_http.Closed):
-            request.aborted = True
+        sse = [fake_http.Event(e["type"], e, delta=e["type"].endswith(".delta")) for e in events]
+        await self._send_events(stream, request, chosen, sse)
 
 
 __all__ = ["FakeOpenAI", "Reply", "Request", "reply", "text", "reasoning", "function_call", "output_text"]
