@@ -29,9 +29,9 @@ test: $(READY) agents
 vsix:
 	@bash extension/scripts/vsix.sh
 
-# Re-record tests/transcripts/ from real runs (Eliza; Claude Code and Codex against fake model APIs).
+# Re-record tests/support/transcripts/ from real runs (Eliza; Claude Code and Codex against fake model APIs).
 transcripts: $(READY) agents
-	$(BIN)/python -m tests.record_transcripts
+	$(BIN)/python -m tests.support.record_transcripts
 
 bench: $(READY)
 	$(BIN)/python -m bench

@@ -37,8 +37,8 @@ from actors.version import version
 from protocol import acp
 from actors.peer import Peer
 from symposium.client import BackendClient, process_agent, user
-from tests.claude import PACKAGE, VERSION, claude_env, installed_claude
-from tests.fake_anthropic import FakeAnthropic, reply, text
+from tests.support.claude import PACKAGE, VERSION, claude_env, installed_claude
+from tests.support.fake_anthropic import FakeAnthropic, reply, text
 
 COLD_SAMPLES = 3
 WARM_SAMPLES = 7

@@ -1,6 +1,6 @@
 """The size of Claude Code's first model request: through Symposium, with Copilot Chat's real
-Agent-mode tool list (tests/fixtures/copilot-0.67-agent-tools.json, as Copilot 0.67 sent it), against
-Claude Code alone over ACP (tests/acp_direct.py, no MCP server), the same prompt.
+Agent-mode tool list (tests/support/fixtures/copilot-0.67-agent-tools.json, as Copilot 0.67 sent it), against
+Claude Code alone over ACP (tests/support/acp_direct.py, no MCP server), the same prompt.
 
 What is counted is what the fake Anthropic API receives in the first request of the agent's own turn:
 the JSON of its `system`, `tools` and `messages`. Symposium adds the `vscode_tools` MCP server (its
@@ -21,12 +21,12 @@ from typing import Any
 import trio
 
 from symposium.client import BackendClient, process_agent
-from tests.acp_direct import run_outside
-from tests.claude import claude_env, installed_claude
-from tests.copilot import Copilot
-from tests.fake_anthropic import FakeAnthropic, reply, text
+from tests.support.acp_direct import run_outside
+from tests.support.claude import claude_env, installed_claude
+from tests.support.copilot import Copilot
+from tests.support.fake_anthropic import FakeAnthropic, reply, text
 
-AGENT_TOOLS = json.loads((Path(__file__).parent.parent / "tests" / "fixtures" / "copilot-0.67-agent-tools.json").read_text())
+AGENT_TOOLS = json.loads((Path(__file__).parent.parent / "tests" / "support" / "fixtures" / "copilot-0.67-agent-tools.json").read_text())
 PROMPT = "What does this project do?"
 PARTS = ("system", "tools", "messages")
 GUARD = 120  # a hang guard, not a budget

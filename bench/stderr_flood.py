@@ -1,7 +1,7 @@
 """Other conversations while one agent writes stderr endlessly.
 
 Median time of a new one-turn Eliza conversation, quiet and while an agent
-(`tests/hostile_agent.py stderr_flood 0`) floods its stderr; then the backend's CPU while the
+(`tests/support/hostile_agent.py stderr_flood 0`) floods its stderr; then the backend's CPU while the
 flood alone goes on (the agent's stderr is read at most STDERR_RATE bytes/s).
 Redacting every stderr line (only the last 20 are kept) once took 81-93% of a core and
 slowed those turns from 5 ms to 470-730 ms.
@@ -25,7 +25,7 @@ TURNS = 40
 SETTLE = 1.0  # seconds for the flooder to start and spend its burst (STDERR_BURST)
 CPU_WINDOW = 2.0  # seconds the backend's CPU is measured over, with only the flood going on
 GUARD = 120
-HOSTILE = str(Path(__file__).resolve().parent.parent / "tests" / "hostile_agent.py")
+HOSTILE = str(Path(__file__).resolve().parent.parent / "tests" / "support" / "hostile_agent.py")
 
 
 async def _turns(backend: BackendClient, tag: str) -> list[float]:

@@ -2,7 +2,7 @@
 it begins, the reply it grows, the marker that ends it, forgetting it.
 
 The History actor (`actors/history.py`) keeps one `Conversations`, and beside each record the
-Session actor and the request being answered; tests drive it directly (`tests/test_matching.py`).
+Session actor and the request being answered; tests drive it directly (`tests/unit/test_matching.py`).
 See "History and matching" and "Identity and markers" in `docs/DESIGN.md`.
 """
 
@@ -78,7 +78,7 @@ class Conversations:
     begins, the reply it grows, the marker that ends it, forgetting it.
 
     The History actor keeps one, and beside each record the Session actor and the request
-    being answered; tests drive it directly (`tests/test_matching.py`). See "History and
+    being answered; tests drive it directly (`tests/unit/test_matching.py`). See "History and
     matching" and "Identity and markers" in `docs/DESIGN.md`.
     """
 

@@ -14,7 +14,7 @@ The Session actor (`actors/session.py`) is the machine's trio loop, in the manne
 waits for what `TurnMachine.wants` (the next turn from History, the agent's next event, or
 the prompt prepared), feeds it to `TurnMachine.handle`, and carries out the effects it
 returns, in order. The machine never reads anything else, so tests drive it through any
-order of events without trio (`tests/test_turn.py`). See "The turn machine" in
+order of events without trio (`tests/unit/test_turn.py`). See "The turn machine" in
 `docs/DESIGN.md`.
 
 The permission policy is `permission_policy`, a plain function of the request and the turn.

@@ -13,8 +13,8 @@
 # that need an agent then skip with that reason. It exits 1 if an install failed.
 set -euo pipefail
 
-CLAUDE_AGENT_ACP_VERSION=0.100.0   # @agentclientprotocol/claude-agent-acp; tests/claude.py reads this line
-CODEX_ACP_VERSION=0.16.0           # @zed-industries/codex-acp; tests/codex.py reads this line
+CLAUDE_AGENT_ACP_VERSION=0.100.0   # @agentclientprotocol/claude-agent-acp; tests/support/claude.py reads this line
+CODEX_ACP_VERSION=0.16.0           # @zed-industries/codex-acp; tests/support/codex.py reads this line
 
 cache="${SYMPOSIUM_AGENTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/symposium-agents}"
 

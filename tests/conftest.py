@@ -18,6 +18,8 @@ import pytest
 from symposium.client import BackendClient, process_agent
 
 HERE = Path(__file__).parent
+# Fakes, drivers and the agents the tests run as subprocesses (the tiers: tests/__init__.py).
+SUPPORT = HERE / "support"
 INSTALL_SCRIPT = HERE.parent / "scripts" / "install-agents.sh"
 
 
@@ -60,11 +62,11 @@ async def backend() -> AsyncIterator[BackendClient]:
 
 
 class Tap:
-    """Eliza as an external agent (`tests/acp_tap.py`), with its ACP traffic readable."""
+    """Eliza as an external agent (`tests/support/acp_tap.py`), with its ACP traffic readable."""
 
     def __init__(self, log: Path) -> None:
         self.log = log
-        self.agent = process_agent("eliza-tap", sys.executable, [str(HERE / "acp_tap.py"), str(log), "--deterministic"])
+        self.agent = process_agent("eliza-tap", sys.executable, [str(SUPPORT / "acp_tap.py"), str(log), "--deterministic"])
 
     def records(self) -> list[dict[str, Any]]:
         if not self.log.exists():

@@ -1,5 +1,5 @@
 // Real agents in the real Chat view: Claude Code and Codex (their real ACP adapters, their model APIs
-// faked and scripted by tests/serve_fake_agent.py) picked in Copilot Chat's model picker, in a
+// faked and scripted by tests/support/serve_fake_agent.py) picked in Copilot Chat's model picker, in a
 // workspace with real files, driven as a user would. What each test asserts is what the user sees
 // (the answer, the card, the "files changed" list, the context ring) or what the model was sent (the
 // fake API's record), and the files on disk.

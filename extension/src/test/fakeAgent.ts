@@ -1,5 +1,5 @@
 // Claude Code or Codex, their real ACP adapters, against their fake model API on 127.0.0.1
-// (tests/serve_fake_agent.py), for the tests in a real VS Code. No `vscode` import: the runner's
+// (tests/support/serve_fake_agent.py), for the tests in a real VS Code. No `vscode` import: the runner's
 // Chat view tests use it too.
 
 import { ChildProcess, spawn } from 'node:child_process';
@@ -17,7 +17,7 @@ export interface Repository {
 export function repositoryOf(backend: string): Repository | undefined {
   const bin = path.dirname(backend);
   const root = path.resolve(bin, '..', '..');
-  return fs.existsSync(path.join(root, 'tests', 'serve_fake_agent.py')) ? { python: path.join(bin, 'python'), root } : undefined;
+  return fs.existsSync(path.join(root, 'tests', 'support', 'serve_fake_agent.py')) ? { python: path.join(bin, 'python'), root } : undefined;
 }
 
 /** A model request of the agent's own turn, as the fake API received it. */
@@ -32,7 +32,7 @@ export interface ModelRequest {
   bytes: number;
 }
 
-/** A scripted model reply (tests/serve_fake_agent.py builds it with the fake API's own builders). */
+/** A scripted model reply (tests/support/serve_fake_agent.py builds it with the fake API's own builders). */
 export interface ScriptedReply {
   /** Only for the model request whose last user text is this. */
   answers?: string;
@@ -58,12 +58,12 @@ export class FakeAgent {
   /** Starts it; with `sessionIn`, the agent first has a session of its own in that folder take that prompt. */
   static async start(kind: 'claude' | 'codex', repository: Repository, sessionIn?: { folder: string; prompt: string }): Promise<FakeAgent> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), `symposium-${kind}-`));
-    const args = ['-m', 'tests.serve_fake_agent', kind, home, ...(sessionIn ? ['--session-in', sessionIn.folder, sessionIn.prompt] : [])];
+    const args = ['-m', 'tests.support.serve_fake_agent', kind, home, ...(sessionIn ? ['--session-in', sessionIn.folder, sessionIn.prompt] : [])];
     const child = spawn(repository.python, args, { cwd: repository.root, stdio: ['pipe', 'pipe', 'inherit'] });
     const lines = readline.createInterface({ input: child.stdout! });
     let fake: FakeAgent | undefined;
     return new Promise((resolve, reject) => {
-      child.on('exit', (code) => (fake?.session || (fake && !sessionIn) ? undefined : reject(new Error(`tests/serve_fake_agent.py exited with ${code}`))));
+      child.on('exit', (code) => (fake?.session || (fake && !sessionIn) ? undefined : reject(new Error(`tests/support/serve_fake_agent.py exited with ${code}`))));
       lines.on('line', (line) => {
         const message = JSON.parse(line);
         if (message.error) {

@@ -1,5 +1,5 @@
 // An agent's own models in a real VS Code: Claude Code (its real ACP adapter, its model API faked by
-// tests/serve_fake_agent.py on 127.0.0.1) configured as an agent. Before its first use VS Code lists
+// tests/support/serve_fake_agent.py on 127.0.0.1) configured as an agent. Before its first use VS Code lists
 // one model for it; once it has answered, one per model it offers, and choosing one reaches its API.
 
 import * as assert from 'node:assert/strict';

@@ -10,7 +10,7 @@ import { MemoryLog } from './log';
 const SYMPOSIUM = process.env.SYMPOSIUM_BACKEND ?? path.resolve(__dirname, '../../../../.venv/bin/symposium');
 const ELIZA: Agent = { eliza: { deterministic: true } };
 const PYTHON = path.resolve(__dirname, '../../../../.venv/bin/python');
-const HOSTILE = path.resolve(__dirname, '../../../../tests/hostile_agent.py');
+const HOSTILE = path.resolve(__dirname, '../../../../tests/support/hostile_agent.py');
 const ACTION_TOOL = { name: AGENT_ACTION_TOOL, description: 'permission', inputSchema: { type: 'object' } };
 
 const backends: Backend[] = [];

@@ -1,0 +1,43 @@
+"""VS Code tools bridged to Claude Code (issue: tool bridging), offline against the fake Anthropic API."""
+
+from __future__ import annotations
+
+import trio
+
+from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
+from tests.support.claude import ClaudeCode
+from tests.support.fake_anthropic import reply, text, tool_use
+from tests.support.real_agent import GUARD, assert_well_formed
+
+WEATHER = {"name": "get_weather", "description": "The weather in a city", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+TIME = {"name": "get_time", "description": "The time in a city", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+
+
+async def test_two_different_tools_in_one_turn(backend: BackendClient, claude: ClaudeCode) -> None:
+    """Claude Code runs the model's two tool_use blocks; each surfaces as a VS Code tool call (together
+    when it makes them together, else one round trip each) and both results reach the next model request."""
+    asks = reply(text("Checking both."), tool_use("mcp__vscode_tools__get_weather", {"city": "Oslo"}), tool_use("mcp__vscode_tools__get_time", {"city": "Oslo"}))
+    claude.api.script(asks, reply(text("Cold, and ", "late.")))
+    tools = [AGENT_ACTION_TOOL_DEF, WEATHER, TIME]
+    outputs = {"get_weather": "-5 C, snow", "get_time": "23:40"}
+    history = [user("Weather and time in Oslo?")]
+    seen: list[dict] = []
+    with trio.fail_after(GUARD):
+        result = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+        for _ in range(3):
+            assert_well_formed(result)
+            if not result.tool_calls():
+                break
+            seen += result.tool_calls()
+            history += [result.assistant_message(), *(tool_result(c["toolCallId"], outputs[c["toolName"]]) for c in result.tool_calls())]
+            result = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+    assert "Cold, and late." in result.text()
+    assert sorted((c["toolName"], c["parameters"]["city"]) for c in seen) == [("get_time", "Oslo"), ("get_weather", "Oslo")]
+    assert len({c["toolCallId"] for c in seen}) == 2
+    # The model's next request carries both results, matched to its tool_use ids.
+    results = {r["tool_use_id"]: r["content"] for r in claude.api.main[1].tool_results()}
+    weather_id, time_id = asks.call_ids()
+    assert results[weather_id] == [{"type": "text", "text": "-5 C, snow"}]
+    assert results[time_id] == [{"type": "text", "text": "23:40"}]
+    # Permissions for our own bridged tools were approved by the backend, never asked of the user.
+    assert all(r["params"]["toolCall"]["title"].startswith("mcp__vscode_tools__") for r in claude.requests("session/request_permission"))

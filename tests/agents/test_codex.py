@@ -1,0 +1,106 @@
+"""What only Codex does, end to end, offline: the real ACP adapter through `symposium vscodelm`, its
+model a fake. What it does as Claude Code does is in `test_scenarios.py`, run against both.
+
+The agent is `@zed-industries/codex-acp` (pinned in scripts/install-agents.sh, which `make test`
+runs), behind `tests/support/acp_tee.py` so the test reads its ACP traffic, with a HOME and CODEX_HOME of
+its own. Its model is `tests/support/fake_openai.py`, a Responses API server Codex's configuration names
+as its model provider, scripted per test. The tests skip, saying why, only when the adapter
+cannot be installed from npm.
+
+What Codex 0.16 asks, recorded from its ACP traffic (the tests below assert these shapes):
+
+- before a call to a tool of an MCP server, even with its default approval policy:
+  `toolCall.title` "Approve MCP tool call", `toolCall.rawInput.server_name` the server's name,
+  `rawInput.request._meta.codex_approval_kind` "mcp_tool_call", the tool named only in
+  `rawInput.request.message` ('Allow the vscode_tools MCP server to run tool "get_weather"?');
+  options approved (allow_once), approved-for-session and approved-always (allow_always),
+  cancel (reject_once);
+- before a command it does not know to be harmless, with `approval_policy = "untrusted"`:
+  `toolCall.kind` "execute", the command line as title, `rawInput.command` the argv; options
+  approved (allow_once), approved-execpolicy-amendment (allow_always) and abort (reject_once),
+  Codex's only "no", which ends its turn (stop reason `cancelled`): the model hears of it,
+  as "aborted by user", with the user's next message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+
+from protocol.rendering import REFUSED_NOTE
+from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
+from tests.support.codex import Codex
+from tests.support.copilot import SKIPPED
+from tests.support.fake_openai import custom_tool_call, function_call, output_text, reply, text
+from tests.support.real_agent import GUARD, answer_to, assert_well_formed
+
+
+def write_file(path: Path) -> dict:
+    return {"cmd": f"echo hi > {path}"}
+
+
+async def test_a_skipped_shell_command_selects_codexs_no_and_the_conversation_goes_on(backend: BackendClient, cautious_codex: Codex) -> None:
+    codex = cautious_codex
+    out = codex.cwd / "out.txt"
+    codex.api.script(reply(text("I will write it."), function_call("exec_command", write_file(out))),
+                     reply(text("Hello ", "instead."), answers="Never mind, say hello"))
+    tools = [AGENT_ACTION_TOOL_DEF]
+    history = [user("Write hi to out.txt")]
+    with trio.fail_after(GUARD):
+        ask = await backend.chat(history, agent=codex.agent, tools=tools, cwd=str(codex.cwd))
+        [call] = ask.tool_calls()
+        history += [ask.assistant_message(), tool_result(call["toolCallId"], SKIPPED)]
+        skipped = await backend.chat(history, agent=codex.agent, tools=tools, cwd=str(codex.cwd))
+        assert skipped.error is None and skipped.completed
+        assert skipped.tool_calls() == []
+        assert skipped.text() == REFUSED_NOTE  # Codex's "no" ends its turn: we say why
+        [permission] = codex.requests("session/request_permission")
+        # Codex's reject option for a command, chosen by kind: it ends Codex's turn.
+        assert answer_to(codex, permission)["result"]["outcome"] == {"outcome": "selected", "optionId": "abort"}
+        history += [skipped.assistant_message(), user("Never mind, say hello")]
+        after = await backend.chat(history, agent=codex.agent, tools=tools, cwd=str(codex.cwd))
+    assert_well_formed(after)
+    assert after.text() == "Hello instead."
+    assert not out.exists()
+    assert len(codex.requests("session/new")) == 1  # the same Codex session throughout
+    assert len(codex.api.main) == 2  # no model request between the skip and the new message
+    # The model hears that the command was not run, then the new message.
+    [call_id] = codex.api.main[0].reply.call_ids()
+    last = codex.api.main[-1]
+    [output] = [o for o in last.function_outputs() if o["call_id"] == call_id]
+    assert "aborted" in output_text(output["output"])
+    assert last.user_texts() == ["Write hi to out.txt", "Never mind, say hello"]
+    assert not codex.api.unscripted
+
+
+PATCH = """*** Begin Patch
+*** Update File: app.py
+@@
+ a = 1
+-b = 2
++b = 20
+ c = 3
+*** End Patch
+"""
+
+
+async def test_an_edit_on_disk_shows_its_diff_in_the_response(backend: BackendClient, codex: Codex) -> None:
+    # Codex writes files itself (its freeform `apply_patch` tool): the chat shows what changed.
+    app = codex.cwd / "app.py"
+    app.write_text("a = 1\nb = 2\nc = 3\n")
+    codex.api.script(reply(text("Editing."), custom_tool_call("apply_patch", PATCH)), reply(text("Done.")))
+    with trio.fail_after(GUARD):
+        result = await backend.chat([user("Set b to 20 in app.py")], agent=codex.agent, tools=[AGENT_ACTION_TOOL_DEF], cwd=str(codex.cwd))
+    assert_well_formed(result)
+    assert app.read_text() == "a = 1\nb = 20\nc = 3\n"
+    assert f"✓ Edit {app}\n```diff\n--- {app}\n+++ {app}\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n```\n" in result.text()
+    assert result.text().endswith("Done.")
+    # The whole file before and after, for the extension's review and revert of the conversation's edits.
+    [edit] = [p for p in result.parts if p["type"] == "edit"]
+    assert edit == {"type": "edit", "path": str(app), "oldText": "a = 1\nb = 2\nc = 3\n", "newText": "a = 1\nb = 20\nc = 3\n", "conversation": edit["conversation"]}
+    assert edit["conversation"] and edit["conversation"] in result.parts[-1]["value"]  # the one its marker names
+    assert codex.api.other == []  # Codex asked its provider for nothing but model responses
+    assert not codex.api.unscripted
+
+

@@ -1,0 +1,110 @@
+"""Claude Code (the `@agentclientprotocol/claude-agent-acp` adapter) as a test agent, fully offline.
+
+`scripts/install-agents.sh` installs the pinned adapter into a cache outside the repo (`make test`
+runs it; `installed_claude()` runs it too, so pytest alone works). The agent runs behind
+`tests/support/acp_tee.py`, which records its ACP traffic, with an isolated HOME and its model calls going
+to a `FakeAnthropic` server the test scripts.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from tests.conftest import installed_adapter, pinned
+from tests.support import fake_anthropic
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.real_agent import RealAgent
+
+PACKAGE = "@agentclientprotocol/claude-agent-acp"
+VERSION = pinned("CLAUDE_AGENT_ACP_VERSION")
+
+
+def installed_claude() -> tuple[str, str] | str:
+    """(node, the adapter's entry point), installing it if need be; or why it cannot be had."""
+    return installed_adapter("claude", PACKAGE, VERSION, "dist", "index.js")
+
+
+def claude_env(api_url: str, home: Path) -> dict[str, str]:
+    """Claude Code's environment: the fake API, a home of its own, nothing sent elsewhere."""
+    env = {
+        "ANTHROPIC_BASE_URL": api_url,
+        "ANTHROPIC_API_KEY": "sk-ant-fake",
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+    if os.geteuid() == 0:
+        env["IS_SANDBOX"] = "1"  # otherwise the CLI refuses to run as root
+    return env
+
+
+class ClaudeCode(RealAgent):
+    """One Claude Code agent definition for one test: its fake API, its home, its ACP log."""
+
+    name = "claude"
+    allow_once = "allow-once"
+    key_header = ("x-api-key", "sk-ant-fake")
+    hangs_up_on_cancel = True
+    keeps_cancelled_text = True
+    reports_completion_tokens = True
+
+    def __init__(self, api: FakeAnthropic, root: Path) -> None:
+        found = installed_claude()
+        assert not isinstance(found, str), found
+        super().__init__(api, root, *found, claude_env(api.url, root / "home"))
+
+    reply = staticmethod(fake_anthropic.reply)
+    text = staticmethod(fake_anthropic.text)
+    thinking = staticmethod(fake_anthropic.thinking)
+
+    def shell(self, command: str) -> Any:
+        return fake_anthropic.tool_use("Bash", {"command": command, "description": "Run it"})
+
+    def command_of(self, raw_input: Any) -> str:
+        return raw_input["command"]
+
+    def vscode_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        return fake_anthropic.tool_use(f"mcp__vscode_tools__{name}", arguments)
+
+    def assert_asks_for_vscode_tool(self, tool_call: Any, name: str) -> None:
+        # By the tool's qualified name (MCP server, then tool).
+        assert tool_call["title"] == f"mcp__vscode_tools__{name}"
+
+
+async def process_gone(pid: int) -> None:
+    """Wait (on a pidfd, no polling) until process `pid` has exited."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await trio.lowlevel.wait_readable(fd)
+    finally:
+        os.close(fd)
+
+
+def process_group(pid: int) -> int:
+    return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[2])
+
+
+def processes_in_group(pgid: int) -> list[int]:
+    """Live processes (not zombies) whose process group is `pgid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            found.append(int(entry.name))
+    return found

@@ -1,0 +1,344 @@
+"""An ACP agent that attacks the backend on command: the agent side of the hostile-agent wire tests.
+
+    python tests/support/hostile_agent.py [FLAG ...]
+
+Standard library only, raw line I/O, so it can do what no well-behaved ACP library would: floods,
+silence, stray answers, descendants, descriptor exhaustion. Two ways to steer it:
+
+- start-up flags (`FLAGS`): how it answers the backend's own requests (`initialize`, `session/new`,
+  ...), e.g. never at all;
+- prompts: the first word of a prompt's text names a command in `COMMANDS`, the rest is its
+  argument; anything else is echoed ("echo: ...") and the turn ends normally.
+
+Each behaviour family adds its own entries to `FLAGS` and `COMMANDS`; see docs/DESIGN.md,
+"Reliability", for what the backend promises against each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import socket
+import sys
+import time
+import uuid
+from typing import Any, Callable
+
+Send = Callable[[dict[str, Any]], None]
+
+
+def write(data: bytes) -> None:
+    sys.stdout.buffer.write(data + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def send(msg: dict[str, Any]) -> None:
+    write(json.dumps({"jsonrpc": "2.0", **msg}).encode())
+
+
+def say(session: str, text: str) -> None:
+    send({"method": "session/update", "params": {"sessionId": session, "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}})
+
+
+def end_turn(id: Any) -> None:
+    send({"id": id, "result": {"stopReason": "end_turn"}})
+
+
+def echo(id: Any, session: str, argument: str) -> None:
+    say(session, f"echo: {argument}")
+    end_turn(id)
+
+
+# Floods (bounded memory, backpressure: docs/DESIGN.md, "Reliability") -------------------------
+
+FLOOD_CHUNK = 16 * 1024  # characters of text per agent_message_chunk a flood writes
+
+
+def flood_text(size: int, chunk: int = FLOOD_CHUNK) -> list[str]:
+    """The chunks of a flood of `size` characters: each starts `<i>`, so what arrives can be
+    checked for loss and order however it was merged or split."""
+    chunks, i, left = [], 0, size
+    while left > 0:
+        head = f"<{i}>"
+        text = (head + "x" * max(0, chunk - len(head)))[:left]
+        chunks.append(text)
+        left -= len(text)
+        i += 1
+    return chunks
+
+
+def flood(id: Any, session: str, argument: str) -> None:
+    """`flood SIZE [CHUNK]`: SIZE characters of text in CHUNK-character chunks, then the end."""
+    words = argument.split()
+    for text in flood_text(int(words[0]), int(words[1]) if len(words) > 1 else FLOOD_CHUNK):
+        say(session, text)
+    end_turn(id)
+
+
+def huge(id: Any, session: str, argument: str) -> None:
+    """`huge SIZE`: one chunk of SIZE characters, on one line, then the end."""
+    say(session, "h" * int(argument))
+    end_turn(id)
+
+
+def after(id: Any, session: str, argument: str) -> None:
+    """`after SIZE FIFO`: end the turn ("before"), then SIZE characters more about it, while the
+    chat is idle; once the backend has read all of it (it answered a request written after
+    it), say "done" on the named pipe FIFO, for the test to go on."""
+    size, fifo = argument.split()
+    say(session, "before")
+    end_turn(id)
+    for text in flood_text(int(size)):
+        say(session, text.replace("x", "s"))
+    probe = "after-probe"
+    send({"id": probe, "method": "fs/read_text_file", "params": {"sessionId": session, "path": "/nonexistent"}})
+    for line in sys.stdin:  # the backend answers in order: everything before the probe was read
+        if json.loads(line).get("id") == probe:
+            break
+    with open(fifo, "w") as done:
+        done.write("done\n")
+# Resource exhaustion (issue 21, "no agent can starve another") ---------------------------------
+
+# session id -> (port, token) of its conversation's vscode_tools bridge, from `session/new`.
+BRIDGES: dict[str, tuple[int, str]] = {}
+HELD: list[socket.socket] = []  # connections kept open for the agent's lifetime
+
+
+def connect_flood(id: Any, session: str, argument: str) -> None:
+    """Open up to N connections to our own bridge with our own token and keep them; report how
+    many the backend serves (it answers MCP `initialize`) and how many it closes."""
+    port, token = BRIDGES[session]
+    served = closed = 0
+    for n in range(int(argument or "2000")):
+        try:
+            sock = socket.create_connection(("127.0.0.1", port))
+        except OSError:  # our own descriptors ran out
+            break
+        request = {"jsonrpc": "2.0", "id": n, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "0"}}}
+        sock.sendall(token.encode() + b"\n" + json.dumps(request).encode() + b"\n")
+        if sock.makefile("rb").readline():
+            served += 1
+            HELD.append(sock)
+        else:
+            closed += 1
+            sock.close()
+    say(session, f"served {served} closed {closed}")
+    end_turn(id)
+
+
+def stderr_flood(id: Any, session: str, argument: str) -> None:
+    """Write N stderr lines (each naming our secret env value, `api_key=` style; N=0: endlessly), end with a
+    last line saying how many, then exit: the turn fails with the stderr tail."""
+    import os
+
+    secret = os.environ.get("HOSTILE_SECRET", "")
+    line = f"working... api_key={secret} token {secret}\n".encode()
+    n = int(argument or "100000")  # 0: until stderr closes (the bench's flood)
+    try:
+        while n == 0:
+            sys.stderr.buffer.write(line * 1000)
+    except (BrokenPipeError, OSError):
+        os._exit(0)
+    for _ in range(n // 1000):
+        sys.stderr.buffer.write(line * 1000)
+    sys.stderr.buffer.write(f"wrote {n} lines; giving up {secret}\n".encode())
+    sys.stderr.buffer.flush()
+    os._exit(3)
+
+
+# Prompt commands: name -> handler(request id, session id, argument). A handler answers the prompt
+# itself (or deliberately never does).
+COMMANDS: dict[str, Callable[[Any, str, str], None]] = {
+    "echo": echo,
+    # floods
+    "flood": flood,
+    "huge": huge,
+    "after": after,
+    "connect_flood": connect_flood,
+    "stderr_flood": stderr_flood,
+}
+
+# Start-up flags: flag -> the methods it leaves unanswered (the backend's deadlines are tested
+# with these). Families add their own.
+SILENT_ON: dict[str, frozenset[str]] = {}
+
+
+# -- Family: deadlines, exits, shared sessions, descendants (tests/wire/test_deadlines.py) ----------
+#
+# Flags: silent-new, silent-list, silent-load, silent-config leave that request unanswered (and
+# write its method, a line, to the file $HOSTILE_NOTE if set, so a test knows it is stuck there);
+# "sessions" offers session/list (one session, "old-session") and session/load; "options" offers
+# a model option (session/set_config_option); "stubborn" ignores SIGTERM and the end of its
+# input (only SIGKILL ends it). Commands: "orphan FILE" starts a descendant that
+# leaves the process group (setsid), writes its pid to FILE, and answers; "die" starts a child
+# that keeps the agent's stdout open, then exits without answering.
+
+SILENT_ON.update(
+    {
+        "silent-new": frozenset({"session/new"}),
+        "silent-list": frozenset({"session/list"}),
+        "silent-load": frozenset({"session/load"}),
+        "silent-config": frozenset({"session/set_config_option"}),
+    }
+)
+OLD_SESSION = "old-session"
+MODEL_OPTION = {
+    "id": "model",
+    "name": "Model",
+    "category": "model",
+    "type": "select",
+    "currentValue": "slow",
+    "options": [{"value": "slow", "name": "Slow"}, {"value": "fast", "name": "Fast"}],
+}
+_FOREVER = "import time\nwhile True: time.sleep(3600)"
+
+
+def note_silence(method: str) -> None:
+    path = os.environ.get("HOSTILE_NOTE")
+    if path:
+        with open(path, "a") as note:
+            note.write(method + "\n")
+
+
+def orphan(id: Any, session: str, argument: str) -> None:
+    child = subprocess.Popen([sys.executable, "-c", _FOREVER], start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(argument, "w") as out:
+        out.write(str(child.pid))
+    echo(id, session, f"orphan {child.pid}")
+
+
+def die(id: Any, session: str, argument: str) -> None:
+    subprocess.Popen([sys.executable, "-c", _FOREVER], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # stdout: ours
+    os._exit(3)
+
+
+COMMANDS.update({"orphan": orphan, "die": die})
+
+
+def capabilities(flags: list[str]) -> dict[str, Any]:
+    if "sessions" in flags:
+        return {"loadSession": True, "sessionCapabilities": {"list": {}}}
+    return {}
+
+
+def new_session_answer(flags: list[str]) -> dict[str, Any]:
+    return {"configOptions": [MODEL_OPTION]} if "options" in flags else {}
+
+
+def answer_sessions(method: str, id: Any, params: dict[str, Any]) -> bool:
+    """session/list and session/load, for the "sessions" flag; False for any other method."""
+    if method == "session/list":
+        send({"id": id, "result": {"sessions": [{"sessionId": OLD_SESSION, "cwd": params.get("cwd") or os.getcwd(), "title": "earlier"}]}})
+    elif method == "session/load":
+        send({"id": id, "result": {}})
+    elif method == "session/set_config_option":
+        send({"id": id, "result": {"configOptions": [{**MODEL_OPTION, "currentValue": params.get("value")}]}})
+    else:
+        return False
+    return True
+
+
+def stubborn(flags: list[str]) -> None:
+    if "stubborn" in flags:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def outlive_input(flags: list[str]) -> None:
+    if "stubborn" in flags:
+        while True:
+            time.sleep(3600)
+
+
+# -- End of family: deadlines, exits, shared sessions, descendants --------------------------------
+
+
+# -- Family: unbounded metadata (tests/wire/test_metadata.py) -------------------------------------------
+#
+# Flag "metadata": everything the agent names is hostile. `initialize` offers session/list (and
+# resume) and sign-in methods with such names; `session/new` offers MANY_MODELS models (and modes)
+# named with HOSTILE (the first in full, the others its first 200 characters), two with ids that
+# would need cleaning; `session/list` lists sessions titled with it, one with an id that would.
+
+HOSTILE = "\u202eevil\u202c \x1b[31mred\x1b[0m\r\nnext line\u2066 \u200bhidden\U000e0041 " + "x" * 10_000
+MANY_MODELS = 20_000
+
+
+def metadata_capabilities(flags: list[str]) -> dict[str, Any]:
+    return {"sessionCapabilities": {"list": {}, "resume": {}}} if "metadata" in flags else {}
+
+
+def metadata_initialize(flags: list[str]) -> dict[str, Any]:
+    if "metadata" not in flags:
+        return {}
+    return {
+        "agentInfo": {"name": HOSTILE, "title": HOSTILE, "version": "1.0\u202e"},
+        "authMethods": [{"id": "login", "name": HOSTILE, "description": HOSTILE}, {"id": "bad\u202eid", "name": "x"}],
+    }
+
+
+def metadata_new_session(flags: list[str]) -> dict[str, Any]:
+    if "metadata" not in flags:
+        return {}
+    models = [{"modelId": f"model-{i}", "name": f"{HOSTILE[:200]} {i}", "description": f"\u202eModel\x1b[0m {i}"} for i in range(MANY_MODELS)]
+    models[0]["name"] = models[0]["description"] = HOSTILE
+    models[:0] = [{"modelId": "spoof\u202egpj.exe", "name": "spoofed id"}, {"modelId": "y" * 10_000, "name": "long id"}]
+    modes = [{"id": "default", "name": HOSTILE}, {"id": "plan", "name": "\x07Plan\x1b[2J"}]
+    return {
+        "models": {"availableModels": models, "currentModelId": "model-0"},
+        "modes": {"availableModes": modes, "currentModeId": "default"},
+        "configOptions": [{"id": "effort", "name": HOSTILE, "category": "thought_level", "type": "select", "currentValue": "low", "options": [{"value": "low", "name": HOSTILE}]}],
+    }
+
+
+def metadata_answer(flags: list[str], method: str, id: Any, params: dict[str, Any]) -> bool:
+    """session/list for the "metadata" flag; False for anything else."""
+    if "metadata" not in flags or method != "session/list":
+        return False
+    cwd = params.get("cwd") or "/"
+    sessions = [{"sessionId": f"s-{i}", "cwd": cwd, "title": f"{HOSTILE} {i}", "updatedAt": "2026-11-25T10:00:00Z\u202e"} for i in range(3)]
+    sessions.append({"sessionId": "s\u202eX", "cwd": cwd, "title": "spoofed id"})
+    send({"id": id, "result": {"sessions": sessions}})
+    return True
+
+
+# -- End of family: unbounded metadata ---------------------------------------------------------------
+
+
+def main() -> None:
+    flags = sys.argv[1:]
+    silent = frozenset().union(*(SILENT_ON.get(flag, frozenset()) for flag in flags))
+    stubborn(flags)
+    for line in sys.stdin:
+        msg = json.loads(line)
+        method, id, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+        if method in silent:
+            note_silence(method)
+            continue
+        if method == "initialize":
+            send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {**capabilities(flags), **metadata_capabilities(flags)}, **metadata_initialize(flags)}})
+        elif method == "session/new":
+            session = str(uuid.uuid4())
+            for server in params.get("mcpServers") or []:
+                if "--port" in server.get("args", []):
+                    args, env = server["args"], server.get("env") or [{}]
+                    BRIDGES[session] = (int(args[args.index("--port") + 1]), env[0].get("value", ""))
+            send({"id": id, "result": {"sessionId": session, **new_session_answer(flags), **metadata_new_session(flags)}})
+        elif metadata_answer(flags, method, id, params) or answer_sessions(method, id, params):
+            pass
+        elif method == "session/prompt":
+            text = " ".join(b.get("text", "") for b in params["prompt"]).strip()
+            command, _, argument = text.partition(" ")
+            handler = COMMANDS.get(command)
+            if handler is None:
+                echo(id, params["sessionId"], text)
+            else:
+                handler(id, params["sessionId"], argument)
+        elif id is not None and method is not None:
+            send({"id": id, "error": {"code": -32601, "message": f"not supported: {method}"}})
+    outlive_input(flags)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""Claude Code or Codex against its fake model API, for a test outside pytest (the VS Code tests).
+
+    python -m tests.support.serve_fake_agent claude|codex ROOT [--session-in FOLDER PROMPT]
+
+Serves the fake API on 127.0.0.1 and prints, as JSON lines on stdout: first the agent's entry for
+`symposium.agents` (`{"agent": {"command", "args", "env"}}`, or `{"error": ...}` when the agent
+cannot be installed); with `--session-in`, then `{"session": ID}` once the agent, run as another
+client would run it, has had a session in FOLDER take PROMPT; then `{"model": ..., "userTexts":
+[...], "toolResults": [...], "tools": [...], "bytes": N}` for each model request of an agent's own
+turn, as the API received it (`toolResults`: the text of each tool result it carries; `tools`: the
+names of the tools it offers). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
+scripted replies (shared with the Python tests' fakes): REPLY is `{"answers": TEXT?, "text": [CHUNK,
+...]?, "calls": [{"name", "input", "namespace"?} | {"name", "patch"}]?, "stallAfter": N?, "usage": [IN, OUT]?}`; a turn no
+reply fits is answered with a short text. Ends when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import trio
+
+from typing import Any
+
+from tests.support import fake_anthropic, fake_openai
+from tests.support.acp_direct import run_outside
+from tests.support.claude import ClaudeCode, installed_claude
+from tests.support.codex import Codex, installed_codex
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.fake_openai import FakeOpenAI
+
+
+def scripted(kind: str, spec: dict[str, Any]) -> fake_anthropic.Reply | fake_openai.Reply:
+    """One reply of a `{"script": [...]}` line, built with the fake API's own builders."""
+    options = {"answers": spec.get("answers"), "stall_after": spec.get("stallAfter"), "usage": tuple(spec.get("usage", (10, 5)))}
+    chunks = spec.get("text") or []
+    calls = spec.get("calls") or []
+    if kind == "claude":
+        blocks = ([fake_anthropic.text(*chunks)] if chunks else []) + [fake_anthropic.tool_use(c["name"], c["input"]) for c in calls]
+        return fake_anthropic.reply(*blocks, **options)
+    items = ([fake_openai.text(*chunks)] if chunks else []) + [
+        fake_openai.custom_tool_call(c["name"], c["patch"]) if "patch" in c else fake_openai.function_call(c["name"], c["input"], namespace=c.get("namespace"))
+        for c in calls
+    ]
+    return fake_openai.reply(*items, **options)
+
+
+def tool_result_texts(request: fake_anthropic.Request | fake_openai.Request) -> list[str]:
+    """The text of each tool result a model request carries, whatever the API's shape for it."""
+    if isinstance(request, fake_anthropic.Request):
+        found = []
+        for result in request.tool_results():
+            content = result.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+            found.append("".join(b.get("text", "") for b in blocks if b.get("type") == "text"))
+        return found
+    outputs = []
+    for output in request.function_outputs():
+        value = output.get("output")
+        outputs.append(value if isinstance(value, str) else json.dumps(value))
+    return outputs
+
+
+def tool_names(request: fake_anthropic.Request | fake_openai.Request) -> list[str]:
+    if isinstance(request, fake_openai.Request):
+        return request.tool_names()
+    return [t.get("name", "") for t in request.body.get("tools") or []]
+
+
+def say(line: dict) -> None:
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+
+
+async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
+    found = await trio.to_thread.run_sync(installed_claude if kind == "claude" else installed_codex)
+    if isinstance(found, str):
+        say({"error": found})
+        return 1
+    async with trio.open_nursery() as nursery:
+        api: FakeAnthropic | FakeOpenAI = FakeAnthropic() if kind == "claude" else FakeOpenAI()
+        await nursery.start(api.serve)
+        root.mkdir(parents=True, exist_ok=True)
+        definition = (ClaudeCode(api, root) if kind == "claude" else Codex(api, root)).agent  # type: ignore[arg-type]
+        agent = definition["mcp_server"]
+        say({"agent": {"command": agent["command"], "args": agent["args"], "env": {v["name"]: v["value"] for v in agent["env"]}}})
+        if outside is not None:
+            say({"session": await run_outside(definition, outside[0], [outside[1]])})
+
+        async def report_models() -> None:
+            seen = 0
+            while True:
+                await api.wait_for(lambda _: len(api.main) > seen)
+                for request in api.main[seen:]:
+                    say({
+                        "model": (request.body or {}).get("model"),
+                        "userTexts": request.user_texts(),
+                        "toolResults": tool_result_texts(request),
+                        "tools": tool_names(request),
+                        "bytes": len(json.dumps(request.body).encode()),
+                    })
+                seen = len(api.main)
+
+        nursery.start_soon(report_models)
+        stdin = trio.lowlevel.FdStream(0)
+        buffer = b""
+        while data := await stdin.receive_some():
+            buffer += data
+            *lines, buffer = buffer.split(b"\n")
+            for line in filter(None, lines):
+                api.script(*(scripted(kind, spec) for spec in json.loads(line)["script"]))
+        nursery.cancel_scope.cancel()
+    return 0
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    session_in = (args[3], args[4]) if len(args) == 5 and args[2] == "--session-in" else None
+    sys.exit(trio.run(main, args[0], Path(args[1]), session_in))
