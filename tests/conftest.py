@@ -71,7 +71,10 @@ class Tap:
     def records(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        # Only whole lines: the agent may be writing one (a long message takes several writes)
+        # while the test reads.
+        text = self.log.read_text()
+        return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]
 
     def messages(self, direction: str | None = None) -> list[dict[str, Any]]:
         return [r["msg"] for r in self.records() if "msg" in r and (direction is None or r["dir"] == direction)]
