@@ -182,36 +182,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     vscodelm = commands.add_parser("vscodelm", help="serve the VS Code extension on stdio (JSON-RPC, one object per line)")
     vscodelm.add_argument("--trace-dir", help="record every message on every channel as JSONL in this folder")
-    vscodelm.add_argument(
-        "--agent-idle", type=float, default=DEFAULTS.agent_idle, metavar="SECONDS", help="stop agents unused this long (default %(default)g)"
-    )
-    vscodelm.add_argument(
-        "--cancel-timeout",
-        type=float,
-        default=DEFAULTS.cancel_timeout,
-        metavar="SECONDS",
-        help="wait this long for a cancelled prompt to stop (default %(default)g)",
-    )
-    vscodelm.add_argument(
-        "--agent-timeout",
-        type=_at_least(0, float),
-        default=DEFAULTS.agent_timeout,
-        metavar="SECONDS",
-        help="fail a turn whose agent does not answer a request other than a prompt (session/new, load, list, set an option) this long (default %(default)g)",
-    )
+    # Durations, each a Settings field of the same name (actors' defaults).
+    for flag, help in (
+        ("--agent-idle", "stop agents unused this long (default %(default)g)"),
+        ("--cancel-timeout", "wait this long for a cancelled prompt to stop (default %(default)g)"),
+        ("--agent-timeout", "fail a turn whose agent does not answer a request other than a prompt (session/new, load, list, set an option) this long (default %(default)g)"),
+        ("--conversation-idle", "release conversations unused this long (default %(default)g); a released one comes back on its next request"),
+    ):
+        default = getattr(DEFAULTS, flag[2:].replace("-", "_"))
+        vscodelm.add_argument(flag, type=_at_least(0, float), default=default, metavar="SECONDS", help=help)
     vscodelm.add_argument("--forward-system", action="store_true", help="send VS Code's system messages to the agent")
     vscodelm.add_argument(
         "--max-conversations",
         type=_at_least(1, int),
         metavar="N",
         help=f"release the least recently used conversations beyond N (default {MAX_CONVERSATIONS}, or a quarter of the open-file limit if lower)",
-    )
-    vscodelm.add_argument(
-        "--conversation-idle",
-        type=_at_least(0, float),
-        default=DEFAULTS.conversation_idle,
-        metavar="SECONDS",
-        help="release conversations unused this long (default %(default)g); a released one comes back on its next request",
     )
     vscodelm.set_defaults(run=_vscodelm)
 
