@@ -10,7 +10,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Locator, Page } from 'playwright-core';
-import { ChatView } from './chatView';
+import { ChatView, runViewTests, ViewTest } from './chatView';
 import { FakeAgent } from './fakeAgent';
 
 const UI_MS = 20_000;
@@ -49,7 +49,7 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
   const view = page.locator(VIEW);
   const lastUser = (text: string) => (r: { userTexts: string[] }) => r.userTexts[r.userTexts.length - 1] === text;
 
-  const tests: [string, () => Promise<void>][] = [
+  const tests: ViewTest[] = [
     ['Claude Code answers, and a follow-up goes on in the same agent session', async () => {
       await chat.pick(options.claudeName);
       await chat.newChat('Agent');
@@ -172,24 +172,10 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
     }],
   ];
 
-  let passed = 0;
-  let failed = 0;
-  options.print('  Claude Code and Codex in the Chat view');
-  for (const [index, [name, test]] of tests.entries()) {
-    const started = Date.now();
-    try {
-      await test();
-      passed++;
-      options.print(`    ✔ ${name} (${Date.now() - started}ms)`);
-    } catch (error) {
-      failed++;
-      const picture = path.join(options.out, `agent-view-${index + 1}-failed.png`);
-      await page.screenshot({ path: picture }).catch(() => undefined);
-      options.print(`    ✖ ${name}\n      ${error instanceof Error ? error.message.split('\n').join('\n      ') : error}\n      (${picture})`);
-      await page.keyboard.press('Escape').catch(() => undefined); // a menu or card left open must not take the next test's keys
-    }
-  }
-  return { passed, failed };
+  return runViewTests(page, options, 'Claude Code and Codex in the Chat view', 'agent-view', tests, async () => {
+    await page.keyboard.press('Escape').catch(() => undefined); // a menu or card left open must not take the next test's keys
+    return false;
+  });
 }
 
 /**

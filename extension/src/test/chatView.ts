@@ -29,7 +29,7 @@ export interface ChatViewOptions {
 
 export async function runChatViewTests(page: Page, options: ChatViewOptions): Promise<{ passed: number; failed: number }> {
   const chat = new ChatView(page);
-  const tests: [string, () => Promise<void>][] = [
+  const tests: ViewTest[] = [
     ['Copilot Chat is enabled, and Eliza picked in its model picker', async () => {
       await chat.enableCopilotAndPick('Eliza (Symposium)', path.join(options.screenshots, 'model-picker.png'));
     }],
@@ -80,9 +80,28 @@ export async function runChatViewTests(page: Page, options: ChatViewOptions): Pr
     }],
   ];
 
+  // Without Copilot Chat and Eliza (the first test), the other tests cannot run.
+  return runViewTests(page, options, 'The Chat view with GitHub Copilot Chat', 'chat-view', tests, async (index) => index === 0);
+}
+
+/** One test of a view: its name, and what it does as a user would. */
+export type ViewTest = [string, () => Promise<void>];
+
+/**
+ * Runs a view's tests in order, printing one line each; a failed test leaves its screenshot as
+ * `<prefix>-<n>-failed.png` in `options.out`, then `afterFailure` says whether to stop there.
+ */
+export async function runViewTests(
+  page: Page,
+  options: { out: string; print(line: string): void },
+  heading: string,
+  prefix: string,
+  tests: ViewTest[],
+  afterFailure: (index: number) => Promise<boolean>,
+): Promise<{ passed: number; failed: number }> {
   let passed = 0;
   let failed = 0;
-  options.print('  The Chat view with GitHub Copilot Chat');
+  options.print(`  ${heading}`);
   for (const [index, [name, test]] of tests.entries()) {
     const started = Date.now();
     try {
@@ -91,11 +110,11 @@ export async function runChatViewTests(page: Page, options: ChatViewOptions): Pr
       options.print(`    ✔ ${name} (${Date.now() - started}ms)`);
     } catch (error) {
       failed++;
-      const picture = path.join(options.out, `chat-view-${index + 1}-failed.png`);
+      const picture = path.join(options.out, `${prefix}-${index + 1}-failed.png`);
       await page.screenshot({ path: picture }).catch(() => undefined);
       options.print(`    ✖ ${name}\n      ${error instanceof Error ? error.message.split('\n').join('\n      ') : error}\n      (${picture})`);
-      if (index === 0) {
-        break; // without Copilot Chat and Eliza, the other tests cannot run
+      if (await afterFailure(index)) {
+        break;
       }
     }
   }
