@@ -28,17 +28,22 @@ CONVERSATIONS = 150
 CONCURRENCY = 8
 
 
+# Where the backend's modules live (it runs in this same interpreter's environment).
+PYTHON_FILES = tuple({os.path.join(prefix, "") for prefix in (sys.prefix, sys.base_prefix)})
+
+
 def open_fds(pid: int) -> int:
-    """The descriptors the backend holds, not counting a module file being read: the backend
-    imports the MCP SDK in a thread ahead of need, and that thread may hold a `.pyc` open
-    at the moment we look, which says nothing about what conversations hold."""
+    """The descriptors the backend holds, not counting the import machinery's: the backend
+    imports the MCP SDK in a thread ahead of need, and that thread may hold a `.pyc` or a
+    package folder (listed for its import cache) open at the moment we look, which says
+    nothing about what conversations hold."""
     held = 0
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
             target = os.readlink(f"/proc/{pid}/fd/{fd}")
         except OSError:  # closed while we looked
             continue
-        held += not target.endswith((".py", ".pyc"))
+        held += not target.startswith(PYTHON_FILES)
     return held
 
 
