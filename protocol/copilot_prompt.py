@@ -25,6 +25,8 @@ import re
 
 import attrs
 
+from protocol.lm import TextPart
+
 REQUEST_TAGS = ("userRequest", "user_query")
 # Copilot's instructions for its own models, and context the agent already has.
 DROPPED_TAGS = frozenset({"context", "reminderInstructions", "toolReferences", "modeInstructions"})
@@ -48,6 +50,15 @@ class CopilotTurn:
     def identity(self) -> tuple[str, ...]:
         """What makes two renderings of this turn the same turn."""
         return ("copilot", self.request, self.attachments)
+
+
+@attrs.frozen
+class CopilotText(TextPart):
+    """A user's text part that is a Copilot turn, unwrapped once, as the request is read
+    (`matching.normalise`): matching and rendering take `turn` and never parse the text again.
+    `value` stays the text as Copilot sent it."""
+
+    turn: CopilotTurn = attrs.field(kw_only=True, eq=False)  # derived from `value`
 
 
 def unwrap(text: str) -> CopilotTurn | None:
@@ -93,11 +104,6 @@ def unwrap(text: str) -> CopilotTurn | None:
             other.append((tag, body))
         position = end + len(tag) + 3
     return None
-
-
-def is_global_context(text: str) -> bool:
-    """Copilot's first user message of a chat: the environment, the workspace, memories."""
-    return text.lstrip().startswith(GLOBAL_CONTEXT_TAGS) and unwrap(text) is None
 
 
 def _trim(body: str) -> str:

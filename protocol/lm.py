@@ -36,12 +36,16 @@ METHOD_LIST_SESSIONS = "lm/listSessions"
 
 @attrs.frozen
 class TextPart:
+    """Text: what the user wrote, what the agent answers."""
+
     value: str
     type: Literal["text"] = "text"
 
 
 @attrs.frozen
 class ThinkingPart:
+    """The agent's reasoning (response only); never part of what matching compares."""
+
     value: str
     type: Literal["thinking"] = "thinking"
 
@@ -56,6 +60,8 @@ class ToolCallPart:
 
 @attrs.frozen
 class DataPart:
+    """Bytes with a mime type: an image the user attached; consumer bookkeeping (`cache_control`)."""
+
     mime_type: str
     data: str  # base64
     type: Literal["data"] = "data"
@@ -63,6 +69,9 @@ class DataPart:
 
 @attrs.frozen
 class MarkerPart:
+    """Our signed conversation marker (docs/DESIGN.md, "Identity and markers"): sent with a reply,
+    it comes back in the history and names the conversation the reply belongs to."""
+
     value: str
     type: Literal["marker"] = "marker"
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from protocol.copilot_prompt import is_global_context, unwrap
+from protocol.copilot_prompt import GLOBAL_CONTEXT_TAGS, CopilotText, unwrap
 from protocol.lm import (
     Agent,
     DataPart,
@@ -70,19 +70,36 @@ def _content_parts(parts: Iterable[Any], *, merge: bool = True) -> list[Any]:
 
 
 def normalise(message: Message) -> Message:
-    """The message with bookkeeping parts stripped and consecutive text merged."""
+    """The message as everything downstream takes it (docs/DESIGN.md, "History matching"):
+    bookkeeping parts stripped, consecutive text merged, and a user's Copilot-wrapped text
+    unwrapped into a `CopilotText`. Reading a request calls it once per new message."""
     content = message.content
-    if len(content) == 1 and type(content[0]) is TextPart:
-        return message  # the common case, and matching runs over every message of every request
-    return attrs.evolve(message, content=tuple(_content_parts(content)))
+    if len(content) == 1 and type(content[0]) is TextPart:  # the common case: nothing to strip
+        if message.role != "user":
+            return message
+        unwrapped = _unwrapped(content[0])
+        return message if unwrapped is content[0] else attrs.evolve(message, content=(unwrapped,))
+    parts = _content_parts(content)
+    if message.role == "user":
+        parts = [_unwrapped(part) for part in parts]
+    return attrs.evolve(message, content=tuple(parts))
+
+
+def _unwrapped(part: Any) -> Any:
+    """A Copilot turn's text part as a `CopilotText`; any other part as it is."""
+    if type(part) is not TextPart:
+        return part
+    turn = unwrap(part.value)
+    return part if turn is None else CopilotText(part.value, turn=turn)
 
 
 def _part_form(part: Any) -> tuple[Any, ...]:
-    if isinstance(part, TextPart):
+    if isinstance(part, CopilotText):
         # Copilot re-renders the wrappers of a turn (a new editor context, no reminders when it
         # rebuilds a turn): its identity is what the user asked and attached.
-        turn = unwrap(part.value)
-        return turn.identity if turn is not None else ("text", part.value)
+        return part.turn.identity
+    if isinstance(part, TextPart):
+        return ("text", part.value)
     if isinstance(part, DataPart):
         return ("data", part.mime_type, part.data)
     if isinstance(part, ToolResultPart):
@@ -98,10 +115,12 @@ Form = tuple[Any, ...]
 
 
 def is_global_context_message(message: Message) -> bool:
-    """Copilot's environment/workspace message: context the agent has, re-rendered at will."""
-    return (
-        message.role == "user" and len(message.content) == 1 and isinstance(message.content[0], TextPart) and is_global_context(message.content[0].value)
-    )
+    """Copilot's environment/workspace message: context the agent has, re-rendered at will.
+    Takes a normalised message: a wrapped turn (`CopilotText`) is never one."""
+    if message.role != "user" or len(message.content) != 1:
+        return False
+    part = message.content[0]
+    return type(part) is TextPart and part.value.lstrip().startswith(GLOBAL_CONTEXT_TAGS)
 
 
 def canonical(message: Message) -> Form | None:

@@ -18,8 +18,8 @@ from typing import Any
 import attrs
 
 from protocol.agent_options import TurnUsage
-from protocol.copilot_prompt import CopilotTurn, attachments, unwrap
-from protocol.matching import IGNORED_MIME_TYPES, is_global_context_message, last_assistant, normalise
+from protocol.copilot_prompt import CopilotText, CopilotTurn, attachments
+from protocol.matching import IGNORED_MIME_TYPES, is_global_context_message, last_assistant
 from protocol.messages import Turn
 from protocol import acp
 from protocol.lm import AGENT_ACTION_APPROVED, DataPart, EditPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
@@ -389,11 +389,12 @@ def transcript(messages: Iterable[Message]) -> str:
         if is_global_context_message(message):
             continue
         chunks = []
-        for part in normalise(message).content:
+        for part in message.content:
             match part:
+                case CopilotText(turn=copilot):
+                    chunks.append(copilot.request)
                 case TextPart(value=value):
-                    copilot = unwrap(value)
-                    chunks.append(copilot.request if copilot else value)
+                    chunks.append(value)
                 case ToolCallPart(tool_name=name):
                     chunks.append(f"[called tool {name}]")
                 case ToolResultPart():
@@ -427,11 +428,12 @@ def build_prompt(turn: Turn, *, accepts_images: bool, accepts_resources: bool = 
     for message in turn.messages:
         if message.role != "user" or is_global_context_message(message):
             continue
-        for part in normalise(message).content:
+        for part in message.content:
             match part:
+                case CopilotText(turn=copilot):
+                    blocks.extend(copilot_blocks(copilot, accepts_resources))
                 case TextPart(value=value) if value:
-                    copilot = unwrap(value)
-                    blocks.extend(copilot_blocks(copilot, accepts_resources) if copilot else [acp.text_block(value)])
+                    blocks.append(acp.text_block(value))
                 case DataPart(mime_type=mime, data=data) if mime.startswith("image/"):
                     blocks.append(acp.image_block(mime, data) if accepts_images else acp.text_block(f"[image omitted: {mime}]"))
     return blocks
@@ -607,7 +609,7 @@ def awaited_results(turn: Turn, awaited: Iterable[str]) -> dict[str, ToolResultP
         return None
     results: dict[str, ToolResultPart] = {}
     for message in turn.messages:
-        for part in normalise(message).content:
+        for part in message.content:
             if isinstance(part, ToolResultPart) and part.tool_call_id in wanted and message.role == "user":
                 if part.tool_call_id in results:
                     return None  # two answers to one call: nothing says which stands

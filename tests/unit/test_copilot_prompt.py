@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 
-from protocol.copilot_prompt import is_global_context, unwrap
-from protocol.matching import canonical, normalise
+from protocol.copilot_prompt import CopilotText, unwrap
+from protocol.matching import canonical, is_global_context_message, normalise
 from protocol.messages import Turn
+from protocol.reading import read_messages
 from protocol.rendering import build_prompt
 from protocol.lm import DataPart, Message, TextPart
 
@@ -40,7 +41,8 @@ def turn(*messages: Message) -> Turn:
 
 
 def user(*texts: str) -> Message:
-    return Message("user", tuple(TextPart(t) for t in texts))
+    """A user message as a request is read: normalised, a Copilot turn unwrapped."""
+    return normalise(Message("user", tuple(TextPart(t) for t in texts)))
 
 
 def test_a_copilot_turn_reaches_the_agent_as_its_request_editor_and_attachments_only() -> None:
@@ -78,8 +80,8 @@ def test_other_consumers_text_goes_through_unchanged() -> None:
     for text in ("Hello", "<userRequest>half", "say </userRequest>", "<b>bold</b> and <userRequest>x</userRequest> later"):
         assert unwrap(text) is None
         assert build_prompt(turn(user(text)), accepts_images=False) == [{"type": "text", "text": text}]
-    assert is_global_context(GLOBAL)
-    assert not is_global_context("Tell me about <environment_info>")
+    assert is_global_context_message(user(GLOBAL))
+    assert not is_global_context_message(user("Tell me about <environment_info>"))
 
 
 def test_a_rerendered_turn_is_the_same_turn_and_the_environment_message_does_not_count() -> None:
@@ -90,3 +92,15 @@ def test_a_rerendered_turn_is_the_same_turn_and_the_environment_message_does_not
     assert canonical(first) != canonical(user(copilot_turn("fix it", attachments=ATTACHMENT)))  # what is attached counts
     assert canonical(first) != canonical(user(copilot_turn("fix that")))
     assert canonical(user(GLOBAL)) is None
+
+
+def test_a_copilot_turn_is_unwrapped_once_as_the_request_is_read() -> None:
+    raw = [
+        {"role": "user", "content": [{"type": "text", "value": copilot_turn("fix it", attachments=ATTACHMENT)}]},
+        {"role": "assistant", "content": [{"type": "text", "value": "<userRequest>not a turn</userRequest>"}]},
+    ]
+    asked, answered = read_messages(raw, root=0).messages
+    [part] = asked.content
+    assert isinstance(part, CopilotText) and part.turn == unwrap(part.value) and part.turn.request == "fix it"
+    assert type(answered.content[0]) is TextPart  # only a user's turn is Copilot's wrapper
+    assert normalise(asked) == asked  # what was read is read once: reading it again changes nothing

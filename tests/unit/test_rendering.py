@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protocol.matching import normalise
 from protocol.messages import Turn
 from protocol.rendering import (
     ToolCallTracker,
@@ -27,7 +28,8 @@ from protocol.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, Too
 
 
 def turn(*messages: Message, canceled: bool = False, context: tuple[Message, ...] = ()) -> Turn:
-    return Turn(1, tuple(messages), context, canceled, (), True)
+    """A turn as History makes it: of messages as the request was read (normalised)."""
+    return Turn(1, tuple(map(normalise, messages)), tuple(map(normalise, context)), canceled, (), True)
 
 
 _CONTENT = st.one_of(

@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from protocol.matching import normalise
 from protocol.messages import Turn
 from protocol.turn import (
     AgentGone,
@@ -54,7 +55,7 @@ GONE = failure(FailureKind.AGENT_EXITED, "Agent 'x' exited")
 def turn(number: int, *messages: Message, offers_agent_action: bool = True, tools: tuple[Tool, ...] = (LOOKUP,)) -> Turn:
     return Turn(
         number=number,
-        messages=messages or (Message("user", (TextPart(f"message {number}"),)),),
+        messages=tuple(map(normalise, messages)) or (Message("user", (TextPart(f"message {number}"),)),),
         context=(),
         canceled=False,
         tools=tools,
