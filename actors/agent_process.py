@@ -27,6 +27,7 @@ import trio
 from actors.agent_connection import AgentConnection, Connector
 from actors.flow import EVENTS_WINDOW, Receipt, Window
 from actors.mailbox import answering, queued
+from actors.racing import race
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.settings import Settings
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits
@@ -404,21 +405,14 @@ class AgentProcess:
     async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
         """The agent is gone when its output ends or its process exits, whichever comes first:
         a child it started may hold its stdout open long after it died."""
-        async with trio.open_nursery() as watchers:
 
-            async def process_exited() -> None:
-                assert self._connection is not None
-                await self._connection.wait()
-                with trio.move_on_after(EXIT_DRAIN):
-                    await peer.eof.wait()  # what it wrote before it exited is read first
-                watchers.cancel_scope.cancel()
+        async def process_exited() -> None:
+            assert self._connection is not None
+            await self._connection.wait()
+            with trio.move_on_after(EXIT_DRAIN):
+                await peer.eof.wait()  # what it wrote before it exited is read first
 
-            async def output_ended() -> None:
-                await peer.eof.wait()
-                watchers.cancel_scope.cancel()
-
-            watchers.start_soon(process_exited)
-            watchers.start_soon(output_ended)
+        await race(process_exited, peer.eof.wait)
         if peer.failure is not None:
             # Still running, but it cannot be understood: fail its sessions now, then stop it.
             self._broken = peer.failure

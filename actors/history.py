@@ -115,12 +115,12 @@ class HistoryActor:
         pool: AgentPool,
         settings: Settings,
         markers: MarkerCodec,
-        recorder: Recorder | None = None,
-        store: SessionStore | None = None,
         *,
         bridges: BridgeListener,
+        store: SessionStore | None = None,  # none: conversations are not remembered across runs
         spares: Spares | None = None,
         catalog: AgentCatalog | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self._pool = pool
         self._spares = spares  # handed to each new conversation's Session, with the catalog

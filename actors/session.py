@@ -45,6 +45,7 @@ from actors.session_store import SessionStore
 from protocol.settings import Settings
 from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
+from actors.racing import race
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
 from protocol.failures import AgentError, Failure, FailureKind, failure
 from protocol.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
@@ -214,22 +215,15 @@ class SessionActor:
         retires it and its bridge; the request was answered -32800 already), and a session the
         agent opens later is closed (`AgentProcess._open_session`)."""
         session: AgentSession | AgentError | None = None
-        async with trio.open_nursery() as racing:
 
-            async def open_it() -> None:
-                nonlocal session
-                try:
-                    session = await opening()
-                except AgentError as exc:
-                    session = exc  # raised below: out of a nursery it would come wrapped in a group
-                racing.cancel_scope.cancel()
+        async def open_it() -> None:
+            nonlocal session
+            try:
+                session = await opening()
+            except AgentError as exc:
+                session = exc  # raised below
 
-            async def give_up() -> None:
-                await first.cancelled.wait()
-                racing.cancel_scope.cancel()
-
-            racing.start_soon(open_it)
-            racing.start_soon(give_up)
+        await race(open_it, first.cancelled.wait)
         if session is None:
             raise AgentError(failure(FailureKind.CANCELLED, "Request cancelled"))
         if isinstance(session, AgentError):

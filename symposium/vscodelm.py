@@ -402,7 +402,7 @@ async def serve(
         bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port
         catalog = AgentCatalog(state_dir() / "agents.sqlite3", key) if learn else None
         spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder, catalog=catalog)
-        history = HistoryActor(pool, settings, markers or MarkerCodec(key), recorder, store, bridges=bridges, spares=spares, catalog=catalog)
+        history = HistoryActor(pool, settings, markers or MarkerCodec(key), bridges=bridges, store=store, spares=spares, catalog=catalog, recorder=recorder)
         nursery.start_soon(history.run, name="history")
         if catalog is not None:
             nursery.start_soon(_tell_model_changes, peer, catalog, name="model changes")
