@@ -184,14 +184,18 @@ class SessionActor:
                 session = spare.session
             else:
                 cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
-                # The agent connects to the bridge during session/new: it lists the first
-                # turn's tools as they will be, whether its own editing goes or stays.
-                process = await self._pool.start(self.agent, cwd)
-                handed_off = hand_off and process.own_edits is not None
-                tools = bridged_tools(first.tools, first.bridged, handed_off)
-                bridge = await self._bridges.open(self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
-                folder = os.path.abspath(cwd or self._pool.cwd)
-                opening = partial(process.new_session, folder, [bridge.entry()], self._events_send, resumed, named, hand_off)
+
+                async def opening() -> AgentSession:
+                    nonlocal bridge
+                    process = await self._pool.start(self.agent, cwd)
+                    # The agent connects to the bridge during session/new: it lists the first
+                    # turn's tools as they will be, whether its own editing goes or stays.
+                    handed_off = hand_off and process.own_edits is not None
+                    tools = bridged_tools(first.tools, first.bridged, handed_off)
+                    bridge = await self._bridges.open(self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
+                    folder = os.path.abspath(cwd or self._pool.cwd)
+                    return await process.new_session(folder, [bridge.entry()], self._events_send, resumed, named, hand_off)
+
                 session = await self._opened(delivery, opening)
         except AgentError as exc:
             self._fail(first.number, exc.error, retire=True)
@@ -210,10 +214,11 @@ class SessionActor:
                 await bridge.ended.wait()
 
     async def _opened(self, first: Delivery, opening: Callable[[], Awaitable[AgentSession]]) -> AgentSession:
-        """The session `opening` opens, unless the first turn is cancelled first (lm/cancel of a
-        turn whose agent is slow to open it): then the conversation is over (AgentError, which
-        retires it and its bridge; the request was answered -32800 already), and a session the
-        agent opens later is closed (`AgentProcess._open_session`)."""
+        """The session `opening` opens (starting the agent if need be), unless the first turn is
+        cancelled first (lm/cancel of a turn whose agent is slow to start or to open it): then the
+        conversation is over (AgentError, which retires it and its bridge; the request was
+        answered -32800 already), an agent start it was waiting for is abandoned, and a session
+        the agent opens later is closed (`AgentProcess._open_session`)."""
         session: AgentSession | AgentError | None = None
 
         async def open_it() -> None:

@@ -167,7 +167,7 @@ SILENT_ON: dict[str, frozenset[str]] = {}
 
 # -- Family: deadlines, exits, shared sessions, descendants (tests/wire/test_deadlines.py) ----------
 #
-# Flags: silent-new, silent-list, silent-load, silent-config leave that request unanswered (and
+# Flags: silent-initialize, silent-new, silent-list, silent-load, silent-config leave that request unanswered (and
 # write its method, a line, to the file $HOSTILE_NOTE if set, so a test knows it is stuck there);
 # "sessions" offers session/list (one session, "old-session") and session/load; "options" offers
 # a model option (session/set_config_option); "stubborn" ignores SIGTERM and the end of its
@@ -177,6 +177,7 @@ SILENT_ON: dict[str, frozenset[str]] = {}
 
 SILENT_ON.update(
     {
+        "silent-initialize": frozenset({"initialize"}),
         "silent-new": frozenset({"session/new"}),
         "silent-list": frozenset({"session/list"}),
         "silent-load": frozenset({"session/load"}),

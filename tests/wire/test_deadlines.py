@@ -83,24 +83,25 @@ async def test_listing_the_sessions_of_an_agent_that_never_answers_fails_in_boun
     assert "'hostile'" in caught.value.message and "session/list" in caught.value.message
 
 
-async def test_cancelling_a_turn_stuck_opening_its_session_releases_its_conversation_and_bridge(tmp_path: Path) -> None:
+@pytest.mark.parametrize("step, flag, bridges", [("initialize", "silent-initialize", 0), ("session/new", "silent-new", 1)])
+async def test_cancelling_a_turn_stuck_opening_its_session_releases_its_conversation_and_bridge(tmp_path: Path, step: str, flag: str, bridges: int) -> None:
     note = tmp_path / "note"
     os.mkfifo(note)
-    agent = hostile("silent-new", env={"HOSTILE_NOTE": str(note)})
-    async with BackendClient.spawn(["vscodelm"]) as backend:  # the default deadline: minutes
+    agent = hostile(flag, env={"HOSTILE_NOTE": str(note)})
+    async with BackendClient.spawn(["vscodelm"]) as backend:  # the default deadlines: a minute and more
         with trio.fail_after(GUARD):
             chat = backend.start_chat([user("Hello")], agent=agent, cwd=str(tmp_path))
-            assert await stuck_at(note) == "session/new"
+            assert await stuck_at(note) == step
             held = await backend.stats()
-            assert (held["conversations"], held["bridges"]) == (1, 1)
+            assert (held["conversations"], held["bridges"]) == (1, bridges)  # the bridge opens once the agent runs
             await backend.cancel(chat.request_id)
             await chat.done.wait()
             assert chat.error is not None and chat.error.code == REQUEST_CANCELLED
             stats = await released(backend)
             assert (stats["conversations"], stats["bridges"]) == (0, 0), stats
-            # The agent itself is fine: the next chat with it opens a session (and waits again).
+            # The next chat with the agent starts or opens again (and waits again).
             again = backend.start_chat([user("Hello again")], agent=agent, cwd=str(tmp_path))
-            assert await stuck_at(note) == "session/new"
+            assert await stuck_at(note) == step
             await backend.cancel(again.request_id)
             await again.done.wait()
 
