@@ -119,8 +119,8 @@ def _agent_start() -> list[Row]:
         (
             "Claude Code, prepared: new conversation (spare session) / follow-up turn",
             f"{a['new_warm_ms']:.0f} ms / {a['follow_up_ms']:.0f} ms = {a['ratio']:.2f}x",
-            "<= 1.5x",
-            a["ratio"] <= 1.5,
+            "info",
+            None,
         ),
         (
             "  of which until Claude Code's model request reaches the API: new / follow-up",
@@ -133,6 +133,15 @@ def _agent_start() -> list[Row]:
             f"{a['alone_new_ms']:.0f} ms / {a['alone_follow_up_ms']:.0f} ms = {a['alone_ratio']:.2f}x",
             "info",
             None,
+        ),
+        (
+            # A prepared new conversation should cost no more, against a follow-up, than a new
+            # session costs Claude Code itself: the rest is the agent's own first-prompt work
+            # (docs/benchmarks.md says what it is), which no client can take away.
+            "Claude Code's new-conversation penalty: prepared with Symposium / alone (the two ratios above)",
+            f"{a['ratio']:.2f}x / {a['alone_ratio']:.2f}x = {a['ratio'] / a['alone_ratio']:.2f}",
+            "<= 1.25",
+            a["ratio"] / a["alone_ratio"] <= 1.25,
         ),
     ]
 
