@@ -1,5 +1,6 @@
 """Agent-supplied text that VS Code shows as metadata: session titles, model and option names and
-descriptions, sign-in methods. Not chat content (that is the agent's answer, shown as it wrote it).
+descriptions, sign-in methods, the titles of its tool calls and of its permission cards. Not chat
+content (that is the agent's answer, shown as it wrote it).
 
 An agent is a program someone else wrote. What it names things goes into quick picks, the model
 picker and tooltips, where a control character, a bidi override (which can make text read

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from protocol.agent_options import TurnUsage
+from protocol.agent_text import shown
 from protocol.copilot_prompt import CopilotText, CopilotTurn, attachments
 from protocol.matching import IGNORED_MIME_TYPES, is_global_context_message, last_assistant
 from protocol.messages import Turn
@@ -102,7 +103,7 @@ class ToolCallTracker:
 
     def start(self, update: dict[str, Any]) -> str:
         call_id = str(update.get("toolCallId", ""))
-        state = _ToolCallState(str(update.get("title") or "tool call"), str(update.get("status") or "pending"))
+        state = _ToolCallState(shown(update.get("title")) or "tool call", str(update.get("status") or "pending"))
         self.calls[call_id] = state
         return self._finish(state, update)
 
@@ -111,8 +112,8 @@ class ToolCallTracker:
         state = self.calls.get(call_id)
         if state is None:
             return self.start(update)  # agents may skip the announcement
-        if update.get("title"):
-            state.title = str(update["title"])
+        if title := shown(update.get("title")):
+            state.title = title
         if update.get("status"):
             state.status = str(update["status"])
         return self._finish(state, update)
@@ -505,9 +506,11 @@ def agent_action_parameters(params: dict[str, Any]) -> dict[str, Any]:
     (anything else is wrapped) or absent.
     """
     call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
-    kind = call.get("kind") if isinstance(call.get("kind"), str) and call.get("kind") else "other"
+    kind = shown(call.get("kind")) or "other"
     raw = call.get("rawInput")
-    title = call.get("title") if isinstance(call.get("title"), str) and call["title"].strip() else _default_title(kind, raw)
+    # The title is what the user reads before allowing (protocol/agent_text.py): the command
+    # itself goes in full, from `raw_input`.
+    title = shown(call.get("title")) or shown(_default_title(kind, raw))
     parameters: dict[str, Any] = {"kind": kind, "title": title}
     if raw is not None:
         parameters["raw_input"] = raw if isinstance(raw, dict) else {"value": raw}

@@ -261,6 +261,7 @@ def outlive_input(flags: list[str]) -> None:
 # resume) and sign-in methods with such names; `session/new` offers MANY_MODELS models (and modes)
 # named with HOSTILE (the first in full, the others its first 200 characters), two with ids that
 # would need cleaning; `session/list` lists sessions titled with it, one with an id that would.
+# Command "titled": a tool call and a permission request titled with it.
 
 HOSTILE = "\u202eevil\u202c \x1b[31mred\x1b[0m\r\nnext line\u2066 \u200bhidden\U000e0041 " + "x" * 10_000
 MANY_MODELS = 20_000
@@ -302,6 +303,26 @@ def metadata_answer(flags: list[str], method: str, id: Any, params: dict[str, An
     sessions.append({"sessionId": "s\u202eX", "cwd": cwd, "title": "spoofed id"})
     send({"id": id, "result": {"sessions": sessions}})
     return True
+
+
+def titled(id: Any, session: str, argument: str) -> None:
+    """A tool call that runs and ends, then asks permission for another, each titled (and kinded)
+    with HOSTILE; the turn ends when the permission is answered (or the input ends)."""
+
+    def update(call: dict[str, Any]) -> None:
+        send({"method": "session/update", "params": {"sessionId": session, "update": call}})
+
+    update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": HOSTILE, "kind": "read", "status": "pending"})
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": HOSTILE, "status": "completed"})
+    call = {"toolCallId": "t2", "title": HOSTILE, "kind": HOSTILE, "rawInput": {"command": "ls"}}
+    send({"id": "ask-1", "method": "session/request_permission", "params": {"sessionId": session, "toolCall": call, "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}})
+    for line in sys.stdin:
+        if json.loads(line).get("id") == "ask-1":
+            break
+    end_turn(id)
+
+
+COMMANDS.update({"titled": titled})
 
 
 # -- End of family: unbounded metadata ---------------------------------------------------------------

@@ -15,7 +15,8 @@ import trio
 
 from protocol.agent_options import choices_from_json, choices_to_json, read_choices
 from protocol.agent_text import MAX_ENTRIES, MAX_SHOWN, is_shown_as_is, shown
-from symposium.client import BackendClient, process_agent, user
+from protocol.lm import AGENT_ACTION_TOOL
+from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, user
 
 HERE = Path(__file__).parents[1] / "support"
 HOSTILE = process_agent("hostile", sys.executable, [str(HERE / "hostile_agent.py"), "metadata"])
@@ -101,3 +102,20 @@ async def test_session_titles_and_sign_in_methods_are_cleaned_and_capped(backend
     for text in (method["name"], method["description"], *prepared["agentInfo"].values()):
         assert_showable(text)
     assert prepared["agentInfo"]["version"] == "1.0"
+
+
+async def test_the_titles_of_an_agents_tool_calls_and_permission_cards_are_cleaned_and_capped(backend: BackendClient) -> None:
+    # The card's title is what the user reads before allowing: a bidi override there could make a
+    # command read as another. The command itself is shown in full below it, from `raw_input`.
+    with trio.fail_after(GUARD):
+        asked = await backend.chat([user("titled")], agent=HOSTILE, model_id="hostile", tools=[AGENT_ACTION_TOOL_DEF])
+    assert asked.error is None, asked.error
+    [card] = [p for p in asked.parts if p["type"] == "tool_call"]
+    assert card["toolName"] == AGENT_ACTION_TOOL
+    assert card["parameters"]["title"].startswith(CLEANED) and card["parameters"]["kind"].startswith(CLEANED)
+    for text in (card["parameters"]["title"], card["parameters"]["kind"]):
+        assert_showable(text)
+    assert card["parameters"]["raw_input"] == {"command": "ls"}
+    [status] = [line for line in asked.text().splitlines() if line.startswith("✓")]
+    assert status.startswith(f"✓ {CLEANED}")
+    assert_showable(status, limit=2 + MAX_SHOWN)
