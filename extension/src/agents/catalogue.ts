@@ -72,9 +72,26 @@ function binaryTarget(value: unknown): BinaryTarget | undefined {
   return { archive: v.archive, cmd: v.cmd, args: v.args ?? [], env: v.env ?? {}, ...(typeof v.sha256 === 'string' ? { sha256: v.sha256 } : {}) };
 }
 
+// What `shown` takes out of a name before VS Code shows it, by the backend's rules for what agents
+// name (protocol/agent_text.py): controls and line breaks become spaces; bidi controls and
+// invisible characters go (a bidi override can make `‮txt.exe` read as `exe.txt`).
+const BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const INVISIBLE = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+const MAX_SHOWN = 200;
+
+/** A catalogue's text as the quick picks and the model picker show it: cleaned, at most 200 characters. */
+export function shown(value: unknown): string {
+  if (typeof value !== 'string') {
+    return '';
+  }
+  const text = value.replace(BREAKS, ' ').replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
+  return text.length <= MAX_SHOWN ? text : `${text.slice(0, MAX_SHOWN - 1).trimEnd()}…`;
+}
+
 /**
  * The usable agents of a `registry.json`, and a complaint for each entry left out. Unknown fields
- * are ignored (the format grows); an id must be safe as a folder name.
+ * are ignored (the format grows); an id must be safe as a folder name; names and descriptions are
+ * shown cleaned (`shown`): the catalogue is somebody else's file.
  */
 export function parseRegistry(json: unknown): { agents: CatalogueAgent[]; problems: string[] } {
   const agents: CatalogueAgent[] = [];
@@ -90,7 +107,7 @@ export function parseRegistry(json: unknown): { agents: CatalogueAgent[]; proble
       problems.push(`${where}: no usable id`);
       continue;
     }
-    if (typeof entry.name !== 'string' || !entry.name || typeof entry.version !== 'string' || !/^[0-9A-Za-z][0-9A-Za-z.+-]*$/.test(entry.version)) {
+    if (!shown(entry.name) || typeof entry.version !== 'string' || !/^[0-9A-Za-z][0-9A-Za-z.+-]*$/.test(entry.version)) {
       problems.push(`${where}: needs a name and a version`);
       continue;
     }
@@ -122,9 +139,9 @@ export function parseRegistry(json: unknown): { agents: CatalogueAgent[]; proble
     }
     agents.push({
       id: entry.id,
-      name: entry.name,
+      name: shown(entry.name),
       version: entry.version,
-      description: typeof entry.description === 'string' ? entry.description : '',
+      description: shown(entry.description),
       ...(typeof entry.repository === 'string' ? { repository: entry.repository } : {}),
       ...(typeof entry.website === 'string' ? { website: entry.website } : {}),
       ...(isStrings(entry.authors) ? { authors: entry.authors } : {}),

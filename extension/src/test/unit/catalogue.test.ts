@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { installMethod, loadCatalogue, parseRegistry, platformKey } from '../../agents/catalogue';
+import { installMethod, loadCatalogue, parseRegistry, platformKey, shown } from '../../agents/catalogue';
 import { FileServer } from '../fixtures';
 
 const SHIPPED = path.resolve(__dirname, '../../../catalogue/registry.json');
@@ -53,6 +53,26 @@ describe('the registry format', () => {
     assert.deepEqual(agents[0].distribution.uvx, { package: 'ok==1.0.0', args: ['acp'], env: {} });
     assert.equal(problems.length, 4);
     assert.deepEqual(parseRegistry({ nope: 1 }).agents, []);
+  });
+});
+
+describe('names from the catalogue', () => {
+  it('are shown without controls, bidi overrides or invisible characters, and at most 200 characters long', () => {
+    const hostile = '\u202eexe.txt\u202c \x1b[31mred\r\nnext\u2066\u200b \u{e0041}' + 'x'.repeat(10_000);
+    const { agents, problems } = parseRegistry({
+      agents: [
+        agent('spoof', { npx: { package: 'spoof@1.0.0' } }, { name: hostile, description: hostile }),
+        agent('blank', { npx: { package: 'blank@1.0.0' } }, { name: '\u202e\u200b' }),
+      ],
+    });
+    assert.deepEqual(problems, ['blank: needs a name and a version']);
+    const [spoof] = agents;
+    assert.ok(spoof.name.startsWith('exe.txt [31mred next x'), spoof.name);
+    assert.equal(spoof.name.length, 200);
+    assert.ok(spoof.name.endsWith('…'));
+    assert.equal(spoof.description, spoof.name);
+    assert.equal(shown('  Claude Code  '), 'Claude Code');
+    assert.equal(shown('👨\u200d👩\u200d👧 famille'), '👨\u200d👩\u200d👧 famille'); // joiners kept: emoji need them
   });
 });
 
