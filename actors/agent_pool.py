@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections
 import logging
 
 import attrs
@@ -12,6 +11,7 @@ from actors.agent_connection import Connector
 from actors.agent_process import AgentProcess, agent_key
 from actors.tool_bridge import import_mcp
 from actors.transcript import Recorder
+from protocol.failures import AgentError
 from protocol.lm import Agent, ProcessAgent
 from protocol.redact import Redactor
 from protocol.settings import Settings
@@ -29,6 +29,15 @@ async def _warm_up_mcp() -> None:
 
 
 @attrs.define(eq=False)
+class _Start:
+    """One agent start under way, which whoever asks for that agent meanwhile awaits."""
+
+    done: trio.Event = attrs.Factory(trio.Event)
+    process: AgentProcess | None = None
+    error: AgentError | None = None
+
+
+@attrs.define(eq=False)
 class AgentPool:
     """Starts one AgentProcess per agent definition, on demand, in the pool's nursery."""
 
@@ -41,28 +50,49 @@ class AgentPool:
     secrets: Redactor = attrs.field(factory=Redactor, kw_only=True)  # every agent's env values (protocol/redact.py)
     started: int = attrs.field(default=0, init=False)  # agent processes started so far
     _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
-    _locks: collections.defaultdict[str, trio.Lock] = attrs.field(factory=lambda: collections.defaultdict(trio.Lock), init=False)
+    _starting: dict[str, _Start] = attrs.field(factory=dict, init=False)
     _warmed: bool = attrs.field(default=False, init=False)
 
     async def start(self, agent: Agent, cwd: str | None) -> AgentProcess:
-        """The running process of `agent`, started (and initialized) if need be."""
+        """The running process of `agent`, started (and initialized) if need be; raises AgentError
+        when it cannot start. The start is the pool's: a caller cancelled while it waits (lm/cancel
+        of a first turn) stops waiting, and the start goes on for whoever asks next."""
         key = agent_key(agent)
-        async with self._locks[key]:
-            process = self._agents.get(key)
-            if process is None or not process.usable:
-                if isinstance(agent, ProcessAgent) and not self._warmed:
-                    # Real agents connect to the tool bridge at once; have the MCP SDK ready.
-                    self._warmed = True
-                    self._nursery.start_soon(_warm_up_mcp)
-                process = AgentProcess(
-                    agent, cwd=cwd or self.cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout
-                )
-                await self._nursery.start(process.run)  # raises AgentError if it cannot start
-                if not self._agents:
-                    self._nursery.start_soon(self._stop_idle_agents)
-                self._agents[key] = process
-                self.started += 1
-        return process
+        process = self._agents.get(key)
+        if process is not None and process.usable:
+            return process
+        starting = self._starting.get(key)
+        if starting is None:
+            starting = self._starting[key] = _Start()
+            self._nursery.start_soon(self._start, key, agent, cwd, starting)
+        await starting.done.wait()
+        if starting.error is not None:
+            raise AgentError(starting.error.error)  # each waiter its own exception
+        assert starting.process is not None
+        return starting.process
+
+    async def _start(self, key: str, agent: Agent, cwd: str | None, starting: _Start) -> None:
+        try:
+            if isinstance(agent, ProcessAgent) and not self._warmed:
+                # Real agents connect to the tool bridge at once; have the MCP SDK ready.
+                self._warmed = True
+                self._nursery.start_soon(_warm_up_mcp)
+            process = AgentProcess(
+                agent, cwd=cwd or self.cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout
+            )
+            try:
+                await self._nursery.start(process.run)
+            except AgentError as exc:
+                starting.error = exc
+                return
+            if not self._agents:
+                self._nursery.start_soon(self._stop_idle_agents)
+            self._agents[key] = process
+            self.started += 1
+            starting.process = process
+        finally:
+            del self._starting[key]
+            starting.done.set()
 
     async def _stop_idle_agents(self) -> None:
         """Stop agents no session has used for `idle` seconds; runs while any agent does."""

@@ -34,6 +34,7 @@ class FailureKind(enum.StrEnum):
     AGENT_TIMEOUT = "agent_timeout"  # the agent did not answer a request in time (`data.step` names it)
     SESSION_NEW_FAILED = "session_new_failed"  # the agent refused session/new, or answered it oddly
     RESUME_FAILED = "resume_failed"  # the agent cannot continue the session the chat names
+    LIST_FAILED = "list_failed"  # the agent refused session/list (lm/listSessions)
     SESSION_IN_USE = "session_in_use"  # the agent session the chat names is open in another chat
     OPTION_REFUSED = "option_refused"  # the agent refused the model the user picked (`data.option`)
     PROMPT_FAILED = "prompt_failed"  # the agent answered session/prompt with an error (`data.code`)

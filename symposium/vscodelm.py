@@ -33,7 +33,7 @@ from actors.warm import Spares
 from actors.tool_bridge import BridgeListener
 from protocol import acp
 from protocol.decoding import Decoder
-from protocol.failures import Failure, FailureKind
+from protocol.failures import Failure, FailureKind, failure
 from protocol.redact import Redactor
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_ERROR, RpcError, id_key
 from actors.peer import ConnectionClosed, Peer
@@ -268,7 +268,7 @@ class Backend:
         except AgentError as exc:
             raise rpc_error(exc.error) from None
         except RpcError as exc:
-            raise RpcError(SERVER_ERROR, f"{process.name} could not list its sessions: {exc.message}") from None
+            raise rpc_error(failure(FailureKind.LIST_FAILED, f"{process.name} could not list its sessions: {exc.message}", agent=process.name)) from None
         key = agent_key(asked.agent)
         sessions = []
         for item in (result or {}).get("sessions") or () if isinstance(result, dict) else ():

@@ -168,12 +168,13 @@ SILENT_ON: dict[str, frozenset[str]] = {}
 # -- Family: deadlines, exits, shared sessions, descendants (tests/wire/test_deadlines.py) ----------
 #
 # Flags: silent-initialize, silent-new, silent-list, silent-load, silent-config leave that request unanswered (and
-# write its method, a line, to the file $HOSTILE_NOTE if set, so a test knows it is stuck there);
+# write its method and its pid, a line, to the file $HOSTILE_NOTE if set, so a test knows it is stuck there);
 # "sessions" offers session/list (one session, "old-session") and session/load; "options" offers
 # a model option (session/set_config_option); "stubborn" ignores SIGTERM and the end of its
 # input (only SIGKILL ends it). Commands: "orphan FILE" starts a descendant that
 # leaves the process group (setsid), writes its pid to FILE, and answers; "die" starts a child
-# that keeps the agent's stdout open, then exits without answering.
+# that keeps the agent's stdout open, then exits without answering. "refuse-list" answers session/list
+# with an error.
 
 SILENT_ON.update(
     {
@@ -184,6 +185,7 @@ SILENT_ON.update(
         "silent-config": frozenset({"session/set_config_option"}),
     }
 )
+REFUSED_ON: dict[str, frozenset[str]] = {"refuse-list": frozenset({"session/list"})}
 OLD_SESSION = "old-session"
 MODEL_OPTION = {
     "id": "model",
@@ -200,7 +202,7 @@ def note_silence(method: str) -> None:
     path = os.environ.get("HOSTILE_NOTE")
     if path:
         with open(path, "a") as note:
-            note.write(method + "\n")
+            note.write(f"{method} {os.getpid()}\n")
 
 
 def orphan(id: Any, session: str, argument: str) -> None:
@@ -331,12 +333,16 @@ COMMANDS.update({"titled": titled})
 def main() -> None:
     flags = sys.argv[1:]
     silent = frozenset().union(*(SILENT_ON.get(flag, frozenset()) for flag in flags))
+    refused = frozenset().union(*(REFUSED_ON.get(flag, frozenset()) for flag in flags))
     stubborn(flags)
     for line in sys.stdin:
         msg = json.loads(line)
         method, id, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
         if method in silent:
             note_silence(method)
+            continue
+        if method in refused:
+            send({"id": id, "error": {"code": -32603, "message": f"{method} is broken today"}})
             continue
         if method == "initialize":
             send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {**capabilities(flags), **metadata_capabilities(flags)}, **metadata_initialize(flags)}})

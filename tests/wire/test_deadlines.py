@@ -36,19 +36,27 @@ def continuing(token: str) -> list[dict[str, Any]]:
     return [user("Continue the session “earlier”"), {"role": "assistant", "content": [{"type": "text", "value": f"Continuing it here.\n\n`{token}`"}]}]
 
 
-async def stuck_at(note: Path) -> str:
-    """The request the hostile agent left unanswered, once it has (it writes to the FIFO `note`)."""
-    return await trio.to_thread.run_sync(lambda: note.open().readline().strip(), abandon_on_cancel=True)
+async def stuck_at(note: Path) -> tuple[str, int]:
+    """The request the hostile agent left unanswered, once it has (it writes to the FIFO `note`),
+    and the agent's pid."""
+    line = await trio.to_thread.run_sync(lambda: note.open().readline(), abandon_on_cancel=True)
+    method, pid = line.split()
+    return method, int(pid)
+
+
+async def holding(backend: BackendClient, conversations: int, bridges: int) -> dict[str, int]:
+    """The backend's counts once it holds that many conversations and bridges (or as they are
+    after a bounded number of round trips, each of which lets the backend run; no sleeping)."""
+    for _ in range(200):
+        stats = await backend.stats()
+        if (stats["conversations"], stats["bridges"]) == (conversations, bridges):
+            break
+    return stats
 
 
 async def released(backend: BackendClient) -> dict[str, int]:
-    """The backend's counts once it holds no conversation and no bridge; a bounded number of
-    round trips (each lets the backend run), no sleeping."""
-    for _ in range(200):
-        stats = await backend.stats()
-        if stats["conversations"] == 0 and stats["bridges"] == 0:
-            break
-    return stats
+    """The backend's counts once it holds no conversation and no bridge."""
+    return await holding(backend, 0, 0)
 
 
 # 1. Deadlines --------------------------------------------------------------------------------
@@ -83,6 +91,15 @@ async def test_listing_the_sessions_of_an_agent_that_never_answers_fails_in_boun
     assert "'hostile'" in caught.value.message and "session/list" in caught.value.message
 
 
+async def test_an_agent_refusing_to_list_its_sessions_fails_the_listing_with_a_named_kind(tmp_path: Path) -> None:
+    async with BackendClient.spawn(["vscodelm"]) as backend:
+        with trio.fail_after(GUARD), pytest.raises(RpcError) as caught:
+            await backend.list_sessions(hostile("sessions", "refuse-list"), cwd=str(tmp_path))
+    assert caught.value.code == SERVER_ERROR
+    assert caught.value.message == "hostile could not list its sessions: session/list is broken today"
+    assert caught.value.data == {"kind": "list_failed", "agent": "hostile"}
+
+
 @pytest.mark.parametrize("step, flag, bridges", [("initialize", "silent-initialize", 0), ("session/new", "silent-new", 1)])
 async def test_cancelling_a_turn_stuck_opening_its_session_releases_its_conversation_and_bridge(tmp_path: Path, step: str, flag: str, bridges: int) -> None:
     note = tmp_path / "note"
@@ -91,7 +108,8 @@ async def test_cancelling_a_turn_stuck_opening_its_session_releases_its_conversa
     async with BackendClient.spawn(["vscodelm"]) as backend:  # the default deadlines: a minute and more
         with trio.fail_after(GUARD):
             chat = backend.start_chat([user("Hello")], agent=agent, cwd=str(tmp_path))
-            assert await stuck_at(note) == step
+            stuck, pid = await stuck_at(note)
+            assert stuck == step
             held = await backend.stats()
             assert (held["conversations"], held["bridges"]) == (1, bridges)  # the bridge opens once the agent runs
             await backend.cancel(chat.request_id)
@@ -99,11 +117,18 @@ async def test_cancelling_a_turn_stuck_opening_its_session_releases_its_conversa
             assert chat.error is not None and chat.error.code == REQUEST_CANCELLED
             stats = await released(backend)
             assert (stats["conversations"], stats["bridges"]) == (0, 0), stats
-            # The next chat with the agent starts or opens again (and waits again).
+            # The agent goes on (a start is the pool's, bounded by its own deadline, not the chat's):
+            # the next chat waits for the same process, and opens its own session.
+            os.kill(pid, 0)
             again = backend.start_chat([user("Hello again")], agent=agent, cwd=str(tmp_path))
-            assert await stuck_at(note) == step
+            if step == "session/new":
+                assert await stuck_at(note) == (step, pid)
+            assert (await holding(backend, 1, bridges))["conversations"] == 1  # the request is in, waiting
             await backend.cancel(again.request_id)
             await again.done.wait()
+            assert again.error is not None and again.error.code == REQUEST_CANCELLED
+            assert (await released(backend))["conversations"] == 0
+            os.kill(pid, 0)
 
 
 # 2. An agent's death is its process's exit ------------------------------------------------------
