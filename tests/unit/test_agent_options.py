@@ -1,17 +1,15 @@
 """The agent's choices, usage and continued sessions as plain values (protocol/agent_options.py,
-protocol/continuing.py, actors/agent_catalog.py), with the shapes real agents send."""
+protocol/continuing.py), with the shapes real agents send. The catalog that keeps them across
+restarts: tests/actors/test_stores.py."""
 
 from __future__ import annotations
 
 import os
-import stat
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol import continuing
-from actors.agent_catalog import AgentCatalog
 from protocol.agent_options import (
     Change,
     TurnUsage,
@@ -180,22 +178,6 @@ def test_continue_tokens_name_one_agents_session_and_cannot_be_forged() -> None:
     forged = token[:-1] + ("A" if token[-1] != "A" else "B")
     assert continuing.decode(key, "agent-a", forged) is None
     assert continuing.continued(key, "agent-a", (Message("user", (TextPart(token),)),)) is None, "only an answer of ours names it"
-
-
-def test_the_catalog_survives_a_restart_and_keeps_no_definition(tmp_path: Path) -> None:
-    key = os.urandom(32)
-    path = tmp_path / "state" / "agents.sqlite3"
-    definition = '{"mcp_server":{"command":"claude","env":[{"name":"ANTHROPIC_API_KEY","value":"sk-secret-value"}]}}'
-    catalog = AgentCatalog(path, key)
-    catalog.learn_choices(definition, read_choices(CLAUDE_NEW))
-    catalog.learn_usage(definition, "claude", TurnUsage(used=5612, size=1_000_000, sample=(1200, 600)))
-    catalog.close()  # its writes land
-    again = AgentCatalog(path, key).get(definition)
-    assert [v.value for v in model_values(again.choices)] == ["sonnet", "haiku"]
-    assert again.contexts == {"claude": 1_000_000} and again.bytes_per_token == 2.0
-    assert b"sk-secret-value" not in path.read_bytes() and b"ANTHROPIC_API_KEY" not in path.read_bytes()
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert AgentCatalog(path, os.urandom(32)).get(definition).choices == (), "another key finds nothing"
 
 
 _CHUNK_CONTENT = st.one_of(

@@ -1,13 +1,9 @@
-"""Markers (pure): round trip, forgery, and a secret that survives restarts."""
+"""Markers (pure): round trip and forgery. The key they are signed with: tests/actors/test_stores.py."""
 
 from __future__ import annotations
 
-import stat
-from pathlib import Path
 
-import pytest
 
-from actors.state import load_secret
 from protocol.markers import Marker, MarkerCodec
 
 PREFIX = 0x0123456789ABCDEF
@@ -52,31 +48,3 @@ def test_newest_valid_marker_in_an_assistant_message() -> None:
         "not a message",
     ]
     assert codec.newest(messages) == (2, Marker("ab" * 16, 2, PREFIX, 42))
-
-
-def test_the_secret_is_created_private_and_reused(tmp_path: Path) -> None:
-    folder = tmp_path / "state"
-    key = load_secret(folder)
-    assert stat.S_IMODE((folder / "marker-secret").stat().st_mode) == 0o600
-    assert load_secret(folder) == key
-
-
-def test_a_key_that_is_not_whole_is_replaced_and_the_log_says_so(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    # An empty key would let anyone forge markers; a short one nearly so.
-    for held in ("", "ab", "not hex at all", "ab" * 31):
-        folder = tmp_path / str(len(held))
-        folder.mkdir()
-        (folder / "marker-secret").write_text(held)
-        caplog.clear()
-        key = load_secret(folder)
-        assert len(key) == 32 and (folder / "marker-secret").read_text() == key.hex()
-        assert "making a new one" in caplog.text
-        assert load_secret(folder) == key
-
-
-def test_a_folder_that_cannot_hold_the_key_still_gives_one(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    blocker = tmp_path / "a-file"
-    blocker.write_text("")
-    for folder in (blocker, blocker / "state"):
-        assert len(load_secret(folder)) == 32
-    assert "chats will not continue after this backend exits" in caplog.text

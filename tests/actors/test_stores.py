@@ -1,0 +1,69 @@
+"""The backend's state on disk (actors/state.py, actors/agent_catalog.py): the marker key and the
+agents' catalog survive a restart, private (0600 in 0700), and a folder that cannot hold the key
+costs only what it keeps."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from actors.agent_catalog import AgentCatalog
+from actors.state import load_secret
+from protocol.agent_options import TurnUsage, model_values, read_choices
+
+# What Claude Code's session/new offers, as far as the catalog keeps it: its models.
+CLAUDE_NEW = {
+    "sessionId": "s1",
+    "configOptions": [
+        {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": "default", "options": [
+            {"value": "default", "name": "Default (recommended)", "description": "Opus"},
+            {"value": "sonnet", "name": "Sonnet 5.5"}, {"value": "haiku", "name": "Haiku 5.5"}]},
+    ],
+}
+
+
+def test_the_catalog_survives_a_restart_and_keeps_no_definition(tmp_path: Path) -> None:
+    key = os.urandom(32)
+    path = tmp_path / "state" / "agents.sqlite3"
+    definition = '{"mcp_server":{"command":"claude","env":[{"name":"ANTHROPIC_API_KEY","value":"sk-secret-value"}]}}'
+    catalog = AgentCatalog(path, key)
+    catalog.learn_choices(definition, read_choices(CLAUDE_NEW))
+    catalog.learn_usage(definition, "claude", TurnUsage(used=5612, size=1_000_000, sample=(1200, 600)))
+    catalog.close()  # its writes land
+    again = AgentCatalog(path, key).get(definition)
+    assert [v.value for v in model_values(again.choices)] == ["sonnet", "haiku"]
+    assert again.contexts == {"claude": 1_000_000} and again.bytes_per_token == 2.0
+    assert b"sk-secret-value" not in path.read_bytes() and b"ANTHROPIC_API_KEY" not in path.read_bytes()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert AgentCatalog(path, os.urandom(32)).get(definition).choices == (), "another key finds nothing"
+
+
+def test_the_secret_is_created_private_and_reused(tmp_path: Path) -> None:
+    folder = tmp_path / "state"
+    key = load_secret(folder)
+    assert stat.S_IMODE((folder / "marker-secret").stat().st_mode) == 0o600
+    assert load_secret(folder) == key
+
+
+def test_a_key_that_is_not_whole_is_replaced_and_the_log_says_so(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # An empty key would let anyone forge markers; a short one nearly so.
+    for held in ("", "ab", "not hex at all", "ab" * 31):
+        folder = tmp_path / str(len(held))
+        folder.mkdir()
+        (folder / "marker-secret").write_text(held)
+        caplog.clear()
+        key = load_secret(folder)
+        assert len(key) == 32 and (folder / "marker-secret").read_text() == key.hex()
+        assert "making a new one" in caplog.text
+        assert load_secret(folder) == key
+
+
+def test_a_folder_that_cannot_hold_the_key_still_gives_one(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for folder in (blocker, blocker / "state"):
+        assert len(load_secret(folder)) == 32
+    assert "chats will not continue after this backend exits" in caplog.text
