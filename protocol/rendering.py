@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from protocol.agent_options import TurnUsage
-from protocol.agent_text import shown
+from protocol.agent_text import shown, shown_whole
 from protocol.copilot_prompt import CopilotText, CopilotTurn, attachments
 from protocol.matching import IGNORED_MIME_TYPES, is_global_context_message, last_assistant
 from protocol.messages import Turn
@@ -508,9 +508,9 @@ def agent_action_parameters(params: dict[str, Any]) -> dict[str, Any]:
     call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
     kind = shown(call.get("kind")) or "other"
     raw = call.get("rawInput")
-    # The title is what the user reads before allowing (protocol/agent_text.py): the command
-    # itself goes in full, from `raw_input`.
-    title = shown(call.get("title")) or shown(_default_title(kind, raw))
+    # The title is what the user reads before allowing: for some agents (Gemini CLI) the whole
+    # command, with no `raw_input`. Cleaned, never cut (protocol/agent_text.py).
+    title = shown_whole(call.get("title")) or shown_whole(_default_title(kind, raw))
     parameters: dict[str, Any] = {"kind": kind, "title": title}
     if raw is not None:
         parameters["raw_input"] = raw if isinstance(raw, dict) else {"value": raw}

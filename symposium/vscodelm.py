@@ -98,19 +98,21 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
     for entry in params.agents:
         if entry.id == ELIZA_MODEL_ID:
             continue
+        # A name from the settings may have come from a catalogue read before its names were cleaned.
+        name = shown(entry.name) or entry.id
         if catalog is None:
-            models.append(_model(entry.id, f"{entry.name} (ACP)", "ACP agent"))
+            models.append(_model(entry.id, f"{name} (ACP)", "ACP agent"))
             continue
         key = agent_key(entry.agent)
         learned = catalog.get(key)
         catalog.bind_model(entry.id, key)
         ratio = learned.bytes_per_token
-        models.append(_model(entry.id, f"{entry.name} (ACP)", "ACP agent", context=learned.contexts.get(entry.id), ratio=ratio))
+        models.append(_model(entry.id, f"{name} (ACP)", "ACP agent", context=learned.contexts.get(entry.id), ratio=ratio))
         for value in agent_options.model_values(learned.choices):
             model_id = f"{entry.id}/{value.value}"
             catalog.bind_model(model_id, key)
             models.append(
-                _model(model_id, f"{entry.name} · {value.name}", f"{entry.name} (ACP)", context=learned.contexts.get(model_id), ratio=ratio, tooltip=value.description or None)
+                _model(model_id, f"{name} · {value.name}", f"{name} (ACP)", context=learned.contexts.get(model_id), ratio=ratio, tooltip=value.description or None)
             )
     return models
 

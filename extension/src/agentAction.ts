@@ -40,13 +40,19 @@ export class AgentActionTool implements vscode.LanguageModelTool<AgentActionInpu
  */
 export function confirmationMessage(input: AgentActionInput): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  if (input.title) {
+  // A title of several lines (some agents' title is the whole command) goes in a block of its own,
+  // as it is: in bold, its lines would run together.
+  const lines = input.title?.includes('\n');
+  if (input.title && !lines) {
     md.appendMarkdown('**');
     md.appendText(input.title);
     md.appendMarkdown('**');
   }
   if (input.kind) {
-    md.appendMarkdown(input.title ? ' ' : '').appendMarkdown('(').appendText(input.kind).appendMarkdown(')');
+    md.appendMarkdown(input.title && !lines ? ' ' : '').appendMarkdown('(').appendText(input.kind).appendMarkdown(')');
+  }
+  if (input.title && lines) {
+    md.appendMarkdown('\n\n').appendCodeblock(input.title, 'text');
   }
   const raw = input.raw_input;
   if (typeof input.diff === 'string' && input.diff) {

@@ -28,10 +28,6 @@ CONVERSATIONS = 150
 CONCURRENCY = 8
 
 
-# Where the backend's modules live (it runs in this same interpreter's environment).
-PYTHON_FILES = tuple({os.path.join(prefix, "") for prefix in (sys.prefix, sys.base_prefix)})
-
-
 def open_fds(pid: int) -> int:
     """The descriptors the backend holds, not counting the import machinery's: the backend
     imports the MCP SDK in a thread ahead of need, and that thread may hold a `.pyc` or a
@@ -43,7 +39,7 @@ def open_fds(pid: int) -> int:
             target = os.readlink(f"/proc/{pid}/fd/{fd}")
         except OSError:  # closed while we looked
             continue
-        held += not target.startswith(PYTHON_FILES)
+        held += not (target.endswith((".py", ".pyc")) or os.path.isdir(target))
     return held
 
 

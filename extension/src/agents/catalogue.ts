@@ -85,7 +85,8 @@ export function shown(value: unknown): string {
     return '';
   }
   const text = value.replace(BREAKS, ' ').replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
-  return text.length <= MAX_SHOWN ? text : `${text.slice(0, MAX_SHOWN - 1).trimEnd()}…`;
+  const characters = Array.from(text); // by code point, as the backend counts: a cut never splits a pair
+  return characters.length <= MAX_SHOWN ? text : `${characters.slice(0, MAX_SHOWN - 1).join('').trimEnd()}…`;
 }
 
 /**

@@ -10,7 +10,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Locator, Page } from 'playwright-core';
-import { ChatView, runViewTests, ViewTest } from './chatView';
+import { ChatView, runCommand, runViewTests, ViewTest } from './chatView';
 import { FakeAgent } from './fakeAgent';
 
 const UI_MS = 20_000;
@@ -169,6 +169,16 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.match(answer, /^-red$/m, `the chat shows the removed line: ${answer}`);
       assert.match(answer, /^\+blue$/m, 'and the added one');
       assert.equal(fs.readFileSync(file('codex.txt'), 'utf8'), 'blue\ngreen\n');
+    }],
+    ['Review Agent Edits shows Codex\'s edit in VS Code\'s diff view, and Revert Agent Edits puts the file back', async () => {
+      await runCommand(page, 'Symposium: Review Agent Edits');
+      await page.locator('.tab.active', { hasText: /Edits of .*Codex/ }).first().waitFor({ timeout: UI_MS });
+      await page.locator('.multiDiffEntry', { hasText: 'codex.txt' }).first().waitFor({ timeout: UI_MS });
+      await runCommand(page, 'Symposium: Revert Agent Edits');
+      const dialog = page.locator('.monaco-dialog-box', { hasText: 'Put 1 file(s) back' });
+      await dialog.getByRole('button', { name: 'Revert' }).click({ timeout: UI_MS });
+      await dialog.waitFor({ state: 'detached', timeout: UI_MS });
+      await untilFile(file('codex.txt'), 'red\ngreen\n');
     }],
   ];
 

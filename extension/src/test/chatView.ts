@@ -363,7 +363,7 @@ export class Card {
 }
 
 /** Runs a command through the command palette, retrying (bounded) until the command is there. */
-async function runCommand(page: Page, title: string): Promise<void> {
+export async function runCommand(page: Page, title: string): Promise<void> {
   await retry(page, UI_MS * 3, async () => {
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');

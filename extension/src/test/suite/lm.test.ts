@@ -167,6 +167,13 @@ describe('Symposium models in VS Code', () => {
     assert.ok(!shown.includes('old_string') && shown.includes('(edit)') && shown.includes(SESSION_NOTE), shown);
   });
 
+  it("shows a title of several lines whole, each line as the agent wrote it", () => {
+    const title = 'echo ok\nrm -rf build';
+    const shown = confirmationMessage({ kind: 'execute', title }).value;
+    assert.ok(shown.includes('```text\n' + title + '\n```'), shown);
+    assert.ok(shown.startsWith('(execute)'), shown);
+  });
+
   it('bridges a VS Code tool to the agent and back', async () => {
     const registration = vscode.lm.registerTool<{ text: string }>(ECHO_TOOL, {
       invoke: (options) => new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(`echo: ${options.input.text}`)]),

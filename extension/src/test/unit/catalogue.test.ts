@@ -72,6 +72,9 @@ describe('names from the catalogue', () => {
     assert.ok(spoof.name.endsWith('…'));
     assert.equal(spoof.description, spoof.name);
     assert.equal(shown('  Claude Code  '), 'Claude Code');
+    const cut = shown('x'.repeat(198) + '😀😀😀');
+    assert.equal(cut, 'x'.repeat(198) + '😀…');
+    assert.ok(!/[\ud800-\udbff](?![\udc00-\udfff])/.test(cut), 'no half of a surrogate pair');
     assert.equal(shown('👨\u200d👩\u200d👧 famille'), '👨\u200d👩\u200d👧 famille'); // joiners kept: emoji need them
   });
 });
