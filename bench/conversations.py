@@ -10,7 +10,6 @@ marker and must answer as if it had never left.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from typing import Any
@@ -19,23 +18,12 @@ import trio
 
 from bench.streaming import wait_idle
 from symposium.client import ELIZA, BackendClient, ChatResult, user
+from tests.support.proc import open_fds, rss_mb
 
 CONVERSATIONS = 3000
 NOFILE = 256
 CONCURRENCY = 8
 GUARD = 900
-
-
-def open_fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 async def _snapshot(client: BackendClient) -> dict[str, float]:

@@ -38,7 +38,7 @@ from typing import Any
 
 import trio
 
-from bench.conversations import open_fds, rss_mb
+from tests.support.proc import open_fds, peak_rss_mb, rss_mb
 from bench.flood_agent import bulk_chunks
 from bench.streaming import AGENT_PATH, wait_idle
 from actors.peer import Peer
@@ -208,14 +208,6 @@ async def _quiet_point(load: _Load) -> dict[str, Any]:
             break
     return {"fds": open_fds(pid), "rss_mb": rss_mb(pid), "processes": len(descendants(pid)), **stats}
 
-
-def peak_rss_mb(pid: int) -> float:
-    """The process's peak resident set so far (VmHWM)."""
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM")
 
 
 class PacedStream(trio.abc.ReceiveStream):

@@ -20,18 +20,11 @@ from actors.flow import PART_MAX
 from symposium.client import BackendClient, process_agent, user
 from actors.peer import Peer
 from tests.support.hostile_agent import flood_text
+from tests.support.proc import peak_rss_mb
 
 HOSTILE = process_agent("hostile", sys.executable, [str((Path(__file__).parents[1] / "support" / "hostile_agent.py"))])
 GUARD = 120  # a hang guard, not a timing budget
 
-
-def peak_rss_mb(pid: int) -> float:
-    """The process's peak resident set so far (VmHWM), in MB."""
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmHWM")
 
 
 class SlowStream(trio.abc.ReceiveStream):
