@@ -52,6 +52,7 @@ class AgentPool:
     _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
     _starting: dict[str, _Start] = attrs.field(factory=dict, init=False)
     _warmed: bool = attrs.field(default=False, init=False)
+    _idle_watch: trio.CancelScope | None = attrs.field(default=None, init=False)  # the idle loop's, while it runs
 
     async def start(self, agent: Agent, cwd: str | None) -> AgentProcess:
         """The running process of `agent`, started (and initialized) if need be; raises AgentError
@@ -95,20 +96,24 @@ class AgentPool:
             starting.done.set()
 
     async def _stop_idle_agents(self) -> None:
-        """Stop agents no session has used for `idle` seconds; runs while any agent does."""
-        while self._agents:
-            await trio.sleep(max(self._idle / 4, 0.01))
-            now = trio.current_time()
-            for key, process in list(self._agents.items()):
-                if process.exited.is_set():
-                    del self._agents[key]
-                elif process.prompts_in_flight == 0 and now - process.last_active >= self._idle:
-                    log.info("stopping agent %s: unused for %.0f s", process.name, now - process.last_active)
-                    del self._agents[key]
-                    process.stop()
+        """Stop agents no session has used for `idle` seconds; runs while any agent does, until
+        `shutdown` (which would otherwise wait for its sleep to end)."""
+        with trio.CancelScope() as self._idle_watch:
+            while self._agents:
+                await trio.sleep(max(self._idle / 4, 0.01))
+                now = trio.current_time()
+                for key, process in list(self._agents.items()):
+                    if process.exited.is_set():
+                        del self._agents[key]
+                    elif process.prompts_in_flight == 0 and now - process.last_active >= self._idle:
+                        log.info("stopping agent %s: unused for %.0f s", process.name, now - process.last_active)
+                        del self._agents[key]
+                        process.stop()
 
     async def shutdown(self) -> None:
         """Stop every agent gracefully (bounded) and wait for them."""
+        if self._idle_watch is not None:
+            self._idle_watch.cancel()
         agents = list(self._agents.values())
         self._agents.clear()
         for process in agents:

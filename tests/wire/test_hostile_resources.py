@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from actors.agent_process import STDERR_LINES, StderrTail
 from actors.agent_pool import AgentPool
@@ -75,7 +76,10 @@ async def test_running_out_of_descriptors_while_starting_an_agent_fails_that_sta
         assert caught.value.error.kind == "resource_exhausted"
         assert "too many open files" in caught.value.error.message
         assert (await pool.start(ElizaAgent(), None)).usable
+        await trio.testing.wait_all_tasks_blocked()  # the pool's idle watch is asleep
         await pool.shutdown()
+        await trio.testing.wait_all_tasks_blocked()
+        assert not nursery.child_tasks, "the pool's work ends with its shutdown (its idle watch too)"
 
 
 def test_a_stderr_tail_redacts_only_the_lines_it_keeps() -> None:
