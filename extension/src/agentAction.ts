@@ -40,38 +40,38 @@ export class AgentActionTool implements vscode.LanguageModelTool<AgentActionInpu
  */
 export function confirmationMessage(input: AgentActionInput): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  // A title of several lines (some agents' title is the whole command) goes in a block of its own,
-  // as it is: in bold, its lines would run together.
-  const lines = input.title?.includes('\n');
-  if (input.title && !lines) {
+  const raw = input.raw_input && typeof input.raw_input === 'object' && !Array.isArray(input.raw_input) ? (input.raw_input as Record<string, unknown>) : undefined;
+  const command = typeof raw?.command === 'string' ? raw.command : Array.isArray(raw?.command) ? raw.command.join(' ') : '';
+  // A title that is the command itself (Claude Code's) is shown once, as the command below. One
+  // of several lines goes in a block of its own, as it is: in bold, its lines would run together.
+  const title = input.title && input.title !== command ? input.title : '';
+  const lines = title.includes('\n');
+  if (title && !lines) {
     md.appendMarkdown('**');
-    md.appendText(input.title);
+    md.appendText(title);
     md.appendMarkdown('**');
   }
   if (input.kind) {
-    md.appendMarkdown(input.title && !lines ? ' ' : '').appendMarkdown('(').appendText(input.kind).appendMarkdown(')');
+    md.appendMarkdown(title && !lines ? ' ' : '').appendMarkdown('(').appendText(input.kind).appendMarkdown(')');
   }
-  if (input.title && lines) {
-    md.appendMarkdown('\n\n').appendCodeblock(input.title, 'text');
+  if (lines) {
+    md.appendMarkdown('\n\n').appendCodeblock(title, 'text');
   }
-  const raw = input.raw_input;
   if (typeof input.diff === 'string' && input.diff) {
     md.appendMarkdown('\n\n').appendCodeblock(input.diff, 'diff');
-  } else if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
-    const { command, description, ...rest } = raw as Record<string, unknown>;
+  } else if (raw) {
+    const { command: _, description, ...rest } = raw;
     if (typeof description === 'string' && description) {
       md.appendMarkdown('\n\n').appendText(description);
     }
-    if (typeof command === 'string' && command) {
+    if (command) {
       md.appendMarkdown('\n\n').appendCodeblock(command, 'sh');
-    } else if (Array.isArray(command)) {
-      md.appendMarkdown('\n\n').appendCodeblock(command.join(' '), 'sh');
     }
-    if (Object.keys(rest).length > 0 && typeof command !== 'string') {
+    if (Object.keys(rest).length > 0 && typeof raw.command !== 'string') {
       md.appendMarkdown('\n\n').appendCodeblock(JSON.stringify(rest, null, 2).slice(0, 4000), 'json');
     }
-  } else if (raw !== undefined && raw !== null) {
-    md.appendMarkdown('\n\n').appendCodeblock(JSON.stringify(raw, null, 2).slice(0, 4000), 'json');
+  } else if (input.raw_input !== undefined && input.raw_input !== null) {
+    md.appendMarkdown('\n\n').appendCodeblock(JSON.stringify(input.raw_input, null, 2).slice(0, 4000), 'json');
   }
   md.appendMarkdown(`\n\n${SESSION_NOTE} ${SKIP_NOTE}`);
   return md;

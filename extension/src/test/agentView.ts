@@ -98,6 +98,24 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.match((await chat.answer()).text, /I left it alone\./);
       assert.equal(fs.existsSync(target), false);
     }],
+    ['Claude Code: a card for a command of several lines shows every line', async () => {
+      await chat.newChat('Agent');
+      const [first, second] = [file('first.txt'), file('second.txt')];
+      const command = `echo one > ${first}\necho two > ${second}`;
+      claude.script(
+        { answers: 'Write two files', calls: [{ name: 'Bash', input: { command, description: 'Write two files' } }] },
+        { answers: 'Write two files', text: ['Left alone.'] },
+      );
+      const card = await chat.sendAndConfirm('Write two files');
+      const shown = (await card.text()).replace(/\u00a0/g, ' '); // code blocks render spaces as no-break spaces
+      assert.match(shown, new RegExp(`^echo one > ${first}$`, 'm'), `each line of the command on its own: ${shown}`);
+      assert.match(shown, new RegExp(`^echo two > ${second}$`, 'm'), shown);
+      const lines = shown.split('\n').filter((line) => line.trim() === `echo one > ${first}`);
+      assert.equal(lines.length, 1, `the command once, not again as the title: ${shown}`);
+      await card.skip();
+      assert.match((await chat.answer()).text, /Left alone\./);
+      assert.equal(fs.existsSync(first) || fs.existsSync(second), false);
+    }],
     ['Claude Code calls VS Code\'s diagnostics (get_errors): their real result reaches the model', async () => {
       await chat.newChat('Agent');
       await openFile(page, 'broken.json');

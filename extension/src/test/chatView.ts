@@ -336,9 +336,14 @@ export class Card {
   private readonly buttons: Locator;
   readonly skipButton: Locator;
 
-  constructor(private readonly page: Page, view: Locator) {
+  constructor(private readonly page: Page, private readonly view: Locator) {
     this.buttons = view.locator('.chat-confirmation-widget-buttons').filter({ visible: true });
     this.skipButton = this.buttons.locator('a.monaco-button', { hasText: 'Skip' });
+  }
+
+  /** What the card says, as the user reads it. */
+  async text(): Promise<string> {
+    return this.view.locator('.chat-confirmation-widget-message').filter({ visible: true }).last().innerText();
   }
 
   async waitShown(): Promise<void> {
