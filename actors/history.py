@@ -67,7 +67,6 @@ HistoryMessage = ChatRequest | CancelRequest | SessionEvent | Shutdown
 class _Streaming:
     request: ChatRequest
     delivery: Delivery
-    seq: int  # the conversation's turn sequence number, named by this reply's marker
 
     @property
     def turn(self) -> Turn:
@@ -231,7 +230,7 @@ class HistoryActor:
         )
         self._conversations.begin(live.record, route.read)
         delivery = Delivery(turn, window=request.window)
-        live.streaming = _Streaming(request, delivery, live.record.seq)
+        live.streaming = _Streaming(request, delivery)
         if not live.record.throwaway:
             self._releases.used(live.id, trio.current_time(), Use.STREAMING)
         self._by_request[id_key(request.request_id)] = live.id

@@ -11,7 +11,7 @@ import os
 import secrets
 from pathlib import Path
 
-from actors.private import private_folder
+from actors.private import open_private, private_folder
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +49,7 @@ def load_secret(directory: Path) -> bytes:
     key = secrets.token_bytes(KEY_BYTES)
     try:
         private_folder(directory, tighten=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as file:
+        with open_private(path, "w") as file:
             file.write(key.hex())
     except OSError as exc:
         log.warning("cannot keep a marker key in %s (%s): chats will not continue after this backend exits", directory, exc)

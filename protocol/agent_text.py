@@ -51,7 +51,7 @@ def shown_whole(value: Any) -> str:
 
 def is_shown_as_is(value: Any) -> bool:
     """Whether `value` is an identifier fit to offer: a non-empty string `shown` leaves alone."""
-    return isinstance(value, str) and value != "" and shown(value) == value
+    return isinstance(value, str) and 0 < len(value) <= MAX_SHOWN and shown(value) == value
 
 
 def shown_or_none(value: Any) -> str | None:

@@ -119,20 +119,23 @@ class ToolCallTracker:
         return self._finish(state, update)
 
     def _finish(self, state: _ToolCallState, update: dict[str, Any]) -> str:
+        if state.finished:
+            return ""
         if isinstance(update.get("content"), list):
             state.content = update["content"]
         state.silent = state.silent or calls_bridge(update)
-        if state.finished or state.status not in ICONS:
+        if state.status not in ICONS:
             return ""
         state.finished = True
+        content, state.content = state.content, []  # a finished call's output is not kept for the conversation's life
         if state.silent:
             return ""
         line = f"\n\n{ICONS[state.status]} {state.title}\n"
-        changes = [item for item in state.content if isinstance(item, dict) and item.get("type") == "diff" and isinstance(item.get("path"), str)]
+        changes = [item for item in content if isinstance(item, dict) and item.get("type") == "diff" and isinstance(item.get("path"), str)]
         diffs = [render_diff(item) for item in changes]
         if state.status == "completed":
             self.edits += [EditPart(item["path"], _text(item.get("newText")) or "", _text(item.get("oldText")), self.conversation) for item in changes]
-        output = "".join(_tool_content_text(item) for item in state.content)
+        output = "".join(_tool_content_text(item) for item in content)
         return line + "".join(diffs) + (fenced(output, max_lines=OUTPUT_LINES) if output.strip() else "")
 
 
