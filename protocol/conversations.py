@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from protocol.failures import Failure, FailureKind, failure
-from protocol.lm import ChatParams, Message, Part, ThinkingPart
+from protocol.lm import ChatParams, EditPart, Message, Part, ThinkingPart, UsagePart
 from protocol.markers import Marker
 from protocol.matching import (
     Conversation,
@@ -138,8 +138,10 @@ class Conversations:
             record.read = read
 
     def reply(self, record: Record, part: Part) -> None:
-        """A part of the reply streamed back (thinking never counts for matching)."""
-        if not isinstance(part, ThinkingPart):
+        """A part of the reply streamed back. Thinking, edits and usage never count for matching
+        (an assistant message's form is its text and tool calls), and an edit can hold whole files:
+        they are not kept. Each follows a part that is (usage: at least `EMPTY_REPLY`)."""
+        if not isinstance(part, (ThinkingPart, EditPart, UsagePart)):
             record.state.add_reply(part, REPLY_KEPT)
             self._dirty.add(record.state.id)  # re-indexed lazily: parts can come by the thousand
 
