@@ -272,8 +272,11 @@ class AgentProcess:
         self._stopping = False
         self._broken: str | None = None  # what the agent sent that could not be read, if it did
         self.last_active = trio.current_time()
-        self.prompts_in_flight = 0
         self._closing: dict[str, trio.Event] = {}  # session id → set once its session/close is answered
+
+    @property
+    def prompts_in_flight(self) -> int:
+        return sum(self._prompting.values())
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -536,9 +539,7 @@ class AgentProcess:
             case _Cancel(session_id=sid, then=then):
                 nursery.start_soon(self._cancel, peer, sid, then)
             case _Close(session_id=sid):
-                send = self._sessions.pop(sid, None)
-                if (window := self._windows.pop(sid, None)) is not None:
-                    window.close()  # what it left unread is nobody's: the reader reads on
+                send = self._unroute(sid)
                 if send is not None:
                     send.close()
                     # Not while stopping: the agent is about to go, and a close would only race its
@@ -617,12 +618,12 @@ class AgentProcess:
             try:
                 answer = await self._request(peer, method, params)
             except RpcError as exc:
-                del self._sessions[command.resume]
+                self._unroute(command.resume)
                 if command.must_resume:
                     return AgentError(self._failure(f"Agent {self.name!r} could not continue session {command.resume}: {exc.message}", FailureKind.RESUME_FAILED))
                 log.info("agent %s could not resume session %s (%s); starting a new one", self.name, command.resume, exc.message)
             except BaseException:
-                self._sessions.pop(command.resume, None)
+                self._unroute(command.resume)
                 raise
             else:
                 answer = answer if isinstance(answer, dict) else {}
@@ -646,7 +647,6 @@ class AgentProcess:
         return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=handing_off is not None)
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
-        self.prompts_in_flight += 1
         self._prompting[session_id] += 1
         try:
             result = await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
@@ -656,7 +656,6 @@ class AgentProcess:
         except ConnectionClosed:
             return  # AgentGone follows
         finally:
-            self.prompts_in_flight -= 1
             self._prompting[session_id] -= 1
             if self._prompting[session_id] <= 0:
                 del self._prompting[session_id]
@@ -694,9 +693,16 @@ class AgentProcess:
         try:
             send.send_nowait(event)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            self._sessions.pop(session_id, None)
+            self._unroute(session_id)
             return False
         return True
+
+    def _unroute(self, session_id: str) -> trio.MemorySendChannel[AgentEvent] | None:
+        """Stop routing to a session: its events channel (returned, for the caller to close)
+        and its window, closed: what it left unread is nobody's, and the reader reads on."""
+        if (window := self._windows.pop(session_id, None)) is not None:
+            window.close()
+        return self._sessions.pop(session_id, None)
 
     # Agent → client traffic ------------------------------------------------------------------
 
@@ -738,13 +744,9 @@ class AgentProcess:
 
     async def _room(self) -> None:
         """Before reading on: wait while a session has too much unread (its Session is
-        waiting for VS Code to read). Windows of sessions gone are let go."""
-        for session_id, window in list(self._windows.items()):
-            if session_id not in self._sessions:
-                window.close()
-                del self._windows[session_id]
-            else:
-                await window.room()
+        waiting for VS Code to read). A session's window goes with its route (`_unroute`)."""
+        for window in list(self._windows.values()):
+            await window.room()
 
     async def _on_cancel_request(self, params: Any) -> None:
         """The agent withdrew one of its requests (e.g. a permission): answer it -32800."""
