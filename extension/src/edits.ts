@@ -43,6 +43,7 @@ interface Conversation {
 /** The edits of the last few conversations, in memory (a window's). */
 export class AgentEdits {
   private readonly conversations = new Map<string, Conversation>(); // least recently edited first
+  private size = 0; // the characters of every edit held
 
   record(model: string, edit: EditPart): void {
     const id = edit.conversation || model;
@@ -51,16 +52,12 @@ export class AgentEdits {
     conversation.edits.push(edit);
     conversation.at = new Date();
     this.conversations.set(id, conversation);
-    let size = 0;
-    for (const c of this.conversations.values()) {
-      size += c.edits.reduce((sum, e) => sum + e.newText.length + (e.oldText?.length ?? 0), 0);
-    }
+    this.size += weight([edit]);
     for (const [oldest] of this.conversations) {
-      if (this.conversations.size <= MAX_CONVERSATIONS && size <= MAX_TEXT) {
+      if (this.conversations.size <= MAX_CONVERSATIONS && this.size <= MAX_TEXT) {
         break;
       }
-      size -= this.conversations.get(oldest)!.edits.reduce((sum, e) => sum + e.newText.length + (e.oldText?.length ?? 0), 0);
-      this.conversations.delete(oldest);
+      this.forget(oldest);
     }
   }
 
@@ -74,8 +71,13 @@ export class AgentEdits {
   }
 
   forget(id: string): void {
+    this.size -= weight(this.conversations.get(id)?.edits ?? []);
     this.conversations.delete(id);
   }
+}
+
+function weight(edits: EditPart[]): number {
+  return edits.reduce((sum, e) => sum + e.newText.length + (e.oldText?.length ?? 0), 0);
 }
 
 /** The files of a conversation's edits, each with its edits in order. */

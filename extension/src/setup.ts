@@ -190,7 +190,7 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
   const { storage, wheel, log } = options;
   const env = options.env ?? process.env;
   const venv = path.join(storage, 'venv');
-  removeAbandoned(storage, log);
+  await removeAbandoned(storage, log);
   const wanted = stampFor(wheel, options.extensionVersion);
   const current = readStamp(venv);
   // A Python named in the setting that is not the venv's own: the user wants the venv rebuilt with it.
@@ -250,7 +250,7 @@ const UNOWNED_AGE_MS = 60 * 60_000;
  * `*.building-<pid>-*` or `*.old-<pid>-*` folder whose process is gone): otherwise each one stays
  * forever, a venv's worth of disk. Another window's build in progress is left alone.
  */
-export function removeAbandoned(folder: string, log: Log): void {
+export async function removeAbandoned(folder: string, log: Log): Promise<void> {
   let names: string[] = [];
   try {
     names = fs.readdirSync(folder);
@@ -267,7 +267,7 @@ export function removeAbandoned(folder: string, log: Log): void {
     const abandoned = match[1] !== undefined ? !alive(Number(match[1])) : ageMs(full) > UNOWNED_AGE_MS;
     if (abandoned) {
       log.info(`removing ${full}, left by an interrupted build`);
-      fs.rmSync(full, { recursive: true, force: true });
+      await fs.promises.rm(full, { recursive: true, force: true }); // a venv's worth of files: not on the extension host's thread
     }
   }
 }

@@ -75,7 +75,7 @@ export async function installAgent(agent: CatalogueAgent, options: InstallOption
     throw new SetupError(`${agent.name} has no build for ${options.platform ?? platformKey()} (only ${platforms})`, 'Pick another agent.');
   }
   fs.mkdirSync(options.root, { recursive: true, mode: 0o700 });
-  removeAbandoned(options.root, options.log);
+  await removeAbandoned(options.root, options.log);
   const folder = path.join(options.root, `${agent.id}@${agent.version}`);
   const building = fs.mkdtempSync(path.join(options.root, `.${agent.id}@${agent.version}.${buildingTag()}`));
   try {
