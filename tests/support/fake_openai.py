@@ -149,14 +149,6 @@ class Request(fake_http.Request):
         """What the tools gave back, as the model was sent it: `call_id`, `text`."""
         return [{"call_id": o["call_id"], "text": output_text(o["output"])} for o in self.function_outputs()]
 
-    def tool_names(self) -> list[str]:
-        """The names of the tools offered to the model (functions, and those inside namespaces)."""
-        names = []
-        for tool in (self.body.get("tools") if isinstance(self.body, dict) else None) or []:
-            names.append(tool.get("name") or tool.get("type"))
-            names.extend(t.get("name") for t in tool.get("tools") or [] if isinstance(t, dict))
-        return names
-
 
 def output_text(output: JSON) -> str:
     """The text of a `function_call_output`'s output (a string, or content items)."""

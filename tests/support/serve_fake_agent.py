@@ -6,9 +6,8 @@ Serves the fake API on 127.0.0.1 and prints, as JSON lines on stdout: first the 
 `symposium.agents` (`{"agent": {"command", "args", "env"}}`, or `{"error": ...}` when the agent
 cannot be installed); with `--session-in`, then `{"session": ID}` once the agent, run as another
 client would run it, has had a session in FOLDER take PROMPT; then `{"model": ..., "userTexts":
-[...], "toolResults": [...], "tools": [...], "bytes": N}` for each model request of an agent's own
-turn, as the API received it (`toolResults`: the text of each tool result it carries; `tools`: the
-names of the tools it offers). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
+[...], "toolResults": [...]}` for each model request of an agent's own turn, as the API received it
+(`toolResults`: the text of each tool result it carries). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
 scripted replies (shared with the Python tests' fakes): REPLY is `{"answers": TEXT?, "text": [CHUNK,
 ...]?, "calls": [{"name", "input", "namespace"?} | {"name", "patch"}]?, "stallAfter": N?, "usage": [IN, OUT]?}`; a turn no
 reply fits is answered with a short text. Ends when its stdin closes.
@@ -47,28 +46,6 @@ def scripted(kind: str, spec: dict[str, Any]) -> fake_anthropic.Reply | fake_ope
     return fake_openai.reply(*items, **options)
 
 
-def tool_result_texts(request: fake_anthropic.Request | fake_openai.Request) -> list[str]:
-    """The text of each tool result a model request carries, whatever the API's shape for it."""
-    if isinstance(request, fake_anthropic.Request):
-        found = []
-        for result in request.tool_results():
-            content = result.get("content")
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-            found.append("".join(b.get("text", "") for b in blocks if b.get("type") == "text"))
-        return found
-    outputs = []
-    for output in request.function_outputs():
-        value = output.get("output")
-        outputs.append(value if isinstance(value, str) else json.dumps(value))
-    return outputs
-
-
-def tool_names(request: fake_anthropic.Request | fake_openai.Request) -> list[str]:
-    if isinstance(request, fake_openai.Request):
-        return request.tool_names()
-    return [t.get("name", "") for t in request.body.get("tools") or []]
-
-
 def say(line: dict) -> None:
     sys.stdout.write(json.dumps(line) + "\n")
     sys.stdout.flush()
@@ -97,9 +74,7 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
                     say({
                         "model": (request.body or {}).get("model"),
                         "userTexts": request.user_texts(),
-                        "toolResults": tool_result_texts(request),
-                        "tools": tool_names(request),
-                        "bytes": len(json.dumps(request.body).encode()),
+                        "toolResults": [output["text"] for output in request.tool_outputs()],
                     })
                 seen = len(api.main)
 

@@ -26,10 +26,6 @@ export interface ModelRequest {
   userTexts: string[];
   /** The text of each tool result the request carries. */
   toolResults: string[];
-  /** The names of the tools it offers the model. */
-  tools: string[];
-  /** Its body's size, as the API received it. */
-  bytes: number;
 }
 
 /** A scripted model reply (tests/support/serve_fake_agent.py builds it with the fake API's own builders). */
