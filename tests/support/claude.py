@@ -12,8 +12,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import trio
-
 from tests.conftest import installed_adapter, pinned
 from tests.support import fake_anthropic
 from tests.support.fake_anthropic import FakeAnthropic
@@ -76,35 +74,3 @@ class ClaudeCode(RealAgent):
     def assert_asks_for_vscode_tool(self, tool_call: Any, name: str) -> None:
         # By the tool's qualified name (MCP server, then tool).
         assert tool_call["title"] == f"mcp__vscode_tools__{name}"
-
-
-async def process_gone(pid: int) -> None:
-    """Wait (on a pidfd, no polling) until process `pid` has exited."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    try:
-        await trio.lowlevel.wait_readable(fd)
-    finally:
-        os.close(fd)
-
-
-def process_group(pid: int) -> int:
-    return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[2])
-
-
-def processes_in_group(pgid: int) -> list[int]:
-    """Live processes (not zombies) whose process group is `pgid`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            found.append(int(entry.name))
-    return found

@@ -21,7 +21,7 @@ import trio
 from protocol.jsonrpc import REQUEST_CANCELLED, SERVER_ERROR, RpcError
 from protocol.lm import METHOD_CHAT
 from symposium.client import ELIZA, BackendClient, process_agent, user
-from tests.support.claude import process_gone
+from tests.support.proc import process_gone
 
 GUARD = 30
 HOSTILE = (Path(__file__).parents[1] / "support" / "hostile_agent.py")

@@ -8,7 +8,7 @@ import pytest
 import trio
 
 from symposium.client import BackendClient, user
-from tests.support.claude import process_gone
+from tests.support.proc import process_gone
 from tests.conftest import Tap
 
 GUARD = 30
