@@ -506,6 +506,11 @@ class AgentProcess:
         """How this agent's own file editing is switched off, if we know (from its `initialize`)."""
         return own_edits(self.initialized)
 
+    def hands_off(self, asked: bool) -> bool:
+        """Whether a session asked to hand its file editing to VS Code's tools does: only where we
+        know how to switch this agent's own editing off (docs/DESIGN.md, "Tool bridge")."""
+        return asked and self.own_edits is not None
+
     async def new_session(
         self,
         cwd: str,

@@ -190,8 +190,7 @@ class SessionActor:
                     process = await self._pool.start(self.agent, cwd)
                     # The agent connects to the bridge during session/new: it lists the first
                     # turn's tools as they will be, whether its own editing goes or stays.
-                    handed_off = hand_off and process.own_edits is not None
-                    tools = bridged_tools(first.tools, first.bridged, handed_off)
+                    tools = bridged_tools(first.tools, first.bridged, process.hands_off(hand_off))
                     bridge = await self._bridges.open(self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
                     folder = os.path.abspath(cwd or self._pool.cwd)
                     return await process.new_session(folder, [bridge.entry()], self._events_send, resumed, named, hand_off)

@@ -111,7 +111,7 @@ class Spares:
         if spare is not None and spare.process.exited.is_set():
             spare.discard()  # the agent stopped (idle, crashed) since; the caller starts it again
             return None
-        if spare is not None and spare.session.edits_handed_off != (hand_off and spare.process.own_edits is not None):
+        if spare is not None and spare.session.edits_handed_off != spare.process.hands_off(hand_off):
             log.info("spare session %s discarded: it was made for the other way of editing", spare.session.id)
             spare.discard()
             return None
@@ -150,8 +150,7 @@ class Spares:
         bridge: ToolBridge | None = None
         try:
             process = await self._pool.start(agent, cwd)
-            handed_off = hand_off and process.own_edits is not None
-            bridge = await self._bridges.open(events_send, bridged_tools(tools, bridged, handed_off), recorder=self._recorder)
+            bridge = await self._bridges.open(events_send, bridged_tools(tools, bridged, process.hands_off(hand_off)), recorder=self._recorder)
             session = await process.new_session(cwd, [bridge.entry()], events_send, hand_off_edits=hand_off)
         except AgentError as exc:
             if bridge is not None:
