@@ -28,6 +28,7 @@ from actors.agent_connection import AgentConnection, Connector
 from actors.flow import EVENTS_WINDOW, Receipt, Window
 from actors.mailbox import answering, queued
 from actors.racing import race
+from protocol.agent_options import CHOICE_UPDATES
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.settings import Settings
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits
@@ -58,7 +59,7 @@ STDERR_DRAIN = 1.0  # after an agent exited, how long what it left on stderr is 
 # What an agent says of a session with no prompt running is about a prompt that ended (or
 # replays history): dropped, but for what changes the session's state. Those are kept while
 # the session has less than IDLE_BACKLOG bytes unread, so a flood between prompts costs nothing.
-BETWEEN_PROMPTS = frozenset({"config_option_update", "current_mode_update", "current_model_update", "usage_update"})
+BETWEEN_PROMPTS = CHOICE_UPDATES | {"usage_update"}
 IDLE_BACKLOG = 64 * 1024
 
 

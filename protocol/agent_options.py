@@ -152,13 +152,17 @@ def _with_legacy(config: tuple[Choice, ...], modes: Any, models: Any) -> tuple[C
     return _bounded(config, tuple(c for c in legacy if c is not None and c.category not in covered))
 
 
+# The `session/update` kinds that change a session's choices (`updated`).
+CHOICE_UPDATES = frozenset({"config_option_update", "current_mode_update", "current_model_update"})
+
+
 def updated(choices: tuple[Choice, ...], update: dict[str, Any]) -> tuple[Choice, ...] | None:
-    """The choices after a `session/update` that changes them; None when it does not."""
+    """The choices after a `session/update` that changes them (one of CHOICE_UPDATES); None when it does not."""
     match update.get("sessionUpdate"):
         case "config_option_update":
             config = _config_choices(update.get("configOptions"))
-            legacy = tuple(c for c in choices if c.via != "config" and c.category not in {k.category for k in config})
-            return _bounded(config, legacy)
+            covered = {k.category for k in config}
+            return _bounded(config, tuple(c for c in choices if c.via != "config" and c.category not in covered))
         case "current_mode_update":
             return _with_current(choices, MODE, update.get("currentModeId"))
         case "current_model_update":
