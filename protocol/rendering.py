@@ -12,7 +12,7 @@ import difflib
 import os
 import pathlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -566,6 +566,14 @@ BRIDGE_NAMES = (  # how agents name a tool of our `vscode_tools` MCP server
 )
 
 
+def _bridge_names(text: Any) -> Iterator[str]:
+    """The tool names `text` gives a tool of our server, by each of BRIDGE_NAMES that matches."""
+    if isinstance(text, str):
+        for pattern in BRIDGE_NAMES:
+            if match := pattern.match(text.strip().strip("`")):
+                yield match["tool"]
+
+
 def calls_bridge(update: dict[str, Any]) -> bool:
     """Whether an agent's tool call (a `tool_call` or `tool_call_update`) is a call of our
     `vscode_tools` server, in any agent's naming: Claude Code's name or title, Codex's
@@ -576,7 +584,7 @@ def calls_bridge(update: dict[str, Any]) -> bool:
     meta = update.get("_meta") if isinstance(update.get("_meta"), dict) else {}
     claude = meta.get("claudeCode") if isinstance(meta.get("claudeCode"), dict) else {}
     texts = (update.get("title"), update.get("name"), claude.get("toolName"))
-    return any(isinstance(text, str) and any(pattern.match(text.strip().strip("`")) for pattern in BRIDGE_NAMES) for text in texts)
+    return any(True for text in texts for _ in _bridge_names(text))
 
 
 def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
@@ -594,14 +602,7 @@ def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
     meta = request.get("_meta") if isinstance(request.get("_meta"), dict) else {}
     if raw.get("server_name") == "vscode_tools" and meta.get("codex_approval_kind") == "mcp_tool_call":
         texts.append(request.get("message"))
-    for text in texts:
-        if not isinstance(text, str):
-            continue
-        for pattern in BRIDGE_NAMES:
-            match = pattern.match(text.strip().strip("`"))
-            if match and match["tool"] in tools:
-                return match["tool"]
-    return None
+    return next((name for text in texts for name in _bridge_names(text) if name in tools), None)
 
 
 def awaited_results(turn: Turn, awaited: Iterable[str]) -> dict[str, ToolResultPart] | None:
