@@ -98,7 +98,7 @@ class BackendClient:
 
         `nofile` runs it with that open-file limit (soft and hard), as `ulimit -n` would.
         """
-        argv = [sys.executable, "-m", "symposium", *args]
+        argv = [sys.executable, "-I", "-m", "symposium", *args]  # as the extension starts it
         if nofile is not None:
             argv = [sys.executable, "-c", _WITH_NOFILE, str(nofile), *argv]
         process = await trio.lowlevel.open_process(

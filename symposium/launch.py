@@ -30,6 +30,7 @@ from protocol.failures import AgentError, FailureKind, failure, resource_failure
 from actors.tool_bridge import Relay
 from protocol.lm import Agent, ElizaAgent, ProcessAgent
 from actors.streams import memory_stream_pair
+from symposium import mcp_relay
 from symposium.mcp_relay import TOKEN_ENV
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,9 @@ GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard.py")
 STOP_GRACE = 2.0  # after closing stdin, before SIGTERM; then again before SIGKILL
 REAP_TIMEOUT = 1.0  # how long an agent whose output ended is given to exit, for its exit code
 
-RELAY = Relay(command=(sys.executable, "-m", "symposium.mcp_relay"), token_env=TOKEN_ENV)
+# Run as a file with -I -S: the agent starts it in the workspace, whose modules must not be importable
+# (docs/reliability.md), and it is standard library only, so `site` would only slow it down.
+RELAY = Relay(command=(sys.executable, "-I", "-S", os.path.abspath(mcp_relay.__file__)), token_env=TOKEN_ENV)
 
 
 async def connect(agent: Agent, cwd: str, nursery: trio.Nursery) -> AgentConnection:

@@ -106,7 +106,7 @@ export function backendCommand(settings: BackendSettings, env: NodeJS.ProcessEnv
   let argv = splitCommandLine(settings.command);
   if (argv.length === 0) {
     const script = findOnPath('symposium', env.PATH ?? '');
-    argv = script ? [script] : ['python3', '-m', 'symposium'];
+    argv = script ? [script] : ['python3', '-I', '-m', 'symposium'];
   }
   const args = [...argv.slice(1)];
   if (settings.logLevel) {

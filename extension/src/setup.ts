@@ -102,6 +102,16 @@ export function venvPython(venv: string): string {
   return process.platform === 'win32' ? path.join(venv, 'Scripts', 'python.exe') : path.join(venv, 'bin', 'python');
 }
 
+/** `-I`: the backend runs with the workspace as its working folder, which `-m` would otherwise put
+ * first on `sys.path`, so a workspace `secrets.py` or `protocol/` would be imported inside the backend
+ * (docs/reliability.md, "What the workspace cannot do"). */
+const ISOLATED = ['-I'];
+
+/** How the backend in `venv` is started (without `vscodelm`). */
+export function backendArgv(venv: string): string[] {
+  return [venvPython(venv), ...ISOLATED, '-m', 'symposium'];
+}
+
 /** Creates a venv at `dir` with `python` (through uv when it is on PATH); returns what ran, for errors. */
 export async function createVenv(dir: string, python: Python, env: NodeJS.ProcessEnv, log: Log): Promise<void> {
   const uv = findOnPath(process.platform === 'win32' ? 'uv.exe' : 'uv', env.PATH ?? '');
@@ -197,7 +207,7 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
   const chosen = options.pythonSetting.trim() ? await probePython(options.pythonSetting.trim(), env) : undefined;
   const samePython = !chosen || chosen.path === current?.python;
   if (current && current.sha256 === wanted.sha256 && current.extensionVersion === wanted.extensionVersion && samePython && fs.existsSync(venvPython(venv))) {
-    return [venvPython(venv), '-m', 'symposium'];
+    return backendArgv(venv);
   }
   options.onSetup?.();
   log.info(
@@ -213,7 +223,7 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
     await createVenv(building, python, env, log);
     // The wheel itself is local; its dependencies (trio, attrs, cattrs, mcp) come from the index.
     await pipInstall(building, [wheel], 'the Symposium backend', env, log);
-    const check = await run(venvPython(building), ['-m', 'symposium', '--help'], { env, timeoutMs: 60_000 });
+    const check = await run(venvPython(building), [...ISOLATED, '-m', 'symposium', '--help'], { env, timeoutMs: 60_000 });
     if (check.code !== 0) {
       throw new SetupError('The Symposium backend was installed but does not run', 'See the Symposium log; setting symposium.python to another Python may help.', tail(check));
     }
@@ -228,12 +238,12 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
     fs.rmSync(building, { recursive: true, force: true });
     const won = readStamp(venv); // another window may have built it meanwhile
     if (won?.sha256 === wanted.sha256 && won.extensionVersion === wanted.extensionVersion) {
-      return [venvPython(venv), '-m', 'symposium'];
+      return backendArgv(venv);
     }
     throw error;
   }
   log.info(`the backend venv is ready: ${venv}`);
-  return [venvPython(venv), '-m', 'symposium'];
+  return backendArgv(venv);
 }
 
 /** The name part of a folder being built (`building-<pid>-`, for mkdtemp): whose it is, so another

@@ -107,7 +107,7 @@ describe('the backend command', () => {
     const script = path.join(dir, 'symposium');
     fs.writeFileSync(script, '#!/bin/sh\n', { mode: 0o755 });
     assert.deepEqual(backendCommand(none, { PATH: `/nonexistent${path.delimiter}${dir}` }), { command: script, args: ['vscodelm'] });
-    assert.deepEqual(backendCommand(none, { PATH: '/nonexistent' }), { command: 'python3', args: ['-m', 'symposium', 'vscodelm'] });
+    assert.deepEqual(backendCommand(none, { PATH: '/nonexistent' }), { command: 'python3', args: ['-I', '-m', 'symposium', 'vscodelm'] });
     fs.rmSync(dir, { recursive: true });
   });
 });

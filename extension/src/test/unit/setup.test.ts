@@ -69,7 +69,7 @@ describe('the private venv', () => {
     fs.writeFileSync(path.join(venv, 'symposium-stamp.json'), JSON.stringify({ ...stampFor(wheel(), '0.1.0'), python: 'x' }));
     let setUp = false;
     const argv = await ensureBackendVenv({ storage, wheel: wheel(), extensionVersion: '0.1.0', pythonSetting: '', env: { PATH: '' }, log: new MemoryLog(), onSetup: () => (setUp = true) });
-    assert.deepEqual(argv, [venvPython(venv), '-m', 'symposium']);
+    assert.deepEqual(argv, [venvPython(venv), '-I', '-m', 'symposium']);
     assert.equal(setUp, false);
   });
 
