@@ -1,7 +1,8 @@
 """What the backend has learned about each agent definition, kept across restarts.
 
-Per agent definition: the choices its sessions offer (models, modes, effort, ...), the context
-window it reported for each of its model entries, and the bytes per token its usage implies.
+Per agent definition: the choices its sessions offer (models, modes, effort, ...), whether it
+takes images in a prompt, the context window it reported for each of its model entries, and the
+bytes per token its usage implies.
 The model picker lists an agent's models from here, so after a restart they are there before
 the agent runs again; token counts use the bytes per token.
 
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 SCHEMA = """
 create table if not exists agents (
     agent text primary key,  -- a keyed digest of the agent definition
-    learned text not null,   -- JSON: {"choices": [...], "contexts": {model: tokens}, "sums": [bytes, tokens]}
+    learned text not null,   -- JSON: {"choices": [...], "images": bool, "contexts": {model: tokens}, "sums": [bytes, tokens]}
     updated real not null
 )
 """
@@ -45,6 +46,7 @@ RATIO_CHANGE = 0.02  # a change of bytes per token smaller than this is not wort
 @attrs.define
 class Learned:
     choices: tuple[Choice, ...] = ()
+    images: bool = False  # its `promptCapabilities.image`: the model picker lets images through
     contexts: dict[str, int] = attrs.Factory(dict)  # model value ("" for the agent's default) → context window
     sums: tuple[float, float] | None = None  # (bytes, tokens), see agent_options.add_sample
 
@@ -53,7 +55,7 @@ class Learned:
         return bytes_per_token(self.sums)
 
     def to_json(self) -> str:
-        return json.dumps({"choices": choices_to_json(self.choices), "contexts": self.contexts, "sums": list(self.sums) if self.sums else None})
+        return json.dumps({"choices": choices_to_json(self.choices), "images": self.images, "contexts": self.contexts, "sums": list(self.sums) if self.sums else None})
 
     @classmethod
     def from_json(cls, text: str) -> Learned:
@@ -61,7 +63,8 @@ class Learned:
         contexts = {str(k): v for k, v in (raw.get("contexts") or {}).items() if isinstance(v, int) and v > 0}
         sums = raw.get("sums")
         valid = isinstance(sums, list) and len(sums) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in sums)
-        return cls(choices_from_json(raw.get("choices")), contexts, (float(sums[0]), float(sums[1])) if valid else None)
+        sums_read = (float(sums[0]), float(sums[1])) if valid else None
+        return cls(choices_from_json(raw.get("choices")), raw.get("images") is True, contexts, sums_read)
 
 
 class AgentCatalog:
@@ -112,11 +115,12 @@ class AgentCatalog:
         if self._db is not None:
             self._db.write("insert or replace into agents values (?, ?, ?)", (self._digest(agent), learned.to_json(), time.time()))
 
-    def learn_choices(self, agent: str, choices: tuple[Choice, ...]) -> None:
-        """The choices a new session of the agent offered (with the agent's defaults as current)."""
+    def learn_session(self, agent: str, choices: tuple[Choice, ...], *, images: bool) -> None:
+        """What a new session of the agent offered: its choices (with the agent's defaults as
+        current), and whether its prompts take images."""
         learned = self.get(agent)
-        if choices != learned.choices:
-            self._save(agent, attrs.evolve(learned, choices=choices))
+        if choices != learned.choices or images != learned.images:
+            self._save(agent, attrs.evolve(learned, choices=choices, images=images))
 
     def learn_usage(self, agent: str, model: str | None, usage: TurnUsage) -> None:
         """A turn's usage with the agent, through model entry `model` (None: its plain entry)."""

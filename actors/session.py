@@ -313,7 +313,7 @@ class SessionActor:
     def _take_choices(self, session: AgentSession) -> None:
         self._choices = read_choices(session.answer)
         if self._catalog is not None and not session.loaded:
-            self._catalog.learn_choices(agent_key(self.agent), self._choices)
+            self._catalog.learn_session(agent_key(self.agent), self._choices, images=session.accepts_images)
         mode = find(self._choices, MODE)
         if mode is not None and isinstance(mode.current, str) and bypasses_permissions(Value(mode.current, mode.label(mode.current))):
             log.warning("agent %s starts its sessions in mode %r: it acts without asking permission", session.agent_name, mode.label(mode.current))

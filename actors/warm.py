@@ -161,7 +161,7 @@ class Spares:
             return
         self._failed.pop(key, None)
         if self._catalog is not None:  # its models are offered from now on, not after its first chat
-            self._catalog.learn_choices(key[0], read_choices(session.answer))
+            self._catalog.learn_session(key[0], read_choices(session.answer), images=session.accepts_images)
         self._ready[key] = Spare(process, session, bridge, events_send, events)
         log.debug("spare session %s ready for %s", session.id, session.agent_name)
 

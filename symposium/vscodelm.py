@@ -75,7 +75,9 @@ FAMILY = "symposium"
 CONTEXT_TOKENS = 200_000
 
 
-def _model(id: str, name: str, detail: str, *, context: int | None = None, ratio: float | None = None, tooltip: str | None = None) -> ModelInfo:
+def _model(
+    id: str, name: str, detail: str, *, context: int | None = None, ratio: float | None = None, tooltip: str | None = None, images: bool = False
+) -> ModelInfo:
     return ModelInfo(
         id=id,
         name=name,
@@ -83,7 +85,7 @@ def _model(id: str, name: str, detail: str, *, context: int | None = None, ratio
         version=version(),
         max_input_tokens=context or CONTEXT_TOKENS,
         max_output_tokens=CONTEXT_TOKENS,
-        capabilities=Capabilities(tool_calling=True),
+        capabilities=Capabilities(tool_calling=True, image_input=images),
         detail=detail,
         tooltip=tooltip,
         bytes_per_token=round(ratio, 4) if ratio is not None else None,
@@ -93,7 +95,8 @@ def _model(id: str, name: str, detail: str, *, context: int | None = None, ratio
 def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list[ModelInfo]:
     """The built-in Eliza, then per configured agent its own entry and, once one of its sessions
     offered them, one entry per model it offers (`<id>/<model value>`), with the context window
-    it reported and the bytes per token its usage showed."""
+    it reported and the bytes per token its usage showed. Images are let through once one of its
+    sessions said its prompts take them (until then VS Code strikes an attached image through)."""
     models = [_model(ELIZA_MODEL_ID, "Eliza (Symposium)", "built-in ACP agent")]
     for entry in params.agents:
         if entry.id == ELIZA_MODEL_ID:
@@ -107,12 +110,15 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
         learned = catalog.get(key)
         catalog.bind_model(entry.id, key)
         ratio = learned.bytes_per_token
-        models.append(_model(entry.id, f"{name} (ACP)", "ACP agent", context=learned.contexts.get(entry.id), ratio=ratio))
+        images = learned.images
+        models.append(_model(entry.id, f"{name} (ACP)", "ACP agent", context=learned.contexts.get(entry.id), ratio=ratio, images=images))
         for value in agent_options.model_values(learned.choices):
             model_id = f"{entry.id}/{value.value}"
             catalog.bind_model(model_id, key)
             models.append(
-                _model(model_id, f"{name} · {value.name}", f"{name} (ACP)", context=learned.contexts.get(model_id), ratio=ratio, tooltip=value.description or None)
+                _model(
+                    model_id, f"{name} · {value.name}", f"{name} (ACP)", context=learned.contexts.get(model_id), ratio=ratio, tooltip=value.description or None, images=images
+                )
             )
     return models
 

@@ -30,12 +30,13 @@ def test_the_catalog_survives_a_restart_and_keeps_no_definition(tmp_path: Path) 
     path = tmp_path / "state" / "agents.sqlite3"
     definition = '{"mcp_server":{"command":"claude","env":[{"name":"ANTHROPIC_API_KEY","value":"sk-secret-value"}]}}'
     catalog = AgentCatalog(path, key)
-    catalog.learn_choices(definition, read_choices(CLAUDE_NEW))
+    catalog.learn_session(definition, read_choices(CLAUDE_NEW), images=True)
     catalog.learn_usage(definition, "claude", TurnUsage(used=5612, size=1_000_000, sample=(1200, 600)))
     catalog.close()  # its writes land
     again = AgentCatalog(path, key).get(definition)
     assert [v.value for v in model_values(again.choices)] == ["sonnet", "haiku"]
     assert again.contexts == {"claude": 1_000_000} and again.bytes_per_token == 2.0
+    assert again.images  # the picker lets an image through after a restart too
     assert b"sk-secret-value" not in path.read_bytes() and b"ANTHROPIC_API_KEY" not in path.read_bytes()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert AgentCatalog(path, os.urandom(32)).get(definition).choices == (), "another key finds nothing"

@@ -161,3 +161,24 @@ async def test_a_response_carries_the_usage_the_agent_reported(backend: BackendC
     [usage] = [p for p in result.parts if p["type"] == "usage"]
     assert usage == {"type": "usage", "promptTokens": 1234, "completionTokens": completion, "totalTokens": 1234 + completion, "cachedTokens": 0}
     assert result.parts[-1]["type"] == "marker"  # the usage comes before the end, the marker last
+
+
+# A 1x1 PNG, as VS Code sends an attached image: a data part of the user's message.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+async def test_an_attached_image_reaches_the_model_and_the_picker_lets_images_through(backend: BackendClient, agent: RealAgent) -> None:
+    entry = {"id": "pictured", "name": "Pictured", "agent": agent.agent}
+    before = {m["id"]: m for m in await backend.models([entry])}
+    assert before["pictured"]["capabilities"]["imageInput"] is False, "unknown until one of its sessions says"
+    agent.api.script(agent.reply(agent.text("A single pixel.")))
+    message = {"role": "user", "content": [{"type": "text", "value": "What is in this image?"}, {"type": "data", "mimeType": "image/png", "data": PNG}]}
+    with trio.fail_after(GUARD):
+        result = await agent.chat(backend, [message], model_id="pictured")
+        await backend.models_changed()
+    assert_well_formed(result)
+    assert result.text() == "A single pixel."
+    [request] = agent.api.main
+    assert request.images() == [("image/png", PNG)]
+    after = {m["id"]: m for m in await backend.models([entry])}
+    assert after["pictured"]["capabilities"]["imageInput"] is True

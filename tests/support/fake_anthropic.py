@@ -114,6 +114,10 @@ class Request(fake_http.Request):
     def assistant_texts(self) -> list[str]:
         return [b["text"] for b in self.blocks("assistant") if b.get("type") == "text"]
 
+    def images(self) -> list[tuple[str, str]]:
+        """(media type, base64 data) of every image the user's messages carry."""
+        return [(b["source"]["media_type"], b["source"]["data"]) for b in self.blocks("user") if b.get("type") == "image" and b["source"].get("type") == "base64"]
+
     def tool_uses(self) -> list[dict[str, JSON]]:
         return [b for b in self.blocks("assistant") if b.get("type") == "tool_use"]
 

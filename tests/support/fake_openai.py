@@ -139,6 +139,12 @@ class Request(fake_http.Request):
     def assistant_texts(self) -> list[str]:
         return self._texts("assistant")
 
+    def images(self) -> list[tuple[str, str]]:
+        """(media type, base64 data) of every image the user's messages carry (as data URLs)."""
+        urls = [c.get("image_url", "") for i in self.input if i.get("type") == "message" and i.get("role") == "user"
+                for c in i.get("content") or [] if c.get("type") == "input_image"]
+        return [(url[5:].split(";", 1)[0], url.split(",", 1)[1]) for url in urls if url.startswith("data:") and ";base64," in url]
+
     def function_calls(self) -> list[dict[str, JSON]]:
         return [i for i in self.input if i.get("type") == "function_call"]
 
