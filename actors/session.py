@@ -48,7 +48,7 @@ from actors.mailbox import queued
 from actors.racing import race
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
 from protocol.failures import AgentError, Failure, FailureKind, failure
-from protocol.rendering import EMPTY_REPLY, ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
+from protocol.rendering import ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
 from actors.agent_catalog import AgentCatalog
 from actors.tool_bridge import BridgeListener, ToolBridge
 from actors.warm import Spares
@@ -397,9 +397,9 @@ class SessionActor:
                         self._part(turn, part)
                 case EmitPart(turn=turn, part=part):
                     self._part(turn, part)
-                case Complete(turn=turn):
+                case Complete(turn=turn, empty_note=empty_note):
                     if self._visible != turn:
-                        self._part(turn, TextPart(EMPTY_REPLY))  # consumers report a bare end as "no response"
+                        self._part(turn, TextPart(empty_note))  # consumers report a bare end as "no response"
                     # A response that ends the prompt says what the agent reported it cost. One
                     # that ends while the prompt goes on (tool calls, a card) says nothing: the
                     # agent's usage updates race its requests, and the prompt's end says it all.

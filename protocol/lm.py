@@ -14,6 +14,9 @@ import attrs
 from protocol.wire import WireError, converter, describe, expect_object, structure, unstructure
 
 AGENT_ACTION_TOOL = "symposium-agent-action"
+# Copilot's todo widget: an agent's ACP plan is mirrored into it when a request offers it
+# (docs/DESIGN.md, "The agent's plan").
+TODO_TOOL = "manage_todo_list"
 # What the extension's `symposium-agent-action` tool returns when the user allowed the action.
 # Only a tool result whose first text part is exactly this approves: anything else (Skip,
 # a disabled tool, invalid input, an error) is a "no".

@@ -25,6 +25,7 @@ class Turn:
     canceled: bool  # the previous reply was rejected or stopped
     tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action; the Session keeps the bridged ones
     offers_agent_action: bool
+    offers_todo_list: bool = False  # Copilot's `manage_todo_list`: the agent's plan goes to its widget
     cwd: str | None = None
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
     model_id: str = ""  # the model entry the request was for

@@ -251,6 +251,30 @@ def render_plan(entries: Iterable[Any]) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+# ACP plan entry statuses as Copilot's todo widget names them.
+TODO_STATUSES = {"pending": "not-started", "in_progress": "in-progress", "completed": "completed"}
+
+
+def todo_list(plan: dict[str, Any]) -> dict[str, Any]:
+    """An ACP `plan` update as the input of Copilot's `manage_todo_list` (the whole list, every
+    time, as ACP's plan is): numbered from 1, the entry's text cleaned, its status mapped."""
+    entries = [e for e in plan.get("entries") or [] if isinstance(e, dict)]
+    return {
+        "todoList": [
+            {"id": number, "title": shown(entry.get("content")) or "(untitled)", "status": TODO_STATUSES.get(str(entry.get("status")), "not-started")}
+            for number, entry in enumerate(entries, 1)
+        ]
+    }
+
+
+def todo_note(todo: dict[str, Any]) -> str:
+    """What a response that carried a prompt on after the todo widget's round says when the
+    agent showed nothing more: its answer came before the plan's last change."""
+    items = todo.get("todoList") or []
+    done = sum(1 for item in items if item.get("status") == "completed")
+    return f"*(Plan: {done} of {len(items)} done.)*"
+
+
 def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part]:
     """One ACP `session/update` as response parts; unknown updates give nothing."""
     match update.get("sessionUpdate"):

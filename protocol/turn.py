@@ -32,6 +32,7 @@ import attrs
 
 from protocol.failures import Failure, FailureKind, failure
 from protocol.rendering import (
+    EMPTY_REPLY,
     REFUSED_NOTE,
     STOP_NOTES,
     agent_action_parameters,
@@ -39,10 +40,12 @@ from protocol.rendering import (
     awaited_results,
     bridged_tool,
     permission_outcome,
+    todo_list,
+    todo_note,
 )
 from protocol import acp
 from protocol.jsonrpc import RpcError
-from protocol.lm import AGENT_ACTION_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
+from protocol.lm import AGENT_ACTION_TOOL, TODO_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:
     from protocol.messages import Turn
@@ -269,9 +272,11 @@ class EmitPart:
 
 @attrs.frozen
 class Complete:
-    """The turn's response ends (the loop adds a note when it showed nothing)."""
+    """The turn's response ends; the loop adds `empty_note` when it showed nothing (consumers
+    report a bare end as "no response")."""
 
     turn: int
+    empty_note: str = EMPTY_REPLY
 
 
 @attrs.frozen
@@ -348,7 +353,9 @@ Effect = (
 
 @attrs.frozen
 class PendingCall:
-    """A tool call we emitted to VS Code, whose result answers the agent through `handle`."""
+    """A tool call we emitted to VS Code, whose result answers the agent through `handle`;
+    no handle: a call of our own (the agent's plan mirrored into Copilot's todo widget), whose
+    result nobody waits for."""
 
     call_id: str
     handle: Any = attrs.field(eq=False)
@@ -393,6 +400,8 @@ class TurnMachine:
         self._calls: list[PendingCall] = []  # GATHERING, WAITING: VS Code tool calls emitted
         self._asked: PendingPermission | None = None  # WAITING: the permission card shown
         self._refused = False  # the user said no to the prompt's latest permission
+        self._todo: dict[str, Any] | None = None  # the prompt's plan as last mirrored into Copilot's todo widget
+        self._after_todo: int | None = None  # the turn that carries the prompt on after only that widget's round
         self._next: Turn | None = None  # CANCELLING: the turn to prepare once the prompt has ended
         self._closing = False  # CANCELLING: History closed the conversation meanwhile
         # Agent events that came when they could not be acted on (while idle, preparing,
@@ -471,8 +480,9 @@ class TurnMachine:
             out.append(Answer(self._asked.handle, permission_outcome(self._asked.params.get("options"), allow=allow)))
             self._refused = not allow
         else:
-            out.extend(Answer(call.handle, results[call.call_id]) for call in self._calls)
+            out.extend(Answer(call.handle, results[call.call_id]) for call in self._calls if call.handle is not None)
             self._refused = False
+            self._after_todo = turn.number if all(call.handle is None for call in self._calls) else None
         self._asked, self._calls = None, []
         self._turn = turn
         self.state = State.STREAMING
@@ -496,7 +506,7 @@ class TurnMachine:
             self._idle()
             return
         out.append(SendPrompt(blocks))
-        self._refused = False
+        self._refused, self._todo = False, None
         self.state = State.STREAMING
 
     def _on_cancelled(self, number: int, out: list[Effect]) -> None:
@@ -506,7 +516,7 @@ class TurnMachine:
             self._idle()  # nothing was sent to the agent
             return
         # The gathered calls are answered after session/cancel has gone out, as ACP wants.
-        self._cancel(tuple(Answer(call.handle, CANCELLED_CALL) for call in self._calls), out, next_turn=None)
+        self._cancel(tuple(Answer(call.handle, CANCELLED_CALL) for call in self._calls if call.handle is not None), out, next_turn=None)
 
     def _on_closed(self, out: list[Effect]) -> None:
         if self.state is State.IDLE:
@@ -530,13 +540,42 @@ class TurnMachine:
 
     def _on_updates(self, event: AgentUpdates, out: list[Effect]) -> None:
         if self.state is State.STREAMING:
-            out.append(ShowUpdates(self._number(), event.updates))
+            self._show(event.updates, out)
         elif self.state is State.CANCELLING:
             out.append(CountUpdates(event.updates))
         elif self.state in (State.IDLE, State.PREPARING):
             out.append(DropUpdates(event.updates))
         elif self.state is not State.ENDED:
             self._defer(event, out)
+
+    def _show(self, updates: tuple[dict[str, Any], ...], out: list[Effect]) -> None:
+        """Updates as the turn's parts; where the turn offers Copilot's todo widget, a plan that
+        changed goes there instead: the turn completes with a `manage_todo_list` call mirroring it,
+        and what the agent sent after it waits for the next turn (the call's result, which nobody
+        else waits for). The agent is not held up: it never learns of the round."""
+        turn = self._turn
+        assert turn is not None
+        if turn.offers_todo_list:
+            for index, update in enumerate(updates):
+                if update.get("sessionUpdate") != "plan":
+                    continue
+                todo = todo_list(update)
+                if todo == self._todo:
+                    continue  # unchanged: nothing to show
+                shown_before = tuple(u for u in updates[:index] if u.get("sessionUpdate") != "plan")
+                if shown_before:
+                    out.append(ShowUpdates(turn.number, shown_before))
+                if rest := updates[index + 1 :]:
+                    self._deferred.appendleft(AgentUpdates(rest))
+                call_id = self._new_id()
+                self._todo = todo
+                self._calls = [PendingCall(call_id, None)]
+                out += [EmitPart(turn.number, ToolCallPart(call_id, TODO_TOOL, todo)), Complete(turn.number)]
+                self.state = State.WAITING
+                return
+            updates = tuple(u for u in updates if u.get("sessionUpdate") != "plan")  # each unchanged
+        if updates:
+            out.append(ShowUpdates(turn.number, updates))
 
     def _on_permission(self, event: PermissionRequested, out: list[Effect]) -> None:
         if self.state is State.STREAMING:
@@ -581,7 +620,9 @@ class TurnMachine:
                     out.append(EmitPart(turn.number, TextPart(REFUSED_NOTE)))  # some agents' only "no" ends their prompt
                 elif event.stop_reason in STOP_NOTES:
                     out.append(EmitPart(turn.number, TextPart(STOP_NOTES[event.stop_reason])))
-                out.append(Complete(turn.number))
+                # A reply shown before the widget's round is not "no reply": the plan's state is the news.
+                carried = self._after_todo == turn.number and self._todo is not None
+                out.append(Complete(turn.number, todo_note(self._todo) if carried and self._todo else EMPTY_REPLY))
             self._idle()
         elif self.state is State.CANCELLING:
             out += [SetTimer(None), ForgetToolCalls()]
@@ -622,7 +663,7 @@ class TurnMachine:
         """What the agent waits for while we wait on VS Code, answered as "no"."""
         if self._asked is not None:
             return (Answer(self._asked.handle, acp.CANCELLED_OUTCOME),)
-        return tuple(Answer(call.handle, UNANSWERED_CALL) for call in self._calls)
+        return tuple(Answer(call.handle, UNANSWERED_CALL) for call in self._calls if call.handle is not None)
 
     def _cancel(self, owed: tuple[Answer, ...], out: list[Effect], *, next_turn: Turn | None) -> None:
         out += [CancelPrompt(owed), SetTimer(self.cancel_timeout)]

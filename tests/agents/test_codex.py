@@ -104,3 +104,29 @@ async def test_an_edit_on_disk_shows_its_diff_in_the_response(backend: BackendCl
     assert not codex.api.unscripted
 
 
+
+
+TODO_TOOL_DEF = {"name": "manage_todo_list", "description": "Copilot's todo widget", "inputSchema": {"type": "object", "properties": {"todoList": {"type": "array"}}}}
+
+
+async def test_codexs_plan_goes_to_copilots_todo_widget_and_costs_its_turn_nothing(backend: BackendClient, codex: Codex) -> None:
+    steps = [{"step": "Read the code", "status": "completed"}, {"step": "Fix the bug", "status": "in_progress"}, {"step": "Run the tests", "status": "pending"}]
+    codex.api.script(reply(function_call("update_plan", {"plan": steps}), answers="Fix it"), reply(text("Fixed."), answers="Fix it"))
+    tools = [TODO_TOOL_DEF]
+    history = [user("Fix it")]
+    with trio.fail_after(GUARD):
+        first = await codex.chat(backend, history, tools=tools)
+        [call] = first.tool_calls()
+        assert call["toolName"] == "manage_todo_list"
+        assert call["parameters"] == {"todoList": [
+            {"id": 1, "title": "Read the code", "status": "completed"},
+            {"id": 2, "title": "Fix the bug", "status": "in-progress"},
+            {"id": 3, "title": "Run the tests", "status": "not-started"},
+        ]}
+        history += [first.assistant_message(), tool_result(call["toolCallId"], "Successfully wrote todo list")]
+        second = await codex.chat(backend, history, tools=tools)
+    assert_well_formed(second)
+    assert second.text() == "Fixed."
+    assert "Plan" not in first.text() + second.text(), "the plan is in the widget, not also as text"
+    assert codex.prompts() == ["Fix it"], "the widget's round never reached the agent"
+    assert "Successfully wrote todo list" not in str(codex.api.main[-1].body)

@@ -43,7 +43,7 @@ from protocol.turn import (
 from protocol import acp
 from protocol.failures import FailureKind, failure
 from protocol.jsonrpc import RpcError
-from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
+from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, TODO_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
 
 OPTIONS = [{"optionId": "yes", "kind": "allow_once", "name": "Yes"}, {"optionId": "no", "kind": "reject_once", "name": "No"}]
 LOOKUP = Tool("lookup", "Look something up", {"type": "object"})
@@ -52,7 +52,7 @@ ERROR = RpcError(-32000, "boom")  # the agent's own error response
 GONE = failure(FailureKind.AGENT_EXITED, "Agent 'x' exited")
 
 
-def turn(number: int, *messages: Message, offers_agent_action: bool = True, tools: tuple[Tool, ...] = (LOOKUP,)) -> Turn:
+def turn(number: int, *messages: Message, offers_agent_action: bool = True, offers_todo_list: bool = False, tools: tuple[Tool, ...] = (LOOKUP,)) -> Turn:
     return Turn(
         number=number,
         messages=tuple(map(normalise, messages)) or (Message("user", (TextPart(f"message {number}"),)),),
@@ -60,6 +60,7 @@ def turn(number: int, *messages: Message, offers_agent_action: bool = True, tool
         canceled=False,
         tools=tools,
         offers_agent_action=offers_agent_action,
+        offers_todo_list=offers_todo_list,
     )
 
 
@@ -103,6 +104,42 @@ def test_a_prompt_streams_its_updates_and_completes_the_turn() -> None:
     assert m.handle(AgentUpdates(({"sessionUpdate": "agent_message_chunk"},))) == [ShowUpdates(1, ({"sessionUpdate": "agent_message_chunk"},))]
     assert m.handle(PromptEnded("end_turn", {"inputTokens": 1})) == [ReportUsage(1, "", {"inputTokens": 1}), Complete(1)]
     assert m.state is State.IDLE and m.wants is Want.TURN
+
+
+def plan(*statuses: str) -> dict[str, Any]:
+    return {"sessionUpdate": "plan", "entries": [{"content": f"step {i}", "priority": "medium", "status": s} for i, s in enumerate(statuses, 1)]}
+
+
+TEXT = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+
+
+def test_a_plan_goes_to_copilots_todo_widget_and_what_followed_it_shows_in_the_next_turn() -> None:
+    m = machine()
+    streaming(m, offers_todo_list=True)
+    todo = {"todoList": [{"id": 1, "title": "step 1", "status": "in-progress"}, {"id": 2, "title": "step 2", "status": "not-started"}]}
+    assert m.handle(AgentUpdates((TEXT, plan("in_progress", "pending"), TEXT))) == [
+        ShowUpdates(1, (TEXT,)),
+        EmitPart(1, ToolCallPart("sym-1", TODO_TOOL, todo)),
+        Complete(1),
+    ]
+    assert m.state is State.WAITING
+    # The agent goes on meanwhile; its prompt ending waits for the widget's round too.
+    assert m.handle(PromptEnded("end_turn")) == []
+    effects = m.handle(TurnArrived(turn(2, results("sym-1", text="Todos updated"), offers_todo_list=True)))
+    assert not any(isinstance(e, Answer) for e in effects), "nobody waits on the widget's result"
+    # Had the agent shown nothing more, the response would end saying where the plan stands.
+    assert effects[1:] == [ShowUpdates(2, (TEXT,)), ReportUsage(2, "", None), Complete(2, "*(Plan: 0 of 2 done.)*")]
+
+
+def test_an_unchanged_plan_costs_no_round_and_without_the_widget_a_plan_is_shown() -> None:
+    m = machine()
+    streaming(m, offers_todo_list=True)
+    m.handle(AgentUpdates((plan("pending"),)))
+    m.handle(TurnArrived(turn(2, results("sym-1"), offers_todo_list=True)))
+    assert m.handle(AgentUpdates((plan("pending"), TEXT))) == [ShowUpdates(2, (TEXT,))]
+    other = machine()
+    streaming(other)
+    assert other.handle(AgentUpdates((plan("pending"),))) == [ShowUpdates(1, (plan("pending"),))]
 
 
 def test_an_approved_permission_selects_the_allow_option_and_the_prompt_goes_on_in_the_next_turn() -> None:
@@ -271,10 +308,14 @@ class Harness:
         return handle
 
     def agent_event(self, data: st.DataObject) -> Event:
-        choice = data.draw(st.sampled_from(["update", "update", "permission", "bridged", "tool", "end", "end", "error", "gone", "timer"]))
+        choice = data.draw(st.sampled_from(["update", "update", "plan", "permission", "bridged", "tool", "end", "end", "error", "gone", "timer"]))
         match choice:
             case "update":
                 return AgentUpdates(({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}},))
+            case "plan":
+                text = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+                plan = {"sessionUpdate": "plan", "entries": [{"content": "step", "status": data.draw(st.sampled_from(["pending", "completed"]))}]}
+                return AgentUpdates(tuple(data.draw(st.lists(st.sampled_from([text, plan]), min_size=1, max_size=4))))
             case "permission":
                 return PermissionRequested(self.handle("permission"), permission().params)
             case "bridged":
@@ -292,20 +333,21 @@ class Harness:
     def next_turn(self, data: st.DataObject) -> Event:
         number = next(self.turns)
         offers = data.draw(st.booleans())
+        todo = data.draw(st.booleans())
         awaited = self.emitted.get(self.last_completed or -1, [])
         if self.machine.state is State.WAITING and awaited:
             kind = data.draw(st.sampled_from(["approved", "other", "partial", "moved on", "closed"]))
             if kind == "approved":
-                return TurnArrived(turn(number, results(*awaited), offers_agent_action=offers))
+                return TurnArrived(turn(number, results(*awaited), offers_agent_action=offers, offers_todo_list=todo))
             if kind == "other":
-                return TurnArrived(turn(number, results(*awaited, text="Skipped"), offers_agent_action=offers))
+                return TurnArrived(turn(number, results(*awaited, text="Skipped"), offers_agent_action=offers, offers_todo_list=todo))
             if kind == "partial" and len(awaited) > 1:
-                return TurnArrived(turn(number, results(*awaited[1:]), offers_agent_action=offers))
+                return TurnArrived(turn(number, results(*awaited[1:]), offers_agent_action=offers, offers_todo_list=todo))
             if kind == "closed":
                 return MailboxClosed()
         elif data.draw(st.integers(0, 9)) == 0:
             return MailboxClosed()
-        return TurnArrived(turn(number, offers_agent_action=offers))
+        return TurnArrived(turn(number, offers_agent_action=offers, offers_todo_list=todo))
 
     def step(self, data: st.DataObject) -> None:
         m = self.machine

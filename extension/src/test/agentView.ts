@@ -175,6 +175,41 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       options.print(`    time to the first answer text (Codex, Agent mode): ${answer.firstTextMs} ms`);
       assert.match(answer.text, /Hello from Codex\./);
     }],
+    ['Codex\'s plan shows in Copilot\'s todo widget, and the turn goes on', async () => {
+      await chat.newChat('Agent');
+      const plan = [
+        { step: 'Read the code', status: 'completed' },
+        { step: 'Fix the bug', status: 'in_progress' },
+        { step: 'Run the tests', status: 'pending' },
+      ];
+      codex.script(
+        { answers: 'Plan the fix', calls: [{ name: 'update_plan', input: { plan } }] },
+        { answers: 'Plan the fix', text: ['Planned.'] },
+      );
+      const answer = await chat.send('Plan the fix');
+      assert.match(answer.text, /Planned\./);
+      assert.doesNotMatch(answer.text, /\*\*Plan\*\*/, 'the plan is in the widget, not also as text');
+      const widget = view.locator('.chat-todo-list-widget').filter({ visible: true }).first();
+      await widget.waitFor({ timeout: UI_MS });
+      await widget.locator('.todo-list-expand .monaco-button, .todo-list-expand').first().click({ timeout: UI_MS }).catch(() => undefined);
+      for (const { step } of plan) {
+        await widget.locator('.todo-item', { hasText: step }).first().waitFor({ state: 'attached', timeout: UI_MS });
+      }
+      const asked = await codex.request(lastUser('Plan the fix'));
+      assert.ok(!asked.toolResults.some((r) => /todo/i.test(r)), `the widget's round never reached Codex: ${JSON.stringify(asked.toolResults)}`);
+    }],
+    ['Codex\'s plan as the last thing of its turn: the chat ends saying where the plan stands, not "no reply"', async () => {
+      await chat.newChat('Agent');
+      const plan = [{ step: 'Say done', status: 'completed' }];
+      codex.script(
+        { answers: 'Finish the plan', text: ['All done.'], calls: [{ name: 'update_plan', input: { plan } }] },
+        { answers: 'Finish the plan', text: [] },
+      );
+      // Copilot folds a round that ended in a tool call into its "steps"; the last round says where the plan stands.
+      const answer = await chat.send('Finish the plan');
+      assert.match(answer.text, /Plan: 1 of 1 done/);
+      assert.doesNotMatch(answer.text, /Sorry|no response|without a reply/i);
+    }],
     ['Codex\'s edit on disk shows as a diff in the chat', async () => {
       await chat.newChat('Agent');
       const patch = `*** Begin Patch\n*** Update File: ${file('codex.txt')}\n@@\n-red\n+blue\n green\n*** End Patch\n`;
