@@ -92,7 +92,7 @@ def private_file(path: str | os.PathLike[str], *, create: bool = True) -> None:
             raise
 
 
-def open_private(path: str | os.PathLike[str], mode: str = "r", *, new: bool = False, **options: Any) -> IO[Any]:
+def open_private(path: str | os.PathLike[str], mode: str = "a", *, new: bool = False, **options: Any) -> IO[Any]:
     """`open(path, mode, **options)` for a file of the user's alone.
 
     `new`: the file is created here, 0600, and nothing may already be at `path` (FileExistsError
