@@ -33,6 +33,7 @@ MAX_QUEUED = 256  # writes waiting for the writer thread; more are dropped (the 
 CLOSE_TIMEOUT = 2.0  # at shutdown, how long queued writes are given to land
 
 _STOP = object()
+SIDE_FILES = ("-wal", "-shm", "-journal")  # what SQLite keeps beside a database, named after it
 
 
 class Database:
@@ -96,10 +97,14 @@ class Database:
 def open_store(path: Path | str, setup: Callable[[sqlite3.Connection], None], what: str, *, unable: str) -> Database | None:
     """The store at `path` (its folder made 0700, the file 0600), or None when it cannot be
     opened, logged as `unable` (what the backend then does without): a locked or broken store
-    costs what it would keep, never the backend."""
+    costs what it would keep, never the backend. So does a store that is not the user's alone
+    (a symbolic link, a FIFO, another user's file, in a folder others can write in:
+    `actors/private.py`), which SQLite is never given to open."""
     try:
         private_folder(Path(path).parent, tighten=True)
         private_file(path)
+        for side in SIDE_FILES:  # SQLite opens them by name: they must be ours too, when there
+            private_file(f"{path}{side}", create=False)
         return Database(path, setup, what)
     except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: no thread to be had
         log.warning("%s: %s", unable, exc)

@@ -8,8 +8,10 @@ m-th connection to the n-th conversation's tool bridge.
 Secrets never reach the file: environment values given to agents, bridge tokens,
 authorization headers and anything shaped like a credential are replaced by `<redacted>`,
 wherever they appear. The file is readable by its owner only (0600; a folder it creates is
-0700). Recording never stops the backend: a write that fails logs one warning and
-recording ends.
+0700), is new (`O_EXCL`), and its name has a random part: nothing another user put in the
+folder is written to or through. A folder another user owns or can write in (without the
+sticky bit) is refused: nothing is recorded, and the log says why (`actors/private.py`).
+Recording never stops the backend: a write that fails logs one warning and recording ends.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import json
 import logging
 import os
 import re
+import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from actors.peer import Tracer
-from actors.private import open_private, private_folder
+from actors.private import NotPrivate, open_private, private_folder
 from protocol.redact import KEY_HINT_BYTES, REDACTED, Redactor
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,7 @@ log = logging.getLogger(__name__)
 _STREAMED = frozenset({"session/update", "lm/responsePart"})
 _SENSITIVE = re.compile(rb'"(env|headers|authorization|api_?key|token|password|secret)"', re.IGNORECASE)
 _SECRET_KEYS = frozenset({"authorization", "api_key", "apikey", "token", "password", "secret"})
+NAME_BYTES = 8  # random bytes in a transcript's name (as hex)
 
 
 class Recorder:
@@ -41,13 +45,17 @@ class Recorder:
         self._redactor = Redactor()
         self._counters: dict[str, int] = {}
         self._file: TextIO | None = None
+        self.path: Path | None = None
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
         try:
             folder = private_folder(directory, tighten=False)
-            self.path: Path | None = folder / f"symposium-{stamp}-{os.getpid()}.jsonl"
-            self._file = open_private(self.path, "a", buffering=65536, encoding="utf-8")
+            # The random part: no one can guess the name and put something there first.
+            path = folder / f"symposium-{stamp}-{os.getpid()}-{secrets.token_hex(NAME_BYTES)}.jsonl"
+            self._file = open_private(path, "a", new=True, buffering=65536, encoding="utf-8")
+            self.path = path
+        except NotPrivate as exc:
+            log.warning("not recording a transcript: %s; choose a folder of your own for traces", exc)
         except OSError as exc:
-            self.path = None
             log.warning("not recording a transcript: cannot write to %s: %s", directory, exc)
 
     def next_index(self, kind: str) -> int:

@@ -93,14 +93,18 @@ class BackendClient:
         cwd: str | None = None,
         stderr: int | None = None,
         nofile: int | None = None,
+        wrapper: Sequence[str] = (),
     ) -> AsyncIterator[BackendClient]:
         """Run `python -m symposium <args>` (the backend) and connect to it; stops it on exit.
 
         `nofile` runs it with that open-file limit (soft and hard), as `ulimit -n` would.
+        `wrapper`: a command run first, given the backend's command line as its last arguments,
+        which it becomes (`exec`), so that it knows the backend's pid.
         """
         argv = [sys.executable, "-I", "-m", "symposium", *args]  # as the extension starts it
         if nofile is not None:
             argv = [sys.executable, "-c", _WITH_NOFILE, str(nofile), *argv]
+        argv = [*wrapper, *argv]
         process = await trio.lowlevel.open_process(
             argv,
             stdin=subprocess.PIPE,

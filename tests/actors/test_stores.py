@@ -55,11 +55,26 @@ def test_a_key_that_is_not_whole_is_replaced_and_the_log_says_so(tmp_path: Path,
         folder = tmp_path / str(len(held))
         folder.mkdir()
         (folder / "marker-secret").write_text(held)
+        (folder / "marker-secret").chmod(0o600)
         caplog.clear()
         key = load_secret(folder)
         assert len(key) == 32 and (folder / "marker-secret").read_text() == key.hex()
         assert "making a new one" in caplog.text
         assert load_secret(folder) == key
+
+
+def test_a_key_others_could_read_is_replaced_by_a_private_one(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    folder = tmp_path / "state"
+    folder.mkdir(mode=0o700)
+    exposed = os.urandom(32)
+    (folder / "marker-secret").write_text(exposed.hex())
+    (folder / "marker-secret").chmod(0o644)
+    key = load_secret(folder)
+    assert key != exposed and (folder / "marker-secret").read_text() == key.hex()
+    assert stat.S_IMODE((folder / "marker-secret").stat().st_mode) == 0o600
+    assert "others may know it: making a new one" in caplog.text
+    assert sorted(p.name for p in folder.iterdir()) == ["marker-secret"]  # nothing left beside it
+    assert load_secret(folder) == key
 
 
 def test_a_folder_that_cannot_hold_the_key_still_gives_one(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
