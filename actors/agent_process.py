@@ -39,7 +39,7 @@ from actors.peer import ConnectionClosed, Peer
 from protocol.redact import Redactor
 from actors.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
-from protocol.turn import AgentEvent, AgentGone, AgentUpdates, PermissionRequested, PromptEnded, PromptErrored
+from protocol.turn import AgentEvent, AgentGone, AgentUpdates, PermissionRequested, PromptEnded, PromptErrored, QuestionAsked
 from protocol.wire import canonical_json
 
 log = logging.getLogger(__name__)
@@ -354,6 +354,7 @@ class AgentProcess:
         peer = Peer(stream, name=f"agent {self.name}", tracer=tracer, unreadable_is_fatal=True, flow=self._room)
         peer.on_notifications("session/update", self._on_updates)
         peer.on_request("session/request_permission", self._on_permission)
+        peer.on_request("elicitation/create", self._on_question)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
         self._peer = peer
         nursery.start_soon(peer.serve)
@@ -758,6 +759,19 @@ class AgentProcess:
         """The agent withdrew one of its requests (e.g. a permission): answer it -32800."""
         if isinstance(params, dict):
             self._peer.cancel_inbound(params.get("requestId", params.get("id")))  # type: ignore[union-attr]
+
+    async def _on_question(self, params: Any, id: Any) -> dict[str, Any]:
+        """`elicitation/create`: a question for the user, to its session's Session (the turn
+        machine decides how it is asked); "cancel" when nobody can ask it."""
+        if not isinstance(params, dict):
+            return {"action": "cancel"}
+        handle, reply = answering()
+        if not self._deliver(str(params.get("sessionId")), QuestionAsked(handle, params)):
+            return {"action": "cancel"}
+        try:
+            return await reply.receive()
+        except trio.EndOfChannel:
+            return {"action": "cancel"}
 
     async def _on_permission(self, params: Any, id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):

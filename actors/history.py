@@ -30,7 +30,7 @@ from actors.transcript import Recorder
 from actors.warm import Spares
 from protocol.conversations import Conversations, MarkerAt, Record, Route
 from protocol.jsonrpc import id_key
-from protocol.lm import AGENT_ACTION_TOOL, TODO_TOOL, ChatParams, MarkerPart, ToolCallPart
+from protocol.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, ChatParams, MarkerPart, ToolCallPart
 from protocol.markers import MarkerCodec
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn
 from protocol.failures import Failure, FailureKind, failure
@@ -223,6 +223,7 @@ class HistoryActor:
             tools=tuple(t for t in tools if t.name != AGENT_ACTION_TOOL),
             offers_agent_action=any(t.name == AGENT_ACTION_TOOL for t in tools),
             offers_todo_list=any(t.name == TODO_TOOL for t in tools),
+            offers_questions=any(t.name == ASK_TOOL for t in tools),
             cwd=params.cwd,
             resumable=live.record.resumable,
             model_id=params.model_id,

@@ -21,7 +21,8 @@ def initialize_params(version: str) -> dict[str, Any]:
     # No fs/terminal capabilities: we do not implement them, so agents must not call them.
     return {
         "protocolVersion": PROTOCOL_VERSION,
-        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+        # Form elicitation: the agent's questions go to Copilot's question UI (docs/DESIGN.md, "The agent's questions").
+        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False, "elicitation": {"form": {}}},
         "clientInfo": {**CLIENT_INFO, "version": version},
     }
 

@@ -17,6 +17,8 @@ AGENT_ACTION_TOOL = "symposium-agent-action"
 # Copilot's todo widget: an agent's ACP plan is mirrored into it when a request offers it
 # (docs/DESIGN.md, "The agent's plan").
 TODO_TOOL = "manage_todo_list"
+# Copilot's question UI: an agent's form elicitation is asked through it (docs/DESIGN.md, "The agent's questions").
+ASK_TOOL = "vscode_askQuestions"
 # What the extension's `symposium-agent-action` tool returns when the user allowed the action.
 # Only a tool result whose first text part is exactly this approves: anything else (Skip,
 # a disabled tool, invalid input, an error) is a "no".

@@ -26,6 +26,7 @@ class Turn:
     tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action; the Session keeps the bridged ones
     offers_agent_action: bool
     offers_todo_list: bool = False  # Copilot's `manage_todo_list`: the agent's plan goes to its widget
+    offers_questions: bool = False  # Copilot's `vscode_askQuestions`: the agent's questions go to its UI
     cwd: str | None = None
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
     model_id: str = ""  # the model entry the request was for

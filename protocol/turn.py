@@ -43,9 +43,9 @@ from protocol.rendering import (
     todo_list,
     todo_note,
 )
-from protocol import acp
+from protocol import acp, elicitation
 from protocol.jsonrpc import RpcError
-from protocol.lm import AGENT_ACTION_TOOL, TODO_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
+from protocol.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:
     from protocol.messages import Turn
@@ -177,6 +177,14 @@ class PermissionRequested:
 
 
 @attrs.frozen
+class QuestionAsked:
+    """The agent asks the user (ACP `elicitation/create`); `handle` takes the elicitation's result."""
+
+    handle: Any = attrs.field(eq=False)
+    params: dict[str, Any]
+
+
+@attrs.frozen
 class ToolRequested:
     """The agent called one of VS Code's tools through the bridge."""
 
@@ -216,13 +224,14 @@ Event = (
     | PrepareFailed
     | AgentUpdates
     | PermissionRequested
+    | QuestionAsked
     | ToolRequested
     | PromptEnded
     | PromptErrored
     | AgentGone
     | TimedOut
 )
-AgentEvent = AgentUpdates | PermissionRequested | ToolRequested | PromptEnded | PromptErrored | AgentGone
+AgentEvent = AgentUpdates | PermissionRequested | QuestionAsked | ToolRequested | PromptEnded | PromptErrored | AgentGone
 
 
 # Effects out ----------------------------------------------------------------------------------
@@ -369,6 +378,33 @@ class PendingPermission:
     handle: Any = attrs.field(eq=False)
     params: dict[str, Any]
 
+    def reply(self, result: ToolResultPart) -> dict[str, Any]:
+        return permission_outcome(self.params.get("options"), allow=approves(result))
+
+    def refused(self, result: ToolResultPart) -> bool:
+        return not approves(result)
+
+    def unanswered(self) -> dict[str, Any]:
+        return acp.CANCELLED_OUTCOME
+
+
+@attrs.frozen
+class PendingQuestion:
+    """An agent's question asked through Copilot's `vscode_askQuestions`."""
+
+    call_id: str
+    handle: Any = attrs.field(eq=False)
+    params: dict[str, Any]
+
+    def reply(self, result: ToolResultPart) -> dict[str, Any]:
+        return elicitation.response(self.params, result)
+
+    def refused(self, result: ToolResultPart) -> bool:
+        return False
+
+    def unanswered(self) -> dict[str, Any]:
+        return elicitation.CANCEL
+
 
 def _answers_after_cancel(effects: list[Effect]) -> list[Effect]:
     """Answers that come after a `CancelPrompt` in one step (what the agent asked meanwhile,
@@ -398,7 +434,7 @@ class TurnMachine:
         self.state = State.IDLE
         self._turn: Turn | None = None  # the turn being answered; in WAITING, the one that asked
         self._calls: list[PendingCall] = []  # GATHERING, WAITING: VS Code tool calls emitted
-        self._asked: PendingPermission | None = None  # WAITING: the permission card shown
+        self._asked: PendingPermission | PendingQuestion | None = None  # WAITING: the card or question shown
         self._refused = False  # the user said no to the prompt's latest permission
         self._todo: dict[str, Any] | None = None  # the prompt's plan as last mirrored into Copilot's todo widget
         self._after_todo: int | None = None  # the turn that carries the prompt on after only that widget's round
@@ -433,6 +469,8 @@ class TurnMachine:
                 self._on_updates(event, out)
             case PermissionRequested():
                 self._on_permission(event, out)
+            case QuestionAsked():
+                self._on_question(event, out)
             case ToolRequested():
                 self._on_tool(event, out)
             case PromptEnded() | PromptErrored():
@@ -476,9 +514,9 @@ class TurnMachine:
             self._cancel(self._owed(), out, next_turn=turn)
             return
         if self._asked is not None:
-            allow = approves(results[self._asked.call_id])
-            out.append(Answer(self._asked.handle, permission_outcome(self._asked.params.get("options"), allow=allow)))
-            self._refused = not allow
+            result = results[self._asked.call_id]
+            out.append(Answer(self._asked.handle, self._asked.reply(result)))
+            self._refused = self._asked.refused(result)
         else:
             out.extend(Answer(call.handle, results[call.call_id]) for call in self._calls if call.handle is not None)
             self._refused = False
@@ -594,6 +632,23 @@ class TurnMachine:
         else:
             self._defer(event, out)
 
+    def _on_question(self, event: QuestionAsked, out: list[Effect]) -> None:
+        if self.state is State.STREAMING:
+            turn = self._turn
+            assert turn is not None
+            asked = elicitation.ask_input(event.params) if event.params.get("mode", "form") == "form" else None
+            if asked is not None and turn.offers_questions:
+                call_id = self._new_id()
+                self._asked = PendingQuestion(call_id, event.handle, event.params)
+                out += [EmitPart(turn.number, ToolCallPart(call_id, ASK_TOOL, asked)), Complete(turn.number)]
+                self.state = State.WAITING
+            else:
+                out += [EmitPart(turn.number, TextPart(elicitation.unasked_note(event.params))), Answer(event.handle, elicitation.DECLINE)]
+        elif self.state in (State.CANCELLING, State.ENDED):
+            out.append(Answer(event.handle, elicitation.CANCEL))
+        else:
+            self._defer(event, out)
+
     def _on_tool(self, event: ToolRequested, out: list[Effect]) -> None:
         if self.state in (State.STREAMING, State.GATHERING):
             call_id = self._new_id()
@@ -662,7 +717,7 @@ class TurnMachine:
     def _owed(self) -> tuple[Answer, ...]:
         """What the agent waits for while we wait on VS Code, answered as "no"."""
         if self._asked is not None:
-            return (Answer(self._asked.handle, acp.CANCELLED_OUTCOME),)
+            return (Answer(self._asked.handle, self._asked.unanswered()),)
         return tuple(Answer(call.handle, UNANSWERED_CALL) for call in self._calls if call.handle is not None)
 
     def _cancel(self, owed: tuple[Answer, ...], out: list[Effect], *, next_turn: Turn | None) -> None:
@@ -680,6 +735,6 @@ class TurnMachine:
         self.state = State.ENDED
         deferred, self._deferred = self._deferred, collections.deque()
         for event in deferred:
-            if isinstance(event, (PermissionRequested, ToolRequested)):
+            if isinstance(event, (PermissionRequested, QuestionAsked, ToolRequested)):
                 self._handle(event, out)
 

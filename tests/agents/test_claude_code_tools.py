@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import trio
 
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
@@ -41,3 +43,32 @@ async def test_two_different_tools_in_one_turn(backend: BackendClient, claude: C
     assert results[time_id] == [{"type": "text", "text": "23:40"}]
     # Permissions for our own bridged tools were approved by the backend, never asked of the user.
     assert all(r["params"]["toolCall"]["title"].startswith("mcp__vscode_tools__") for r in claude.requests("session/request_permission"))
+
+
+ASK_TOOL_DEF = {"name": "vscode_askQuestions", "description": "Copilot's question UI", "inputSchema": {"type": "object", "properties": {"questions": {"type": "array"}}}}
+
+
+async def test_claude_codes_question_is_asked_in_copilots_question_ui_and_the_answer_reaches_its_model(backend: BackendClient, claude: ClaudeCode) -> None:
+    question = {"question": "Which database should I use?", "header": "Database", "multiSelect": False,
+                "options": [{"label": "Postgres", "description": "relational"}, {"label": "Redis", "description": "in memory"}]}
+    claude.api.script(reply(tool_use("AskUserQuestion", {"questions": [question]})), reply(text("Postgres it is.")))
+    tools = [AGENT_ACTION_TOOL_DEF, ASK_TOOL_DEF]
+    history = [user("Set up a database")]
+    with trio.fail_after(GUARD):
+        asked = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+        [call] = asked.tool_calls()
+        assert call["toolName"] == "vscode_askQuestions"
+        [choice, *others] = call["parameters"]["questions"]
+        assert choice["header"] == "Database" and choice["question"] == "Which database should I use?"
+        assert [o["label"] for o in choice["options"]] == ["Postgres", "Redis"] and choice["allowFreeformInput"] is False
+        # Copilot's result: its answers by header (VS Code's AskQuestionsTool).
+        answers = {"Database": {"selected": ["Postgres"], "freeText": None, "skipped": False}}
+        answers |= {o["header"]: {"selected": [], "freeText": None, "skipped": True} for o in others}
+        history += [asked.assistant_message(), tool_result(call["toolCallId"], json.dumps({"answers": answers}))]
+        answered = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+    assert_well_formed(answered)
+    assert answered.text().endswith("Postgres it is.")
+    [result] = claude.api.main[-1].tool_outputs()
+    assert "Postgres" in result["text"] and not result["is_error"], result
+    [elicited] = claude.requests("elicitation/create")
+    assert elicited["params"]["mode"] == "form"

@@ -24,6 +24,7 @@ from protocol.turn import (
     MailboxClosed,
     Permit,
     PermissionRequested,
+    QuestionAsked,
     Prepared,
     PrepareFailed,
     PromptEnded,
@@ -52,7 +53,9 @@ ERROR = RpcError(-32000, "boom")  # the agent's own error response
 GONE = failure(FailureKind.AGENT_EXITED, "Agent 'x' exited")
 
 
-def turn(number: int, *messages: Message, offers_agent_action: bool = True, offers_todo_list: bool = False, tools: tuple[Tool, ...] = (LOOKUP,)) -> Turn:
+def turn(
+    number: int, *messages: Message, offers_agent_action: bool = True, offers_todo_list: bool = False, offers_questions: bool = False, tools: tuple[Tool, ...] = (LOOKUP,)
+) -> Turn:
     return Turn(
         number=number,
         messages=tuple(map(normalise, messages)) or (Message("user", (TextPart(f"message {number}"),)),),
@@ -61,6 +64,7 @@ def turn(number: int, *messages: Message, offers_agent_action: bool = True, offe
         tools=tools,
         offers_agent_action=offers_agent_action,
         offers_todo_list=offers_todo_list,
+        offers_questions=offers_questions,
     )
 
 
@@ -111,6 +115,30 @@ def plan(*statuses: str) -> dict[str, Any]:
 
 
 TEXT = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+QUESTION = {"sessionId": "s", "mode": "form", "message": "Which?", "requestedSchema": {"type": "object", "properties": {"pick": {"type": "string", "enum": ["a", "b"]}}}}
+
+
+def test_a_question_is_asked_in_copilots_question_ui_and_the_answer_goes_back_to_the_agent() -> None:
+    m = machine()
+    streaming(m, offers_questions=True)
+    effects = m.handle(QuestionAsked("q", QUESTION))
+    assert [type(e) for e in effects] == [EmitPart, Complete] and effects[0].part.tool_name == "vscode_askQuestions"
+    chosen = '{"answers": {"pick": {"selected": ["b"], "freeText": null, "skipped": false}}}'
+    effects = m.handle(TurnArrived(turn(2, results("sym-1", text=chosen), offers_questions=True)))
+    assert effects[0] == Answer("q", {"action": "accept", "content": {"pick": "b"}})
+    assert m.state is State.STREAMING
+
+
+def test_a_question_nobody_can_ask_is_shown_and_declined_and_moving_on_cancels_it() -> None:
+    m = machine()
+    streaming(m)
+    [note, declined] = m.handle(QuestionAsked("q", QUESTION))
+    assert "Which?" in note.part.value and declined == Answer("q", {"action": "decline"})
+    other = machine()
+    streaming(other, offers_questions=True)
+    other.handle(QuestionAsked("q", QUESTION))
+    [cancel, _timer] = other.handle(TurnArrived(turn(2, offers_questions=True)))
+    assert cancel == CancelPrompt((Answer("q", {"action": "cancel"}),))
 
 
 def test_a_plan_goes_to_copilots_todo_widget_and_what_followed_it_shows_in_the_next_turn() -> None:
@@ -308,7 +336,7 @@ class Harness:
         return handle
 
     def agent_event(self, data: st.DataObject) -> Event:
-        choice = data.draw(st.sampled_from(["update", "update", "plan", "permission", "bridged", "tool", "end", "end", "error", "gone", "timer"]))
+        choice = data.draw(st.sampled_from(["update", "update", "plan", "question", "permission", "bridged", "tool", "end", "end", "error", "gone", "timer"]))
         match choice:
             case "update":
                 return AgentUpdates(({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}},))
@@ -318,6 +346,8 @@ class Harness:
                 return AgentUpdates(tuple(data.draw(st.lists(st.sampled_from([text, plan]), min_size=1, max_size=4))))
             case "permission":
                 return PermissionRequested(self.handle("permission"), permission().params)
+            case "question":
+                return QuestionAsked(self.handle("question"), QUESTION)
             case "bridged":
                 return PermissionRequested(self.handle("permission"), {"toolCall": {"title": "mcp__vscode_tools__lookup"}, "options": OPTIONS})
             case "tool":
@@ -334,20 +364,21 @@ class Harness:
         number = next(self.turns)
         offers = data.draw(st.booleans())
         todo = data.draw(st.booleans())
+        questions = data.draw(st.booleans())
         awaited = self.emitted.get(self.last_completed or -1, [])
         if self.machine.state is State.WAITING and awaited:
             kind = data.draw(st.sampled_from(["approved", "other", "partial", "moved on", "closed"]))
             if kind == "approved":
-                return TurnArrived(turn(number, results(*awaited), offers_agent_action=offers, offers_todo_list=todo))
+                return TurnArrived(turn(number, results(*awaited), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
             if kind == "other":
-                return TurnArrived(turn(number, results(*awaited, text="Skipped"), offers_agent_action=offers, offers_todo_list=todo))
+                return TurnArrived(turn(number, results(*awaited, text="Skipped"), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
             if kind == "partial" and len(awaited) > 1:
-                return TurnArrived(turn(number, results(*awaited[1:]), offers_agent_action=offers, offers_todo_list=todo))
+                return TurnArrived(turn(number, results(*awaited[1:]), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
             if kind == "closed":
                 return MailboxClosed()
         elif data.draw(st.integers(0, 9)) == 0:
             return MailboxClosed()
-        return TurnArrived(turn(number, offers_agent_action=offers, offers_todo_list=todo))
+        return TurnArrived(turn(number, offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
 
     def step(self, data: st.DataObject) -> None:
         m = self.machine
