@@ -137,7 +137,7 @@ export async function pipInstall(venv: string, requirements: string[], what: str
     ? [uv, ['pip', 'install', '--quiet', '--python', python, ...requirements]]
     : [python, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...requirements]];
   log.info(`installing ${what}: ${command} ${args.join(' ')}`);
-  const done = await run(command, args, { env, timeoutMs: INSTALL_TIMEOUT_MS });
+  const done = await run(command, args, { env: uv ? uvEnv(env) : env, timeoutMs: INSTALL_TIMEOUT_MS });
   if (done.code === 0) {
     return;
   }
@@ -179,6 +179,25 @@ export function installSteps(wheel: string): { what: string; args: string[] }[] 
     { what: 'the Symposium backend', args: ['--require-hashes', '--only-binary', ':all:', '-r', lockBeside(wheel)] },
     { what: 'the Symposium backend', args: ['--no-deps', wheel] },
   ];
+}
+
+/** uv reads its own variables, not pip's: the package index a user chose with pip's (PIP_INDEX_URL and the
+ * like) reaches uv as the UV_ one they did not set themselves. pip's configuration files uv cannot read. */
+export function uvEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  const pairs: [string, string, (value: string) => string][] = [
+    ['PIP_INDEX_URL', 'UV_INDEX_URL', (v) => v],
+    ['PIP_EXTRA_INDEX_URL', 'UV_EXTRA_INDEX_URL', (v) => v],
+    ['PIP_FIND_LINKS', 'UV_FIND_LINKS', (v) => v.trim().split(/\s+/).join(',')], // uv's is comma-separated
+    ['PIP_NO_INDEX', 'UV_NO_INDEX', (v) => (/^(1|true|yes|on)$/i.test(v.trim()) ? 'true' : 'false')],
+  ];
+  for (const [pip, uv, convert] of pairs) {
+    const value = env[pip];
+    if (value?.trim() && out[uv] === undefined) {
+      out[uv] = convert(value);
+    }
+  }
+  return out;
 }
 
 export interface BackendVenvOptions {

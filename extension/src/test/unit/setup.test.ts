@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { bundledWheel, ensureBackendVenv, findPython, LOCK, recentEnough, run, SetupError, stampFor, venvPython } from '../../setup';
+import { bundledWheel, ensureBackendVenv, findPython, LOCK, recentEnough, run, SetupError, stampFor, uvEnv, venvPython } from '../../setup';
 import { MemoryLog } from './log';
 
 let dir: string;
@@ -129,6 +129,15 @@ describe('the private venv', () => {
     assert.match(accepted.error.message, /installed but does not run/);
     assert.match(accepted.error.detail, /No module named 'trio'|No module named trio/);
     assert.match(accepted.log.lines.join('\n'), /--no-deps .*symposium-.*\.whl/);
+  });
+
+  it('hands uv the index a user chose with pip\'s variables (uv reads only its own)', () => {
+    const env = uvEnv({ PIP_INDEX_URL: 'https://mirror/simple', PIP_FIND_LINKS: '/a /b', PIP_NO_INDEX: '1', UV_EXTRA_INDEX_URL: 'https://mine', PIP_EXTRA_INDEX_URL: 'https://theirs' });
+    assert.equal(env.UV_INDEX_URL, 'https://mirror/simple');
+    assert.equal(env.UV_FIND_LINKS, '/a,/b');
+    assert.equal(env.UV_NO_INDEX, 'true');
+    assert.equal(env.UV_EXTRA_INDEX_URL, 'https://mine'); // the user's own uv setting wins
+    assert.equal(uvEnv({ PIP_NO_INDEX: '' }).UV_NO_INDEX, undefined);
   });
 
   it('refuses a package with no lock beside its wheel, and says to reinstall it', async () => {
