@@ -4,15 +4,22 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: chat test bench setup clean agents vsix transcripts
+.PHONY: chat test bench setup clean agents vsix transcripts lock
 
 setup: $(READY)
 
-$(READY): pyproject.toml
+# The backend's dependencies from the lock first (the versions and files the vsix installs), then the
+# project and what its tests need.
+$(READY): pyproject.toml requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --only-binary :all: -r requirements.txt
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $@
+
+# requirements.txt again from pyproject.toml (exact versions, every file's sha256; docs/development.md).
+lock: $(READY)
+	@$(BIN)/python scripts/lock.py
 
 chat: $(READY)
 	@$(BIN)/symposium chat
@@ -26,7 +33,7 @@ test: $(READY) agents
 	bash extension/scripts/test.sh
 
 # The VS Code extension as an installable package: extension/symposium-<version>.vsix
-vsix:
+vsix: $(READY)
 	@bash extension/scripts/vsix.sh
 
 # Re-record tests/support/transcripts/ from real runs (Eliza; Claude Code and Codex against fake model APIs).

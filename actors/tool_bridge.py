@@ -30,6 +30,7 @@ import trio
 
 from actors.mailbox import answering, queued
 from protocol.failures import AgentError, FailureKind, failure, resource_failure
+from protocol.tool_names import ToolNames
 from protocol.tool_schema import listable
 from protocol.jsonrpc import LineSplitter, Overlong
 from actors.peer import Tracer
@@ -275,7 +276,8 @@ class ToolBridge:
 
     def _set_tools(self, tools: tuple[Tool, ...]) -> None:
         self._tools = tools
-        self._listed, problems = listable(tools)
+        self._names = ToolNames.of(t.name for t in tools)  # what the agent calls them (docs/DESIGN.md, "Tool names")
+        self._listed, problems = listable(tools, self._names)
         for problem in problems:
             log.warning("vscode_tools: %s", problem)
 
@@ -283,7 +285,8 @@ class ToolBridge:
         self._updates_send.close()
 
     def tool_names(self) -> set[str]:
-        return {t.name for t in self._tools}
+        """The tools' names as the agent knows them."""
+        return set(self._names.to_consumer)
 
     # The actor -----------------------------------------------------------------------------
 
@@ -337,10 +340,11 @@ class ToolBridge:
             return types.ListToolsResult.model_validate({"tools": self._listed}, by_name=False)
 
         async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-            if params.name not in self.tool_names():
+            name = self._names.consumer(params.name)
+            if name is None:
                 return types.CallToolResult(content=[types.TextContent(type="text", text=f"tool '{params.name}' not found")], is_error=True)
             handle, reply = answering()  # VS Code's result, or a string error
-            await self._events.send(ToolRequested(handle, params.name, params.arguments))
+            await self._events.send(ToolRequested(handle, name, params.arguments))
             try:
                 outcome = await reply.receive()
             except trio.EndOfChannel:

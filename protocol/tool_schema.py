@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from protocol.lm import Tool
+from protocol.tool_names import ToolNames
 
 OBJECT = {"type": "object"}
 
@@ -47,11 +48,12 @@ def input_schema(schema: Any) -> dict[str, Any] | str:
     return {**schema, "type": "object"}
 
 
-def listable(tools: Iterable[Tool]) -> tuple[list[dict[str, Any]], list[str]]:
+def listable(tools: Iterable[Tool], names: ToolNames | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """The tools as MCP `Tool` objects (wire names), and a line for each tool left out.
 
-    A name already listed is left out too: a client keys tools by name, and the first one
-    is the one VS Code would run.
+    Each is listed by its name in `names` (protocol.tool_names) when given. A name already
+    listed is left out too: a client keys tools by name, and the first one is the one VS Code
+    would run.
     """
     listed: list[dict[str, Any]] = []
     problems: list[str] = []
@@ -68,7 +70,7 @@ def listable(tools: Iterable[Tool]) -> tuple[list[dict[str, Any]], list[str]]:
             problems.append(f"tool {tool.name!r} was left out: {schema}")
             continue
         seen.add(tool.name)
-        entry: dict[str, Any] = {"name": tool.name, "inputSchema": schema}
+        entry: dict[str, Any] = {"name": names.agent(tool.name) if names else tool.name, "inputSchema": schema}
         if tool.description:
             entry["description"] = tool.description
         listed.append(entry)

@@ -46,6 +46,7 @@ from protocol.rendering import (
 from protocol import acp, elicitation
 from protocol.jsonrpc import RpcError
 from protocol.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
+from protocol.tool_names import ToolNames
 
 if TYPE_CHECKING:
     from protocol.messages import Turn
@@ -75,7 +76,7 @@ class Permit(enum.Enum):
 def permission_policy(params: dict[str, Any], bridged: Collection[str], can_ask: bool) -> Permit:
     """What to do with the agent's `session/request_permission`.
 
-    `bridged` are the names of the VS Code tools this turn offers through the bridge;
+    `bridged` are the names the agent knows this turn's bridged VS Code tools by (protocol.tool_names);
     `can_ask` whether the turn offers `symposium-agent-action`. Rejecting (rather than
     answering `cancelled`) matters: a bare `cancelled` would end the whole prompt with
     nothing to show.
@@ -619,7 +620,7 @@ class TurnMachine:
         if self.state is State.STREAMING:
             turn = self._turn
             assert turn is not None
-            permit = permission_policy(event.params, [t.name for t in turn.tools], turn.offers_agent_action)
+            permit = permission_policy(event.params, ToolNames.of(t.name for t in turn.tools).to_consumer, turn.offers_agent_action)
             if permit is Permit.ASK:
                 call_id = self._new_id()
                 self._asked = PendingPermission(call_id, event.handle, event.params)

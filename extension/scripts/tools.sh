@@ -76,14 +76,18 @@ compile() {
   (cd "$EXTENSION_DIR" && node node_modules/typescript/bin/tsc -p .)
 }
 
-# The backend's wheel, into extension/backend/ (what the vsix carries), built from the repository.
+# The backend's wheel, into extension/backend/ (what the vsix carries), built from the repository, with
+# the lock beside it (requirements.txt, from `make lock`: what the private venv installs, hashes checked),
+# once the lock is seen to agree with pyproject.toml.
 build_wheel() {
   local python=${PYTHON:-python3} started=$SECONDS
   [ -x "$EXTENSION_DIR/../.venv/bin/python" ] && python="$EXTENSION_DIR/../.venv/bin/python"
+  "$python" "$EXTENSION_DIR/../scripts/lock.py" --check || return 1
   rm -rf "$EXTENSION_DIR/backend" "$EXTENSION_DIR/../build"
   "$python" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$EXTENSION_DIR/backend" "$EXTENSION_DIR/.." >&2
   rm -rf "$EXTENSION_DIR/../build"
-  log "backend wheel: $(ls "$EXTENSION_DIR/backend") ($((SECONDS - started)) s)"
+  cp "$EXTENSION_DIR/../requirements.txt" "$EXTENSION_DIR/backend/requirements.txt"
+  log "backend wheel: $(ls "$EXTENSION_DIR/backend" | tr '\n' ' ')($((SECONDS - started)) s)"
 }
 
 # The vsix, at $1 (vsce's default name when empty). vsce only prints its warnings (a missing repository,

@@ -50,6 +50,28 @@ export class RpcError extends Error {
   }
 }
 
+/** A request that could not be written as JSON (its params hold a BigInt, a cycle, ...): never sent. */
+export class RequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RequestError';
+  }
+}
+
+/** One JSON-RPC message as one line; a RequestError naming the method and why when it cannot be. */
+function serialise(message: object, method: string): string {
+  let line: string | undefined;
+  try {
+    line = JSON.stringify(message);
+  } catch (error) {
+    throw new RequestError(`Could not send ${method} to the Symposium backend: its parameters cannot be written as JSON (${(error as Error).message})`);
+  }
+  if (typeof line !== 'string') {
+    throw new RequestError(`Could not send ${method} to the Symposium backend: its message is not JSON`);
+  }
+  return line;
+}
+
 /** The backend could not be started, or went away while a request was pending. */
 export class BackendError extends Error {
   constructor(message: string) {
@@ -237,10 +259,16 @@ export class Backend {
     clearTimeout(timer);
   }
 
+  /** Written out before anything else (docs/reliability.md, "The extension's edges"): a request that
+   * cannot be (a BigInt, a cycle, a throwing toJSON in its params) fails alone with a RequestError,
+   * before the backend is started and before it is pending, so nothing waits for an answer that cannot come. */
   private call<T>(method: string, params: object, onNotification?: Notify): { id: number; proc?: Proc; result: Promise<T> } {
     const id = this.nextId++;
+    const message = { jsonrpc: '2.0', id, method, params };
+    let line: string;
     let proc: Proc;
     try {
+      line = serialise(message, method);
       proc = this.ensureStarted();
     } catch (error) {
       return { id, result: Promise.reject(error) };
@@ -248,16 +276,26 @@ export class Backend {
     const result = new Promise<T>((resolve, reject) => {
       proc.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, onNotification });
     });
-    this.send(proc, { jsonrpc: '2.0', id, method, params });
+    this.write(proc, message, line);
     return { id, proc, result };
   }
 
-  private send(proc: Proc, message: object): void {
+  private send(proc: Proc, message: { jsonrpc: string; method?: string; [key: string]: unknown }): void {
+    let line: string;
+    try {
+      line = serialise(message, message.method ?? 'a response');
+    } catch (error) {
+      this.log.error(`${(error as Error).message}; not sent`);
+      return;
+    }
+    this.write(proc, message, line);
+  }
+
+  private write(proc: Proc, message: object, line: string): void {
     if (proc.gone || !proc.child.stdin?.writable) {
       return; // its pending requests are (or are about to be) failed by `gone`
     }
     this.hooks.onMessage?.('send', message);
-    const line = JSON.stringify(message);
     this.log.trace(`→ ${line}`);
     proc.child.stdin.write(line + '\n');
   }

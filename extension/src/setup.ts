@@ -137,15 +137,20 @@ export async function pipInstall(venv: string, requirements: string[], what: str
     ? [uv, ['pip', 'install', '--quiet', '--python', python, ...requirements]]
     : [python, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...requirements]];
   log.info(`installing ${what}: ${command} ${args.join(' ')}`);
-  const done = await run(command, args, { env, timeoutMs: INSTALL_TIMEOUT_MS });
+  const done = await run(command, args, { env: uv ? uvEnv(env) : env, timeoutMs: INSTALL_TIMEOUT_MS });
   if (done.code === 0) {
     return;
   }
   const output = `${done.stderr}\n${done.stdout}`;
   const offline = /Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeout|Connection refused|error sending request|dns error/i.test(output);
   const missing = /Could not find a version|No matching distribution|No solution found|not find a version/i.test(output);
+  // pip's and uv's words for a download whose sha256 is not the one the lock names (docs/reliability.md, "What the extension installs").
+  const tampered = /DO NOT MATCH THE HASHES|Hash mismatch|hashes are required|Hashes are required/i.test(output);
   const noPip = /No module named pip/.test(output);
-  const [message, fix] = offline
+  const [message, fix] = tampered
+    ? [`Could not install ${what}: a package downloaded for it is not one this version of Symposium was built and tested with (its sha256 differs from the one it carries)`,
+      'If you set a package index (PIP_INDEX_URL, PIP_FIND_LINKS or pip.conf), it must serve PyPI\'s own files; otherwise report it: nothing was installed.']
+    : offline
     ? [`Could not install ${what}: its Python packages come from PyPI, which could not be reached (offline?)`,
       'Connect to the network (or set PIP_INDEX_URL / PIP_FIND_LINKS to a mirror or a folder of wheels) and try again.']
     : missing
@@ -158,9 +163,46 @@ export async function pipInstall(venv: string, requirements: string[], what: str
   throw new SetupError(message, fix, tail(done));
 }
 
+/** The lock the vsix carries beside the backend's wheel (`backend/requirements.txt`, from `make lock`):
+ * every dependency at one version, with the sha256 of each of its files. */
+export const LOCK = 'requirements.txt';
+
+export function lockBeside(wheel: string): string {
+  return path.join(path.dirname(wheel), LOCK);
+}
+
+/** What the private venv installs, in two steps: the lock, each file checked against its hashes and
+ * never an sdist (no package's code runs to install it), then the wheel alone, its ranges unused
+ * (docs/reliability.md, "What the extension installs"). */
+export function installSteps(wheel: string): { what: string; args: string[] }[] {
+  return [
+    { what: 'the Symposium backend', args: ['--require-hashes', '--only-binary', ':all:', '-r', lockBeside(wheel)] },
+    { what: 'the Symposium backend', args: ['--no-deps', wheel] },
+  ];
+}
+
+/** uv reads its own variables, not pip's: the package index a user chose with pip's (PIP_INDEX_URL and the
+ * like) reaches uv as the UV_ one they did not set themselves. pip's configuration files uv cannot read. */
+export function uvEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  const pairs: [string, string, (value: string) => string][] = [
+    ['PIP_INDEX_URL', 'UV_INDEX_URL', (v) => v],
+    ['PIP_EXTRA_INDEX_URL', 'UV_EXTRA_INDEX_URL', (v) => v],
+    ['PIP_FIND_LINKS', 'UV_FIND_LINKS', (v) => v.trim().split(/\s+/).join(',')], // uv's is comma-separated
+    ['PIP_NO_INDEX', 'UV_NO_INDEX', (v) => (/^(1|true|yes|on)$/i.test(v.trim()) ? 'true' : 'false')],
+  ];
+  for (const [pip, uv, convert] of pairs) {
+    const value = env[pip];
+    if (value?.trim() && out[uv] === undefined) {
+      out[uv] = convert(value);
+    }
+  }
+  return out;
+}
+
 export interface BackendVenvOptions {
   storage: string; // the extension's global storage folder
-  wheel: string; // the backend wheel the vsix carries
+  wheel: string; // the backend wheel the vsix carries, the lock (requirements.txt) beside it
   extensionVersion: string;
   pythonSetting: string;
   env?: NodeJS.ProcessEnv;
@@ -172,14 +214,19 @@ export interface BackendVenvOptions {
 interface Stamp {
   extensionVersion: string;
   wheel: string;
-  sha256: string;
+  sha256: string; // of the wheel and the lock beside it
   python: string;
 }
 
-/** The stamp the venv must carry: the extension's version and the exact wheel it was built from. */
+/** The stamp the venv must carry: the extension's version and the exact wheel and lock it was built from. */
 export function stampFor(wheel: string, extensionVersion: string): Omit<Stamp, 'python'> {
-  const sha256 = crypto.createHash('sha256').update(fs.readFileSync(wheel)).digest('hex');
-  return { extensionVersion, wheel: path.basename(wheel), sha256 };
+  const hash = crypto.createHash('sha256').update(fs.readFileSync(wheel));
+  try {
+    hash.update(fs.readFileSync(lockBeside(wheel)));
+  } catch {
+    // no lock: the install refuses, so the stamp never matches one built with it
+  }
+  return { extensionVersion, wheel: path.basename(wheel), sha256: hash.digest('hex') };
 }
 
 function readStamp(venv: string): Stamp | undefined {
@@ -210,6 +257,12 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
     return backendArgv(venv);
   }
   options.onSetup?.();
+  if (!fs.existsSync(lockBeside(wheel))) {
+    throw new SetupError(
+      `This Symposium package is incomplete: it has no ${LOCK} beside ${path.basename(wheel)}, so what the backend needs cannot be installed as it was tested`,
+      'Reinstall the Symposium extension (or build it with `make vsix`).',
+    );
+  }
   log.info(
     !current ? `creating the backend venv in ${venv}`
     : !samePython ? `the backend venv was built with ${current.python}; rebuilding it with ${chosen?.path} (symposium.python)`
@@ -221,8 +274,10 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
   const building = fs.mkdtempSync(path.join(storage, `venv.${buildingTag()}`));
   try {
     await createVenv(building, python, env, log);
-    // The wheel itself is local; its dependencies (trio, attrs, cattrs, mcp) come from the index.
-    await pipInstall(building, [wheel], 'the Symposium backend', env, log);
+    // The lock's packages come from the index (the user's, if they set one: the same files, the same hashes); the wheel is local.
+    for (const step of installSteps(wheel)) {
+      await pipInstall(building, step.args, step.what, env, log);
+    }
     const check = await run(venvPython(building), [...ISOLATED, '-m', 'symposium', '--help'], { env, timeoutMs: 60_000 });
     if (check.code !== 0) {
       throw new SetupError('The Symposium backend was installed but does not run', 'See the Symposium log; setting symposium.python to another Python may help.', tail(check));

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import trio
 
+from protocol.tool_names import ToolNames
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
 from tests.support.claude import ClaudeCode
 from tests.support.fake_anthropic import reply, text, tool_use
@@ -72,3 +74,27 @@ async def test_claude_codes_question_is_asked_in_copilots_question_ui_and_the_an
     assert "Postgres" in result["text"] and not result["is_error"], result
     [elicited] = claude.requests("elicitation/create")
     assert elicited["params"]["mode"] == "form"
+
+
+async def test_tools_named_as_no_model_api_takes_reach_claude_by_safe_names_and_vscode_by_their_own(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/DESIGN.md, "Tool names": a dotted and an 80-character name reach Claude Code's model under
+    names within ^[a-zA-Z0-9_-]{1,64}$ with its prefix (nothing rewritten or dropped on the way), and the
+    model's call of one reaches VS Code by the tool's own name."""
+    dotted = {**WEATHER, "name": "weather.current"}
+    long = {**TIME, "name": "time_in_" + "x" * 72}
+    names = ToolNames.of([dotted["name"], long["name"]])
+    claude.api.script(reply(text("Checking."), tool_use("mcp__vscode_tools__weather_current", {"city": "Oslo"})), reply(text("Cold.")))
+    tools = [AGENT_ACTION_TOOL_DEF, dotted, long]
+    with trio.fail_after(GUARD):
+        history = [user("Weather in Oslo?")]
+        result = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+        assert_well_formed(result)
+        [call] = result.tool_calls()
+        history += [result.assistant_message(), tool_result(call["toolCallId"], "-5 C")]
+        done = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+    assert call["toolName"] == "weather.current" and call["parameters"] == {"city": "Oslo"}
+    assert "Cold." in done.text()
+    said = json.dumps(claude.api.main[0].body)
+    for name in ("weather_current", names.agent(long["name"])):
+        assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", f"mcp__vscode_tools__{name}") and f"mcp__vscode_tools__{name}" in said, name
+    assert "weather.current" not in said and long["name"] not in said

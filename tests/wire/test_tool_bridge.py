@@ -18,6 +18,7 @@ import trio
 import trio.testing
 
 from actors.tool_bridge import MAX_HANDSHAKES, MAX_IN_FLIGHT, BridgeListener, ToolBridge
+from protocol.tool_names import ToolNames
 from protocol.turn import ToolRequested
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
@@ -65,6 +66,25 @@ async def test_one_tool_call_round_trip(backend: BackendClient) -> None:
         done = await backend.chat(history, agent=ELIZA, tools=[READ, WRITE])
     assert done.error is None and done.completed
     assert done.text() == "OK: Hello from the file!"
+
+
+async def test_tools_whose_names_no_model_api_takes_are_listed_by_safe_names_and_called_by_their_own(backend: BackendClient) -> None:
+    # docs/DESIGN.md, "Tool names": a dot, a space, 80 characters; the agent sees names within
+    # ^[a-zA-Z0-9_-]{1,64}$ with its `mcp__vscode_tools__` prefix, and VS Code gets its own names back.
+    dotted, spaced, long = tool("notes.read", "Read notes", path="string"), tool("my notes", "Notes"), tool("n" * 80, "Long")
+    names = ToolNames.of(t["name"] for t in (dotted, spaced, long))
+    with trio.fail_after(GUARD):
+        listed = await backend.chat([user("list tools from vscode_tools")], agent=ELIZA, tools=[dotted, spaced, long, READ])
+        history = [user('use tool vscode_tools::notes_read with {"path": "a.md"}')]
+        call = await backend.chat(history, agent=ELIZA, tools=[dotted, spaced, long, READ])
+        [part] = call.tool_calls()
+        history += answer(call, {"notes.read": "the notes"})
+        done = await backend.chat(history, agent=ELIZA, tools=[dotted, spaced, long, READ])
+    safe_long = names.agent("n" * 80)
+    assert len("mcp__vscode_tools__" + safe_long) == 64
+    assert listed.text() == f"Available tools:\n  - notes_read: Read notes\n  - my_notes: Notes\n  - {safe_long}: Long\n  - read_notes: Read contents of a file"
+    assert part["toolName"] == "notes.read" and part["parameters"] == {"path": "a.md"}
+    assert done.text() == "OK: the notes"
 
 
 async def test_parallel_calls_to_three_tools_go_to_vscode_in_one_response(backend: BackendClient) -> None:

@@ -8,9 +8,9 @@
 //   node out/test/install.js --vsix FILE
 //
 // Environment: CODE_SERVER (required), CHROMIUM (default /usr/bin/chromium), WHEELHOUSE_CACHE (where
-// the backend's dependencies are downloaded as wheels, once per Python and pyproject.toml: the
-// private venv is then installed from that folder with no index, offline and quick). Logs go to
-// out/install/.
+// the backend's dependencies are downloaded as wheels, once per Python and lock: the private venv is
+// then installed from that folder with no index, offline and quick, its hashes checked as anywhere).
+// Logs go to out/install/.
 
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -181,26 +181,28 @@ async function main(): Promise<number> {
 
 /**
  * The backend's dependencies as wheels, for the Python the extension will find on `PATH`: downloaded
- * once (from the package index), kept in WHEELHOUSE_CACHE, keyed by that Python and pyproject.toml.
+ * once (from the package index), kept in WHEELHOUSE_CACHE, keyed by that Python and the lock the vsix
+ * carries (the files it names, by hash: the extension checks them again when it installs from here).
  */
 async function ensureWheelhouse(vsix: string, PATH: string): Promise<string> {
   const python = await findPython('', { ...process.env, PATH });
-  const pyproject = fs.readFileSync(path.join(EXTENSION, '..', 'pyproject.toml'));
-  const key = crypto.createHash('sha256').update(python.version).update(pyproject).digest('hex').slice(0, 16);
-  const cache = process.env.WHEELHOUSE_CACHE ?? path.join(os.homedir(), '.cache', 'symposium-vscode');
-  const wheelhouse = path.join(cache, `wheels-${key}`);
-  if (fs.existsSync(path.join(wheelhouse, '.done'))) {
-    return wheelhouse;
-  }
   const unpacked = fs.mkdtempSync(path.join(os.tmpdir(), 'symposium-vsix-'));
   try {
-    // The wheel inside the vsix is what the extension installs; download what it depends on.
-    const python3 = python.path;
-    const unzip = 'import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nfor n in z.namelist():\n    if n.startswith("extension/backend/") and n.endswith(".whl"):\n        print(z.extract(n, sys.argv[2]))\n';
-    const wheel = (await run(python3, ['-c', unzip, vsix, unpacked])).stdout.trim();
+    // The lock inside the vsix is what the extension installs: download what it names.
+    const unzip = 'import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nprint(z.extract("extension/backend/requirements.txt", sys.argv[2]))\n';
+    const lock = (await run(python.path, ['-c', unzip, vsix, unpacked])).stdout.trim();
+    if (!lock || !fs.existsSync(lock)) {
+      throw new Error(`the vsix carries no extension/backend/requirements.txt: ${vsix}`);
+    }
+    const key = crypto.createHash('sha256').update(python.version).update(fs.readFileSync(lock)).digest('hex').slice(0, 16);
+    const cache = process.env.WHEELHOUSE_CACHE ?? path.join(os.homedir(), '.cache', 'symposium-vscode');
+    const wheelhouse = path.join(cache, `wheels-${key}`);
+    if (fs.existsSync(path.join(wheelhouse, '.done'))) {
+      return wheelhouse;
+    }
     const partial = `${wheelhouse}.partial`;
     fs.rmSync(partial, { recursive: true, force: true });
-    const done = await run(python3, ['-m', 'pip', 'download', '--quiet', '--disable-pip-version-check', '-d', partial, wheel], { timeoutMs: 10 * 60_000 });
+    const done = await run(python.path, ['-m', 'pip', 'download', '--quiet', '--disable-pip-version-check', '--require-hashes', '--only-binary', ':all:', '-d', partial, '-r', lock], { timeoutMs: 10 * 60_000 });
     if (done.code !== 0) {
       throw new Error(`pip download of the backend's dependencies failed: ${done.stderr}`);
     }

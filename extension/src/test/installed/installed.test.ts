@@ -90,7 +90,7 @@ describe('Symposium installed from its vsix into a clean profile', () => {
     assert.ok(answer.trim().length > 0, 'Eliza answered');
     // The backend that answered runs from the venv in the extension's storage, stamped with its version.
     const venv = path.join(STORAGE, 'venv');
-    assert.deepEqual(commandLine(symposium.backendPid).slice(0, 3), [path.join(venv, 'bin', 'python'), '-m', 'symposium']);
+    assert.deepEqual(commandLine(symposium.backendPid).slice(0, 4), [path.join(venv, 'bin', 'python'), '-I', '-m', 'symposium']);
     const stamp = JSON.parse(fs.readFileSync(path.join(venv, 'symposium-stamp.json'), 'utf8'));
     assert.equal(stamp.extensionVersion, vscode.extensions.getExtension(ID)!.packageJSON.version);
     assert.match(stamp.wheel, /^symposium-.*\.whl$/);

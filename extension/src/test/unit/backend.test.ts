@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { Backend, BackendCommand, BackendError, BackendHooks, LineReader, RpcError } from '../../backend';
+import { Backend, BackendCommand, BackendError, BackendHooks, LineReader, RequestError, RpcError } from '../../backend';
 import { AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, Agent, ChatParams, Message, METHOD_INFO, METHOD_TOKENS, ModelInfo, ResponsePart } from '../../wire';
 import { MemoryLog } from './log';
 
@@ -165,6 +165,32 @@ describe('the JSON-RPC client, against the real backend', () => {
     const { backend } = start({ command: 'python3', args: ['-m', 'no_such_module_symposium', 'vscodelm'] }, { onStartFailure: (e) => failures.push(e) });
     await assert.rejects(backend.request(METHOD_INFO, { silent: true }), /Could not start .*exited with code 1\n.*No module named no_such_module_symposium/s);
     assert.equal(failures.length, 1);
+  });
+
+  it('fails a request it cannot write as JSON, alone: nothing is left pending, no rejection goes unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { backend } = start();
+      const circular: Record<string, unknown> = { modelId: 'symposium-eliza' };
+      circular.self = circular;
+      const clear = (e: unknown) => e instanceof RequestError && /Could not send lm\/.* to the Symposium backend: its parameters cannot be written as JSON \(.*(BigInt|circular)/i.test(e.message);
+      await assert.rejects(backend.request(METHOD_TOKENS, { modelId: 'symposium-eliza', text: 'x', n: 10n }), clear);
+      assert.equal(backend.pid, undefined, 'a request that cannot be sent does not start the backend');
+      await assert.rejects(backend.request(METHOD_TOKENS, circular), clear);
+      const params = chatParams([user('Hello')]) as ChatParams & { extra: unknown };
+      params.extra = { big: 2n ** 70n };
+      await assert.rejects(backend.chat(params, () => undefined), clear);
+      const next = await chat(backend, chatParams([user('Hello')]));
+      assert.equal(next.text, 'How do you do. Please state your problem.');
+      // A request still pending here would be failed by stop(), with nobody to hear it.
+      await backend.stop('stopped by the test');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 
   it('fails a request whose line is over its limit, saying so, and reads on', async () => {

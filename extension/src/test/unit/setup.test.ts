@@ -4,11 +4,12 @@
 
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { bundledWheel, ensureBackendVenv, findPython, recentEnough, SetupError, stampFor, venvPython } from '../../setup';
+import { bundledWheel, ensureBackendVenv, findPython, LOCK, recentEnough, run, SetupError, stampFor, uvEnv, venvPython } from '../../setup';
 import { MemoryLog } from './log';
 
 let dir: string;
@@ -95,6 +96,62 @@ describe('the private venv', () => {
     assert.deepEqual(fs.readdirSync(storage), ['venv']); // the half-built one is gone, the old one is still there
   });
 
+  it('installs the lock with its hashes checked, then the wheel alone; a file whose hash differs is refused', async () => {
+    // A package of our own making stands for a dependency, served from a folder (as a mirror would):
+    // the lock names it with its sha256, then with one digit changed, as a tampered release would be.
+    const served = fs.mkdtempSync(path.join(dir, 'served-'));
+    const probe = await makeWheel(served, 'symposium_lock_probe', '1.0');
+    const sha = crypto.createHash('sha256').update(fs.readFileSync(probe)).digest('hex');
+    const tampered = sha.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    const local = { ...process.env, PIP_CONFIG_FILE: os.devNull, PIP_NO_INDEX: '1', PIP_FIND_LINKS: served, PIP_CONSTRAINT: '' };
+    const attempt = async (hash: string) => {
+      const shipped = fs.mkdtempSync(path.join(dir, 'vsix-backend-'));
+      const wheel = path.join(shipped, path.basename(BUNDLED()));
+      fs.copyFileSync(BUNDLED(), wheel);
+      fs.writeFileSync(path.join(shipped, LOCK), `symposium-lock-probe==1.0 \\\n    --hash=sha256:${hash}\n`);
+      const storage = fs.mkdtempSync(path.join(dir, 'storage-'));
+      const log = new MemoryLog();
+      const error = await ensureBackendVenv({ storage, wheel, extensionVersion: '0.1.0', pythonSetting: '', env: local, log }).then(() => undefined, (e: unknown) => e);
+      return { error, storage, log };
+    };
+
+    const refused = await attempt(tampered);
+    assert.ok(refused.error instanceof SetupError, String(refused.error));
+    assert.match(refused.error.message, /Could not install the Symposium backend: a package downloaded for it is not one this version of Symposium was built and tested with \(its sha256 differs/);
+    assert.match(refused.error.fix, /PyPI's own files/);
+    assert.match(refused.log.lines.join('\n'), /--require-hashes --only-binary :all: -r .*requirements\.txt/);
+    assert.deepEqual(fs.readdirSync(refused.storage), [], 'nothing half-installed is left');
+
+    // With the right hash the lock installs, then the wheel without its own ranges (no index here to
+    // fetch trio from): the backend then cannot start, which says both steps ran.
+    const accepted = await attempt(sha);
+    assert.ok(accepted.error instanceof SetupError, String(accepted.error));
+    assert.match(accepted.error.message, /installed but does not run/);
+    assert.match(accepted.error.detail, /No module named 'trio'|No module named trio/);
+    assert.match(accepted.log.lines.join('\n'), /--no-deps .*symposium-.*\.whl/);
+  });
+
+  it('hands uv the index a user chose with pip\'s variables (uv reads only its own)', () => {
+    const env = uvEnv({ PIP_INDEX_URL: 'https://mirror/simple', PIP_FIND_LINKS: '/a /b', PIP_NO_INDEX: '1', UV_EXTRA_INDEX_URL: 'https://mine', PIP_EXTRA_INDEX_URL: 'https://theirs' });
+    assert.equal(env.UV_INDEX_URL, 'https://mirror/simple');
+    assert.equal(env.UV_FIND_LINKS, '/a,/b');
+    assert.equal(env.UV_NO_INDEX, 'true');
+    assert.equal(env.UV_EXTRA_INDEX_URL, 'https://mine'); // the user's own uv setting wins
+    assert.equal(uvEnv({ PIP_NO_INDEX: '' }).UV_NO_INDEX, undefined);
+  });
+
+  it('refuses a package with no lock beside its wheel, and says to reinstall it', async () => {
+    const shipped = fs.mkdtempSync(path.join(dir, 'vsix-backend-'));
+    const wheel = path.join(shipped, 'symposium-0.1.0-py3-none-any.whl');
+    fs.writeFileSync(wheel, 'not really a wheel');
+    const storage = fs.mkdtempSync(path.join(dir, 'storage-'));
+    await assert.rejects(ensureBackendVenv({ storage, wheel, extensionVersion: '0.1.0', pythonSetting: '', env: process.env, log: new MemoryLog() }), (error: SetupError) => {
+      assert.match(error.message, /incomplete: it has no requirements\.txt beside symposium-0\.1\.0-py3-none-any\.whl/);
+      assert.match(error.fix, /Reinstall/);
+      return true;
+    });
+  });
+
   it('removes what an interrupted build left (next start), never another window\'s build in progress', async () => {
     const storage = fs.mkdtempSync(path.join(dir, 'storage-'));
     const venv = path.join(storage, 'venv');
@@ -113,3 +170,25 @@ describe('the private venv', () => {
     assert.match(log.lines.join('\n'), /left by an interrupted build/);
   });
 });
+
+/** A wheel of an empty package `name` (no dependencies), written into `folder` with the Python on PATH. */
+async function makeWheel(folder: string, name: string, version: string): Promise<string> {
+  const script = [
+    'import base64, hashlib, sys, zipfile',
+    'folder, name, version = sys.argv[1:4]',
+    'info = f"{name}-{version}.dist-info"',
+    'files = {f"{name}/__init__.py": b"", f"{info}/METADATA": f"Metadata-Version: 2.1\\nName: {name}\\nVersion: {version}\\n".encode(),',
+    '         f"{info}/WHEEL": b"Wheel-Version: 1.0\\nGenerator: symposium-tests\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"}',
+    'digest = lambda data: "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()',
+    'record = "".join(f"{n},{digest(d)},{len(d)}\\n" for n, d in files.items()) + f"{info}/RECORD,,\\n"',
+    'path = f"{folder}/{name}-{version}-py3-none-any.whl"',
+    'with zipfile.ZipFile(path, "w") as z:',
+    '    [z.writestr(n, d) for n, d in files.items()]',
+    '    z.writestr(f"{info}/RECORD", record)',
+    'print(path)',
+  ].join('\n');
+  const python = await findPython('');
+  const done = await run(python.path, ['-c', script, folder, name, version]);
+  assert.equal(done.code, 0, done.stderr);
+  return done.stdout.trim();
+}

@@ -1,0 +1,83 @@
+"""The names the bridge gives the consumer's tools: ones every model API takes, mapped back exactly.
+
+Pure (no trio). See "Tool names" in docs/DESIGN.md. A VS Code consumer's tool names are whatever
+its tools declared: dots, spaces, 80 or 200 characters. An agent puts its own prefix before a
+tool of an MCP server (Claude Code and Codex: `mcp__vscode_tools__<name>`) and hands the whole to
+its model's API, where the strictest rule known is OpenAI's `^[a-zA-Z0-9_-]{1,64}$`: a name
+outside it is rewritten by the agent (Claude Code), dropped (Claude Code, past 128 characters),
+or makes the model's request fail. So each tool gets a name within that rule with the longest
+known prefix counted:
+
+- a name that already fits is kept as it is (readable, and what the model knows);
+- another is spelled with its other characters as `_`, cut to fit, and given `_<8 hex of the
+  sha256 of the original>` when cut or when the spelling is taken, so it is unique (`tool_<hash>`
+  when none of its characters fits);
+- the same list always gives the same names (a name depends on the list only where two would
+  meet), and a call by a given name maps back to exactly one original.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+# What agents put before our server's tool names, the longest counted (rendering.BRIDGE_NAMES reads them back).
+KNOWN_PREFIXES = (
+    "mcp__vscode_tools__",  # Claude Code (and its 128-character limit), Codex
+    "mcp_vscode_tools_",  # Gemini CLI
+    "vscode_tools/",  # fast-agent
+)
+MAX_NAME = 64  # OpenAI's function names, the strictest: ^[a-zA-Z0-9_-]{1,64}$
+BUDGET = MAX_NAME - max(len(p) for p in KNOWN_PREFIXES)
+FITS = re.compile(r"[A-Za-z0-9_-]+")
+OTHER = re.compile(r"[^A-Za-z0-9_-]+")
+HASH = 8
+
+
+def fits(name: str) -> bool:
+    return len(name) <= BUDGET and FITS.fullmatch(name) is not None
+
+
+def _tag(name: str, salt: int) -> str:
+    return hashlib.sha256(f"{name}\0{salt}".encode() if salt else name.encode()).hexdigest()[:HASH]
+
+
+@attrs.frozen
+class ToolNames:
+    """The agent's name of each consumer tool, and back."""
+
+    to_agent: Mapping[str, str]
+    to_consumer: Mapping[str, str]
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> ToolNames:
+        """Names for `names` (the consumer's, in its order; empty and repeated ones are skipped)."""
+        originals = list(dict.fromkeys(n for n in names if n))
+        to_agent = {name: name for name in originals if fits(name)}
+        taken = set(to_agent)
+        for name in originals:
+            if name in to_agent:
+                continue
+            spelled = OTHER.sub("_", name).strip("_")
+            candidate = spelled if len(spelled) <= BUDGET else ""
+            spelled = spelled or "tool"  # nothing of it fits: `tool_<hash>`
+            salt = 0
+            while not candidate or candidate in taken:
+                tag = _tag(name, salt)
+                candidate = f"{spelled[: BUDGET - HASH - 1].rstrip('_')}_{tag}".lstrip("_")
+                salt += 1
+            to_agent[name] = candidate
+            taken.add(candidate)
+        to_agent = {name: to_agent[name] for name in originals}  # in the consumer's order
+        return cls(to_agent, {agent: name for name, agent in to_agent.items()})
+
+    def agent(self, name: str) -> str:
+        """The agent's name of the consumer tool `name` (itself when it is none of these)."""
+        return self.to_agent.get(name, name)
+
+    def consumer(self, name: str) -> str | None:
+        """The consumer tool an agent's `name` stands for; None when it stands for none."""
+        return self.to_consumer.get(name)
