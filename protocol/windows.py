@@ -20,6 +20,7 @@ Windows paths (`ntpath`), whatever this module runs on, so the tests run it on L
 from __future__ import annotations
 
 import ntpath
+import shlex
 from collections.abc import Callable, Mapping
 
 RUNNABLE = (".com", ".exe", ".bat", ".cmd")  # what CreateProcess starts (the last two through cmd.exe)
@@ -166,3 +167,30 @@ def inside(path: str, folder: str) -> bool:
         return False
     p, f = ntpath.normcase(ntpath.normpath(path)), ntpath.normcase(ntpath.normpath(folder))
     return p == f or p.startswith(f.rstrip("\\") + "\\")
+
+
+def split_command(line: str, *, windows: bool) -> list[str]:
+    """A command line typed by hand, split as a POSIX shell would; on Windows a backslash is a
+    path's separator, not an escape (`C:\\tools\\agent.exe --acp`): there only quotes group."""
+    if not windows:
+        return shlex.split(line)
+    words: list[str] = []
+    word: str | None = None
+    quote: str | None = None
+    for c in line:
+        if quote:
+            if c == quote:
+                quote = None
+            else:
+                word = (word or "") + c
+        elif c in "\"'":
+            quote, word = c, word or ""
+        elif c.isspace():
+            if word is not None:
+                words.append(word)
+            word = None
+        else:
+            word = (word or "") + c
+    if quote:
+        raise ValueError("No closing quotation")  # as shlex says
+    return words if word is None else [*words, word]

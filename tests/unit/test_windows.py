@@ -94,3 +94,8 @@ def test_the_state_folder_and_the_profile() -> None:
     assert not windows.inside("C:\\Users\\adam\\x", "C:\\Users\\ada")
     assert not windows.inside("D:\\traces", "C:\\Users\\ada")
     assert not windows.inside("C:\\x", "")
+
+
+def test_a_command_line_typed_on_windows_keeps_its_backslashes() -> None:
+    assert windows.split_command('C:\\tools\\agent.exe --acp "C:\\my dir\\"', windows=True) == ["C:\\tools\\agent.exe", "--acp", "C:\\my dir\\"]
+    assert windows.split_command("agent 'a b' c\\ d", windows=False) == ["agent", "a b", "c d"]
