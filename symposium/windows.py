@@ -104,15 +104,16 @@ def new_job() -> Job | None:
     return None
 
 
-def command_for(agent: ProcessAgent, cwd: str, env: dict[str, str]) -> list[str] | str:
-    """What to start for `agent` (`protocol.windows.launch`); raises AgentError."""
+def command_for(agent: ProcessAgent, cwd: str, env: dict[str, str]) -> tuple[str, list[str] | str]:
+    """The file `agent.command` names, and what to start for `agent` (`protocol.windows.launch`);
+    raises AgentError."""
     name = agent_label(agent)
     resolved = windows.resolve(agent.command, windows.env_get(env, "PATH"), windows.env_get(env, "PATHEXT"), cwd, os.path.isfile)
     if resolved is None:
         message = f"Cannot start agent {name!r}: {agent.command}: command not found (looked for .exe, .com, .cmd and .bat files on PATH)"
         raise AgentError(failure(FailureKind.SPAWN_FAILED, message, command=agent.command))
     try:
-        return windows.launch(resolved, list(agent.args), env=env, cwd=cwd, is_file=os.path.isfile)
+        return resolved, windows.launch(resolved, list(agent.args), env=env, cwd=cwd, is_file=os.path.isfile)
     except windows.UnsafeArgument as exc:
         message = f"Cannot start agent {name!r}: {resolved} runs through cmd.exe, and the argument {exc}; name the program it runs (node, python, the .exe) as the command instead"
         raise AgentError(failure(FailureKind.SPAWN_FAILED, message, command=agent.command)) from None
@@ -137,7 +138,7 @@ class JobProcess:
         if not os.path.isdir(cwd):
             message = f"Cannot start agent {name!r}: its working folder {cwd} does not exist"
             raise AgentError(failure(FailureKind.BAD_CWD, message, command=agent.command, cwd=cwd))
-        command = command_for(agent, cwd, env)
+        resolved, command = command_for(agent, cwd, env)
         job = new_job()
         try:
             process = await trio.lowlevel.open_process(
@@ -165,7 +166,8 @@ class JobProcess:
                 log.warning("%s: agent %s runs without a Job Object", exc, name)
                 job.close()
                 job = None
-        log.info("started agent %s (pid %d): %s", name, process.pid, agent.command)
+        program = command[0] if isinstance(command, list) else "cmd.exe"
+        log.info("started agent %s (pid %d): %s, found as %s, run as %s", name, process.pid, agent.command, resolved, program)
         return cls(process, job, name)
 
     @property
