@@ -37,6 +37,7 @@ POSIX_OS = (
     "fchmod", "fchown", "chown", "lchown", "chroot", "wait", "wait3", "wait4", "WNOHANG", "WUNTRACED",
     "mkfifo", "mknod", "pipe2", "sync", "getloadavg", "ttyname", "ctermid", "sched_setaffinity",
     "sched_getaffinity", "getpriority", "setpriority", "nice", "pidfd_open", "O_NOFOLLOW", "O_NONBLOCK",
+    "get_blocking", "set_blocking",  # on Windows only from Python 3.12
 )
 POSIX_SIGNAL = (
     "SIGKILL", "SIGUSR1", "SIGUSR2", "SIGHUP", "SIGQUIT", "SIGCHLD", "SIGPIPE", "SIGALRM", "SIGSTOP",
