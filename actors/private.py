@@ -67,7 +67,7 @@ def private_folder(path: str | os.PathLike[str], *, tighten: bool) -> Path:
     if windows():
         from actors import private_windows
 
-        return private_windows.private_folder(path)
+        return private_windows.private_folder(path, NotPrivate)
     folder = Path(path)
     missing: list[Path] = []
     each = folder
@@ -94,7 +94,7 @@ def private_file(path: str | os.PathLike[str], *, create: bool = True) -> None:
     if windows():
         from actors import private_windows
 
-        return private_windows.private_file(path, create=create)
+        return private_windows.private_file(path, NotPrivate, create=create)
     try:
         os.close(_descriptor(Path(path), os.O_RDONLY, create=create, new=False, mend=True))
     except FileNotFoundError:
@@ -117,7 +117,7 @@ def open_private(path: str | os.PathLike[str], mode: str = "a", *, new: bool = F
     if windows():
         from actors import private_windows
 
-        return private_windows.open_private(path, mode, new=new, **options)
+        return private_windows.open_private(path, NotPrivate, mode, new=new, **options)
     descriptor = _descriptor(Path(path), _ACCESS[plain], create=plain[0] != "r", new=new)
     try:
         if plain[0] == "w" and not new:

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import ntpath
 import shlex
+import stat
 from collections.abc import Callable, Mapping
+
+from protocol.ownership import Refusal, kind
 
 RUNNABLE = (".com", ".exe", ".bat", ".cmd")  # what CreateProcess starts (the last two through cmd.exe)
 DEFAULT_PATHEXT = ".COM;.EXE;.BAT;.CMD;.VBS;.VBE;.JS;.JSE;.WSF;.WSH;.MSC"  # Windows' own default

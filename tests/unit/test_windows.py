@@ -99,3 +99,12 @@ def test_the_state_folder_and_the_profile() -> None:
 def test_a_command_line_typed_on_windows_keeps_its_backslashes() -> None:
     assert windows.split_command('C:\\tools\\agent.exe --acp "C:\\my dir\\"', windows=True) == ["C:\\tools\\agent.exe", "--acp", "C:\\my dir\\"]
     assert windows.split_command("agent 'a b' c\\ d", windows=False) == ["agent", "a b", "c d"]
+
+
+def test_only_regular_files_and_folders_are_used() -> None:
+    import stat
+
+    assert windows.file_refusal(stat.S_IFREG | 0o666) is None  # modes mean nothing there
+    assert str(windows.file_refusal(stat.S_IFLNK | 0o777)) == "is a symbolic link, not a regular file"
+    assert windows.folder_refusal(stat.S_IFDIR | 0o777) is None
+    assert str(windows.folder_refusal(stat.S_IFREG | 0o666)) == "is a regular file, not a folder"
