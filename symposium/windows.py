@@ -157,6 +157,10 @@ class JobProcess:
             if failed is None:
                 failed = failure(FailureKind.SPAWN_FAILED, f"Cannot start agent {name!r}: {agent.command}: {exc.strerror or exc}", command=agent.command)
             raise AgentError(failed) from None
+        except ValueError as exc:  # what the definition's checks on arrival should have refused (a NUL in env)
+            if job is not None:
+                job.close()
+            raise AgentError(failure(FailureKind.SPAWN_FAILED, f"Cannot start agent {name!r}: {exc}", command=agent.command)) from None
         if job is not None:
             # What the agent starts before this lands outside the job (membership is inherited at
             # CreateProcess); an agent starts its children after it has read its first request.
