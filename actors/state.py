@@ -13,7 +13,6 @@ from pathlib import Path
 
 from actors.private import NotPrivate, open_private, private_folder
 from actors.windows import windows
-from protocol.windows import state_home
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +23,8 @@ def state_dir() -> Path:
     if explicit := os.environ.get("SYMPOSIUM_STATE_DIR"):
         return Path(explicit)
     if windows():
+        from protocol.windows import state_home
+
         return Path(state_home(os.environ, os.path.expanduser("~"))) / "symposium"
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "symposium"

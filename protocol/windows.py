@@ -20,7 +20,6 @@ Windows paths (`ntpath`), whatever this module runs on, so the tests run it on L
 from __future__ import annotations
 
 import ntpath
-import shlex
 import stat
 from collections.abc import Callable, Mapping
 
@@ -176,6 +175,8 @@ def split_command(line: str, *, windows: bool) -> list[str]:
     """A command line typed by hand, split as a POSIX shell would; on Windows a backslash is a
     path's separator, not an escape (`C:\\tools\\agent.exe --acp`): there only quotes group."""
     if not windows:
+        import shlex
+
         return shlex.split(line)
     words: list[str] = []
     word: str | None = None
