@@ -119,19 +119,23 @@ export function backendCommand(settings: BackendSettings, env: NodeJS.ProcessEnv
   return { command: argv[0], args };
 }
 
-/** What may be started without a shell on Windows, in PATHEXT's order: `.cmd` and `.bat` only run
- * through cmd.exe, and Node refuses to spawn them without a shell (docs/windows.md). */
-const RUNNABLE = ['.com', '.exe', '.bat', '.cmd'];
+/** What the extension can start on Windows without a shell, in PATHEXT's order: `.cmd` and `.bat`
+ * files only run through cmd.exe, and Node refuses to spawn them without one since its 2024 security
+ * fix (EINVAL), so a bare name never finds them (a `python.bat` shim is passed over). */
+const SPAWNABLE = ['.com', '.exe'];
 
-/** The file names `name` may have on `platform`: on Windows each runnable extension of PATHEXT
- * (`python` is `python.exe`, never an extension-less file beside it), elsewhere the name itself. */
+/** The file names `name` may have on `platform`: on Windows `name` with each extension of PATHEXT
+ * that can be spawned (`python` is `python.exe`, never an extension-less file or a `.cmd` beside it),
+ * or `name` itself when it has an extension (`npm.cmd`, looked for as such); elsewhere `name`. */
 export function executableNames(name: string, platform: NodeJS.Platform = process.platform, pathext = process.env.PATHEXT ?? ''): string[] {
   if (platform !== 'win32') {
     return [name];
   }
-  const exts = (pathext || '.COM;.EXE;.BAT;.CMD').split(';').map((e) => e.trim().toLowerCase()).filter((e) => RUNNABLE.includes(e));
-  const has = RUNNABLE.includes(path.extname(name).toLowerCase());
-  return [...(has ? [name] : []), ...[...new Set(exts.length ? exts : ['.exe'])].map((e) => name + e)];
+  if (path.extname(name)) {
+    return [name];
+  }
+  const exts = (pathext || '.COM;.EXE').split(';').map((e) => e.trim().toLowerCase()).filter((e) => SPAWNABLE.includes(e));
+  return [...new Set(exts.length ? exts : ['.exe'])].map((e) => name + e);
 }
 
 /** The first file on `pathValue` that `name` names (see `executableNames`); PATH's separator is

@@ -39,14 +39,15 @@ function folder(name: string, files: Record<string, string>): string {
 const PATHEXT = '.COM;.EXE;.BAT;.CMD;.VBS;.VBE;.JS;.JSE;.WSF;.WSH;.MSC';
 
 describe('finding programs on Windows', () => {
-  it('looks names up through PATHEXT, never as the extension-less file beside them', () => {
-    const node = folder('nodejs', { npm: '#!/bin/sh\n', 'npm.cmd': '', 'node.exe': '', 'python.exe': '' });
-    assert.deepEqual(executableNames('python', 'win32', PATHEXT), ['python.com', 'python.exe', 'python.bat', 'python.cmd']);
-    assert.deepEqual(executableNames('python.exe', 'win32', '.EXE'), ['python.exe', 'python.exe.exe']);
+  it('looks names up through PATHEXT, never as the extension-less file or the .cmd beside them', () => {
+    const node = folder('nodejs', { npm: '#!/bin/sh\n', 'npm.cmd': '', 'node.exe': '', 'python.exe': '', 'pyenv/python.bat': '' });
+    assert.deepEqual(executableNames('python', 'win32', PATHEXT), ['python.com', 'python.exe']); // what Node can spawn without a shell
+    assert.deepEqual(executableNames('npm.cmd', 'win32', PATHEXT), ['npm.cmd']);
     assert.deepEqual(executableNames('python', 'linux', PATHEXT), ['python']);
-    assert.equal(findOnPath('python', `C:\\nowhere;${node}`, 'win32', PATHEXT), path.join(node, 'python.exe'));
-    assert.equal(findOnPath('npm', node, 'win32', PATHEXT), path.join(node, 'npm.cmd'));
-    assert.equal(findOnPath('npm', node, 'win32', '.EXE'), undefined); // only what PATHEXT allows
+    assert.equal(findOnPath('python', `C:\\nowhere;${path.join(node, 'pyenv')};${node}`, 'win32', PATHEXT), path.join(node, 'python.exe'));
+    assert.equal(findOnPath('npm', node, 'win32', PATHEXT), undefined); // npm.cmd cannot be spawned; npm's own CLI script is run instead
+    assert.equal(findOnPath('npm.cmd', node, 'win32', PATHEXT), path.join(node, 'npm.cmd'));
+    assert.equal(findOnPath('python', node, 'win32', '.COM'), undefined); // only what PATHEXT allows
     assert.equal(findOnPath('npm', node, 'linux'), path.join(node, 'npm'));
     assert.equal(findOnPath('node', `"${node}"`, 'win32', ''), path.join(node, 'node.exe')); // a quoted PATH entry; PATHEXT unset
   });
