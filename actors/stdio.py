@@ -2,7 +2,8 @@
 
 Where trio has a stream over a pipe's file descriptor (`trio.lowlevel.FdStream`, POSIX), that;
 where it has none (Windows: trio offers no async stdio there), `ThreadSendStream` and
-`ThreadReceiveStream`, whose writes and reads run in worker threads. Either way on duplicated descriptors, so Python's own stay usable.
+`ThreadReceiveStream`, whose writes and reads run in worker threads. Either way on duplicated
+descriptors, so Python's own stay usable.
 """
 
 from __future__ import annotations
