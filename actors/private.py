@@ -10,7 +10,8 @@ or device is never opened for use (so never waited on): it is refused with `NotP
 `OSError` whose message names the path and says why.
 
 The rules themselves are pure (`protocol/ownership.py`); `refusal` is the one place that picks
-them for the system the backend runs on.
+them for the system the backend runs on. On Windows, where mode bits and owners say nothing,
+`actors/private_windows.py` does all of it instead (each function below hands over at its start).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import stat
 from pathlib import Path
 from typing import IO, Any
 
+from actors.windows import windows
 from protocol import ownership
 from protocol.ownership import Refusal
 
@@ -62,6 +64,10 @@ def private_folder(path: str | os.PathLike[str], *, tighten: bool) -> Path:
     folder the user named for other uses too (a trace folder) is left as it is, with a warning:
     changing its mode could break whatever else lives there. The files in it are 0600 either way.
     """
+    if windows():
+        from actors import private_windows
+
+        return private_windows.private_folder(path, NotPrivate)
     folder = Path(path)
     missing: list[Path] = []
     each = folder
@@ -85,6 +91,10 @@ def private_file(path: str | os.PathLike[str], *, create: bool = True) -> None:
     """Make sure what is at `path` is a file of the user's alone: created 0600 if missing (unless
     not `create`: then a missing file is as good), made 0600 if it is ours and open to others
     (logged), else `NotPrivate`."""
+    if windows():
+        from actors import private_windows
+
+        return private_windows.private_file(path, NotPrivate, create=create)
     try:
         os.close(_descriptor(Path(path), os.O_RDONLY, create=create, new=False, mend=True))
     except FileNotFoundError:
@@ -104,6 +114,10 @@ def open_private(path: str | os.PathLike[str], mode: str = "a", *, new: bool = F
     plain = mode.replace("b", "").replace("t", "")
     if plain not in _ACCESS:
         raise ValueError(f"open_private: unsupported mode {mode!r}")
+    if windows():
+        from actors import private_windows
+
+        return private_windows.open_private(path, NotPrivate, mode, new=new, **options)
     descriptor = _descriptor(Path(path), _ACCESS[plain], create=plain[0] != "r", new=new)
     try:
         if plain[0] == "w" and not new:

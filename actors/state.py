@@ -12,14 +12,20 @@ import secrets
 from pathlib import Path
 
 from actors.private import NotPrivate, open_private, private_folder
+from actors.windows import windows
 
 log = logging.getLogger(__name__)
 
 
 def state_dir() -> Path:
-    """Where the backend keeps what must survive it: $SYMPOSIUM_STATE_DIR, else XDG's state home."""
+    """Where the backend keeps what must survive it: $SYMPOSIUM_STATE_DIR, else XDG's state home,
+    or on Windows %LOCALAPPDATA% (in the user's profile: docs/windows.md)."""
     if explicit := os.environ.get("SYMPOSIUM_STATE_DIR"):
         return Path(explicit)
+    if windows():
+        from protocol.windows import state_home
+
+        return Path(state_home(os.environ, os.path.expanduser("~"))) / "symposium"
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "symposium"
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import signal
 import sys
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import trio
 
 from protocol.lm import AGENT_ACTION_APPROVED
+from protocol.windows import split_command
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
 
 DIM, RESET, RED = "\033[2m", "\033[0m", "\033[31m"
@@ -53,7 +53,7 @@ class Terminal:
 def agent_from_args(args: argparse.Namespace) -> dict[str, Any]:
     if not args.agent_command:
         return {"eliza": {"deterministic": bool(args.deterministic)}}
-    argv = shlex.split(args.agent_command)
+    argv = split_command(args.agent_command, windows=sys.platform == "win32")
     env = {}
     for item in args.agent_env:
         name, sep, value = item.partition("=")

@@ -4,24 +4,20 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import fcntl
 import gc
 import logging
 import math
 import os
-import resource
 import signal
 import sys
 from collections.abc import Awaitable, Callable
 
 import trio
 
+from actors.stdio import stdio_stream
 from protocol.settings import MAX_CONVERSATIONS, Settings
 
 DEFAULTS = Settings()  # the one place the backend's defaults are written is protocol/settings.py
-
-
-PIPE_SIZE = 1 << 20  # Linux's default ceiling for an unprivileged process
 
 
 def default_max_conversations() -> int:
@@ -30,24 +26,16 @@ def default_max_conversations() -> int:
     A live conversation holds no descriptor of its own, but an agent that keeps its MCP
     connection to `vscode_tools` open costs one socket per live conversation; a quarter of
     the limit leaves the rest for agents' pipes, relays connecting and the backend itself.
+    Windows has no such limit (`resource` does not exist there): 256.
     """
+    try:
+        import resource
+    except ImportError:
+        return MAX_CONVERSATIONS
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return MAX_CONVERSATIONS
     return max(1, min(MAX_CONVERSATIONS, soft // 4))
-
-
-def stdio_stream() -> trio.StapledStream:
-    """Our stdin/stdout as one trio stream (duplicated fds, so Python's own stay usable).
-
-    A chat request carries the whole conversation (hundreds of KiB in a long one): with room
-    for all of it in the stdin pipe, the writer hands it over at once, and we wake once to
-    read it rather than at every 64 KiB of the default pipe."""
-    try:
-        fcntl.fcntl(0, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
-    except (OSError, AttributeError):  # not a pipe, beyond the system's limit, or not Linux
-        pass
-    return trio.StapledStream(trio.lowlevel.FdStream(os.dup(1)), trio.lowlevel.FdStream(os.dup(0)))
 
 
 def _configure_logging(level: str) -> None:
@@ -105,9 +93,11 @@ MMAP_FROM = 4 << 20
 
 
 def _keep_freed_memory() -> None:
+    if not sys.platform.startswith("linux"):  # glibc's; on Windows CDLL(None) raises TypeError
+        return
     try:
         mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # not glibc: its allocator decides
+    except (OSError, AttributeError, TypeError):  # not glibc: its allocator decides
         return
     mallopt(M_MMAP_THRESHOLD, MMAP_FROM)
     mallopt(M_TRIM_THRESHOLD, KEPT_FREE)

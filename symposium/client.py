@@ -94,14 +94,16 @@ class BackendClient:
         stderr: int | None = None,
         nofile: int | None = None,
         wrapper: Sequence[str] = (),
+        launcher: Sequence[str] = (sys.executable, "-I", "-m", "symposium"),
     ) -> AsyncIterator[BackendClient]:
         """Run `python -m symposium <args>` (the backend) and connect to it; stops it on exit.
 
         `nofile` runs it with that open-file limit (soft and hard), as `ulimit -n` would.
         `wrapper`: a command run first, given the backend's command line as its last arguments,
         which it becomes (`exec`), so that it knows the backend's pid.
+        `launcher` is what runs the backend's `symposium` command (default: as the extension starts it).
         """
-        argv = [sys.executable, "-I", "-m", "symposium", *args]  # as the extension starts it
+        argv = [*launcher, *args]
         if nofile is not None:
             argv = [sys.executable, "-c", _WITH_NOFILE, str(nofile), *argv]
         argv = [*wrapper, *argv]

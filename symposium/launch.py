@@ -7,6 +7,7 @@ subprocess in a process group of its own under `symposium/guard.py`, which stops
 and everything it started (its descendants, even those that left the group) when the agent
 exits or the backend ends, however it ends. Stopping is: close stdin, SIGTERM the group,
 SIGUSR1 the guard (it SIGKILLs everything), SIGKILL the group, each step bounded by STOP_GRACE.
+On Windows an agent runs in a Job Object instead (`symposium/windows.py`).
 
 `RELAY` is how an agent reaches its conversation's ToolBridge (`actors/tool_bridge.py`): the
 stdio MCP server it starts (`symposium/mcp_relay.py`) and the variable carrying the token.
@@ -52,6 +53,10 @@ async def connect(agent: Agent, cwd: str, nursery: trio.Nursery) -> AgentConnect
         ours, theirs = memory_stream_pair()
         nursery.start_soon(serve_eliza, theirs, agent.deterministic)
         return StreamConnection(ours)
+    if sys.platform == "win32":  # no process groups nor signals there: a Job Object instead
+        from symposium.windows import JobProcess
+
+        return await JobProcess.spawn(agent, cwd)
     return await GuardedProcess.spawn(agent, cwd)
 
 

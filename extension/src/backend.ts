@@ -178,6 +178,15 @@ function readLines(stream: NodeJS.ReadableStream, maxLine: number, onLine: (line
   });
 }
 
+/** How long a stopped backend is given to end by itself before it is killed. */
+export const STOP_GRACE_MS = 5000;
+
+export interface StopOptions {
+  /** Whose way of stopping a process to follow (Windows has no SIGTERM). */
+  platform?: NodeJS.Platform;
+  graceMs?: number;
+}
+
 export class Backend {
   private proc: Proc | undefined;
   private nextId = 1; // ids grow for the life of the client, across restarts
@@ -187,6 +196,7 @@ export class Backend {
     private readonly log: Log,
     private readonly hooks: BackendHooks = {},
     private readonly maxLine = MAX_LINE,
+    private readonly stopping: StopOptions = {},
   ) {}
 
   get pid(): number | undefined {
@@ -252,9 +262,19 @@ export class Backend {
     this.proc = undefined;
     proc.stopping = reason;
     this.failPending(proc, new BackendError(reason)); // before its own answers to them can arrive
+    // Its input ending asks the backend to stop: it answers what it read and stops its agents
+    // (docs/reliability.md). SIGTERM says the same at once. Windows has no signal to send (Node's
+    // kill is TerminateProcess there, which ends the backend before it can stop its agents), so
+    // there the closed input alone asks, and the backend is killed only after the grace.
+    const graceMs = this.stopping.graceMs ?? STOP_GRACE_MS;
     proc.child.stdin?.end();
-    proc.child.kill('SIGTERM');
-    const timer = setTimeout(() => proc.child.kill('SIGKILL'), 5000);
+    let timer: NodeJS.Timeout;
+    if ((this.stopping.platform ?? process.platform) === 'win32') {
+      timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs); // TerminateProcess, whatever the signal
+    } else {
+      proc.child.kill('SIGTERM');
+      timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
+    }
     await proc.exited;
     clearTimeout(timer);
   }
@@ -311,6 +331,7 @@ export class Backend {
       cwd: spec.cwd,
       env: { ...process.env, ...spec.env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true, // no console window on Windows
     });
     let exited!: () => void;
     const proc: Proc = {

@@ -102,10 +102,10 @@ export interface BackendSettings {
  * The backend's command line: the setting (split like a shell would, quotes kept together), else the
  * `symposium` script on PATH, else `python3 -m symposium`; global flags before `vscodelm`.
  */
-export function backendCommand(settings: BackendSettings, env: NodeJS.ProcessEnv = process.env): BackendCommand {
-  let argv = splitCommandLine(settings.command);
+export function backendCommand(settings: BackendSettings, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): BackendCommand {
+  let argv = splitCommandLine(settings.command, platform);
   if (argv.length === 0) {
-    const script = findOnPath('symposium', env.PATH ?? '');
+    const script = findOnPath('symposium', env.PATH ?? '', platform, env.PATHEXT ?? '');
     argv = script ? [script] : ['python3', '-I', '-m', 'symposium'];
   }
   const args = [...argv.slice(1)];
@@ -119,26 +119,56 @@ export function backendCommand(settings: BackendSettings, env: NodeJS.ProcessEnv
   return { command: argv[0], args };
 }
 
-export function findOnPath(name: string, pathValue: string): string | undefined {
-  for (const dir of pathValue.split(path.delimiter)) {
+/** What the extension can start on Windows without a shell, in PATHEXT's order: `.cmd` and `.bat`
+ * files only run through cmd.exe, and Node refuses to spawn them without one since its 2024 security
+ * fix (EINVAL), so a bare name never finds them (a `python.bat` shim is passed over). */
+const SPAWNABLE = ['.com', '.exe'];
+
+/** The file names `name` may have on `platform`: on Windows `name` with each extension of PATHEXT
+ * that can be spawned (`python` is `python.exe`, never an extension-less file or a `.cmd` beside it),
+ * or `name` itself when it has an extension (`npm.cmd`, looked for as such); elsewhere `name`. */
+export function executableNames(name: string, platform: NodeJS.Platform = process.platform, pathext = process.env.PATHEXT ?? ''): string[] {
+  if (platform !== 'win32') {
+    return [name];
+  }
+  if (path.extname(name)) {
+    return [name];
+  }
+  const exts = (pathext || '.COM;.EXE').split(';').map((e) => e.trim().toLowerCase()).filter((e) => SPAWNABLE.includes(e));
+  return [...new Set(exts.length ? exts : ['.exe'])].map((e) => name + e);
+}
+
+/** The first file on `pathValue` that `name` names (see `executableNames`); PATH's separator is
+ * the platform's (`;` on Windows), and on Windows no execute bit is asked for. */
+export function findOnPath(name: string, pathValue: string, platform: NodeJS.Platform = process.platform, pathext = process.env.PATHEXT ?? ''): string | undefined {
+  const windows = platform === 'win32';
+  for (const dir of pathValue.split(windows ? ';' : ':')) {
     if (!dir) {
       continue;
     }
-    const candidate = path.join(dir, name);
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      if (fs.statSync(candidate).isFile()) {
-        return candidate;
+    for (const file of executableNames(name, platform, pathext)) {
+      const candidate = path.join(windows ? dir.replace(/^"(.*)"$/, '$1') : dir, file);
+      try {
+        if (!windows) {
+          fs.accessSync(candidate, fs.constants.X_OK);
+        }
+        if (fs.statSync(candidate).isFile()) {
+          return candidate;
+        }
+      } catch {
+        // not there
       }
-    } catch {
-      // not there
     }
   }
   return undefined;
 }
 
-/** Splits a command line on spaces; single or double quotes keep spaces, a backslash escapes a character. */
-export function splitCommandLine(line: string): string[] {
+/**
+ * Splits a command line on spaces; single or double quotes keep spaces, a backslash escapes a
+ * character. On Windows a backslash is a path's separator and kept as it is (`C:\tools\agent.exe`).
+ */
+export function splitCommandLine(line: string, platform: NodeJS.Platform = process.platform): string[] {
+  const escapes = platform !== 'win32';
   const words: string[] = [];
   let word: string | undefined;
   let quote: string | undefined;
@@ -147,7 +177,7 @@ export function splitCommandLine(line: string): string[] {
     if (quote) {
       if (c === quote) {
         quote = undefined;
-      } else if (c === '\\' && quote === '"' && i + 1 < line.length) {
+      } else if (escapes && c === '\\' && quote === '"' && i + 1 < line.length) {
         word += line[++i];
       } else {
         word += c;
@@ -155,7 +185,7 @@ export function splitCommandLine(line: string): string[] {
     } else if (c === '"' || c === "'") {
       quote = c;
       word ??= '';
-    } else if (c === '\\' && i + 1 < line.length) {
+    } else if (escapes && c === '\\' && i + 1 < line.length) {
       word = (word ?? '') + line[++i];
     } else if (/\s/.test(c)) {
       if (word !== undefined) {
@@ -173,7 +203,10 @@ export function splitCommandLine(line: string): string[] {
 }
 
 /** The inverse of `splitCommandLine`: quotes only the words that need it. */
-export function joinCommandLine(words: string[]): string {
+export function joinCommandLine(words: string[], platform: NodeJS.Platform = process.platform): string {
+  if (platform === 'win32') {
+    return words.map((w) => (w && !/[\s"']/.test(w) ? w : w.includes('"') ? `'${w}'` : `"${w}"`)).join(' ');
+  }
   return words.map((w) => (w && !/[\s"'\\]/.test(w) ? w : `'${w.replace(/'/g, `'"'"'`)}'`)).join(' ');
 }
 

@@ -2,6 +2,7 @@
 // agent changed in VS Code's diff view and put it back. Agents that write files themselves (Codex; Claude Code
 // with its own Edit tool) bypass VS Code's chat editing session, so VS Code has no Keep/Undo for them.
 
+import * as nodePath from 'node:path';
 import * as vscode from 'vscode';
 import { EditPart } from './wire';
 
@@ -80,13 +81,32 @@ function weight(edits: EditPart[]): number {
   return edits.reduce((sum, e) => sum + e.newText.length + (e.oldText?.length ?? 0), 0);
 }
 
-/** The files of a conversation's edits, each with its edits in order. */
-function byFile(conversation: Conversation): Map<string, EditPart[]> {
+/** Whether two paths name the same file: on Windows case-insensitively, `/` and `\\` alike (VS Code
+ * writes `c:\\` where an agent may write `C:\\`). */
+export function samePath(a: string, b: string, platform: NodeJS.Platform = process.platform): boolean {
+  return pathKey(a, platform) === pathKey(b, platform);
+}
+
+function pathKey(file: string, platform: NodeJS.Platform): string {
+  return platform === 'win32' ? nodePath.win32.normalize(file).toLowerCase() : file;
+}
+
+/** The files of a conversation's edits, each with its edits in order (by the path first written). */
+export function byFile(conversation: Pick<Conversation, 'edits'>, platform: NodeJS.Platform = process.platform): Map<string, EditPart[]> {
   const files = new Map<string, EditPart[]>();
+  const named = new Map<string, string>(); // key → the path as first written
   for (const edit of conversation.edits) {
-    files.set(edit.path, [...(files.get(edit.path) ?? []), edit]);
+    const key = pathKey(edit.path, platform);
+    const name = named.get(key) ?? edit.path;
+    named.set(key, name);
+    files.set(name, [...(files.get(name) ?? []), edit]);
   }
   return files;
+}
+
+/** The edits of one file of a conversation. */
+function editsOf(conversation: Conversation, file: string): EditPart[] {
+  return [...byFile(conversation)].find(([name]) => samePath(name, file))?.[1] ?? [];
 }
 
 async function readNow(path: string): Promise<string | undefined> {
@@ -123,7 +143,7 @@ export function beforeProvider(edits: AgentEdits): vscode.TextDocumentContentPro
   return {
     async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
       const conversation = edits.get(uri.query);
-      const fileEdits = conversation ? byFile(conversation).get(uri.path) ?? [] : [];
+      const fileEdits = conversation ? editsOf(conversation, uri.path) : [];
       return textBefore(await readNow(uri.path), fileEdits).text ?? '';
     },
   };
@@ -179,7 +199,7 @@ export async function revertEdits(edits: AgentEdits): Promise<void> {
     return;
   }
   for (const path of files.keys()) {
-    await vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === path)?.save(); // on disk, as the agent's edit was
+    await vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && samePath(d.uri.fsPath, path))?.save(); // on disk, as the agent's edit was
   }
   edits.forget(conversation.id);
   if (skipped.length) {

@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { registerAgentCommands } from './agents';
 import { AgentActionTool } from './agentAction';
+import { agentHostNotice, BYOK_SETTING, NOTICE_SHOWN } from './agentHost';
 import { Backend } from './backend';
 import { BackendReports, PrivateBackend, settings, workspaceCwd } from './backendHost';
 import { registerCommands } from './commands';
@@ -79,6 +80,17 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
 
   // Activated by a command rather than by a model lookup, VS Code would not list our models yet.
   provider.refresh();
+
+  // In Copilot Chat's agent host our models are listed only when the user allows it: said once.
+  void agentHostNotice({
+    version: vscode.version,
+    byokModels: () => vscode.workspace.getConfiguration().get<boolean>(BYOK_SETTING),
+    enable: () => vscode.workspace.getConfiguration().update(BYOK_SETTING, true, vscode.ConfigurationTarget.Global),
+    shown: () => context.globalState.get<boolean>(NOTICE_SHOWN, false),
+    markShown: () => context.globalState.update(NOTICE_SHOWN, true),
+    ask: (message, ...buttons) => vscode.window.showInformationMessage(message, ...buttons),
+    log,
+  });
 
   // The one-time setup starts now, not with the first request; then the model last used warms up.
   void privateBackend.ensure().then(

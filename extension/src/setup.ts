@@ -10,8 +10,15 @@ import { Log } from './backend';
 import { findOnPath } from './config';
 
 export const MIN_PYTHON: [number, number] = [3, 11];
-/** Tried in this order when `symposium.python` is empty (the newest first). */
-const CANDIDATES = ['python3.14', 'python3.13', 'python3.12', 'python3.11', 'python3', 'python'];
+/** Tried in this order when `symposium.python` is empty (the newest first): each a program on PATH
+ * and the arguments that make it a Python. On Windows the `py` launcher (python.org's installer puts
+ * it on PATH) with `-3` runs the newest Python 3 installed; then `python` (`python.exe`). */
+export function pythonCandidates(platform: NodeJS.Platform = process.platform): { name: string; args: string[] }[] {
+  const names = platform === 'win32'
+    ? ['py', 'python', 'python3']
+    : ['python3.14', 'python3.13', 'python3.12', 'python3.11', 'python3', 'python'];
+  return names.map((name) => ({ name, args: name === 'py' ? ['-3'] : [] }));
+}
 const STAMP = 'symposium-stamp.json';
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
@@ -51,9 +58,9 @@ export function run(command: string, args: string[], options: { env?: NodeJS.Pro
 
 const VERSION_PROBE = 'import sys; print(sys.executable); print("%d.%d.%d" % sys.version_info[:3])';
 
-/** What `python` is, if it runs at all: its real path and version. */
-export async function probePython(python: string, env: NodeJS.ProcessEnv = process.env): Promise<Python | undefined> {
-  const { code, stdout } = await run(python, ['-c', VERSION_PROBE], { env, timeoutMs: 20_000 });
+/** What `python` (with `args`, `-3` for the `py` launcher) is, if it runs at all: its real path and version. */
+export async function probePython(python: string, env: NodeJS.ProcessEnv = process.env, args: string[] = []): Promise<Python | undefined> {
+  const { code, stdout } = await run(python, [...args, '-c', VERSION_PROBE], { env, timeoutMs: 20_000 });
   const [exe, version] = stdout.trim().split(/\r?\n/);
   return code === 0 && exe && /^\d+\.\d+\.\d+$/.test(version ?? '') ? { path: exe, version } : undefined;
 }
@@ -67,7 +74,7 @@ export function recentEnough(version: string): boolean {
  * The Python to build venvs with: the `symposium.python` setting when set (it must be >= 3.11), else
  * the first of python3.14 … python3.11, python3, python on PATH that is >= 3.11.
  */
-export async function findPython(setting: string, env: NodeJS.ProcessEnv = process.env): Promise<Python> {
+export async function findPython(setting: string, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<Python> {
   const want = `${MIN_PYTHON.join('.')} or later`;
   if (setting.trim()) {
     const found = await probePython(setting.trim(), env);
@@ -80,16 +87,17 @@ export async function findPython(setting: string, env: NodeJS.ProcessEnv = proce
     return found;
   }
   const seen: string[] = [];
-  for (const name of CANDIDATES) {
-    const onPath = findOnPath(name, env.PATH ?? '');
+  for (const { name, args } of pythonCandidates(platform)) {
+    const onPath = findOnPath(name, pathOf(env), platform, env.PATHEXT ?? '');
     if (!onPath) {
       continue;
     }
-    const found = await probePython(onPath, env);
+    const found = await probePython(onPath, env, args);
     if (found && recentEnough(found.version)) {
       return found;
     }
-    seen.push(found ? `${onPath} is ${found.version}` : `${onPath} does not run`);
+    const shown = [onPath, ...args].join(' ');
+    seen.push(found ? `${shown} is ${found.version}` : `${shown} does not run`);
   }
   throw new SetupError(
     `Symposium runs its backend with Python ${want}, and found none on PATH${seen.length ? ` (${seen.join('; ')})` : ''}`,
@@ -98,8 +106,13 @@ export async function findPython(setting: string, env: NodeJS.ProcessEnv = proce
 }
 
 /** The venv's own python: what the backend and the agents installed from PyPI run with. */
-export function venvPython(venv: string): string {
-  return process.platform === 'win32' ? path.join(venv, 'Scripts', 'python.exe') : path.join(venv, 'bin', 'python');
+export function venvPython(venv: string, platform: NodeJS.Platform = process.platform): string {
+  return platform === 'win32' ? path.join(venv, 'Scripts', 'python.exe') : path.join(venv, 'bin', 'python');
+}
+
+/** PATH, whatever the case of its name (Windows' environment names are case-insensitive: `Path`). */
+export function pathOf(env: NodeJS.ProcessEnv): string {
+  return env.PATH ?? Object.entries(env).find(([name]) => name.toUpperCase() === 'PATH')?.[1] ?? '';
 }
 
 /** `-I`: the backend runs with the workspace as its working folder, which `-m` would otherwise put
@@ -114,7 +127,7 @@ export function backendArgv(venv: string): string[] {
 
 /** Creates a venv at `dir` with `python` (through uv when it is on PATH); returns what ran, for errors. */
 export async function createVenv(dir: string, python: Python, env: NodeJS.ProcessEnv, log: Log): Promise<void> {
-  const uv = findOnPath(process.platform === 'win32' ? 'uv.exe' : 'uv', env.PATH ?? '');
+  const uv = findOnPath('uv', pathOf(env));
   const [command, args] = uv ? [uv, ['venv', '--quiet', '--python', python.path, dir]] : [python.path, ['-m', 'venv', dir]];
   log.info(`creating a venv: ${command} ${args.join(' ')}`);
   const done = await run(command, args, { env, timeoutMs: 120_000 });
@@ -131,7 +144,7 @@ export async function createVenv(dir: string, python: Python, env: NodeJS.Proces
 
 /** `pip install` (or `uv pip install`) into the venv; `what` names the thing for error messages. */
 export async function pipInstall(venv: string, requirements: string[], what: string, env: NodeJS.ProcessEnv, log: Log): Promise<void> {
-  const uv = findOnPath(process.platform === 'win32' ? 'uv.exe' : 'uv', env.PATH ?? '');
+  const uv = findOnPath('uv', pathOf(env));
   const python = venvPython(venv);
   const [command, args] = uv
     ? [uv, ['pip', 'install', '--quiet', '--python', python, ...requirements]]

@@ -147,14 +147,14 @@ type Installed = Pick<InstallRecord, 'source' | 'sha256' | 'command' | 'args' | 
 async function installNpm(agent: CatalogueAgent, building: string, folder: string, options: InstallOptions): Promise<Installed> {
   const dist = agent.distribution.npx!;
   const env = options.env ?? process.env;
-  const npm = findOnPath('npm', env.PATH ?? '');
-  const node = findOnPath('node', env.PATH ?? '');
+  const windows = (options.platform ?? platformKey()).startsWith('windows-'); // only Windows runs npm differently
+  const { node, npm } = npmCommand(env, windows ? 'win32' : 'linux');
   if (!npm || !node) {
     throw new SetupError(`${agent.name} is an npm package: installing and running it needs Node.js, and there is no ${npm ? 'node' : 'npm'} on PATH`, 'Install Node.js 20 or later, then add the agent again.');
   }
-  const args = ['install', '--prefix', building, '--no-audit', '--no-fund', '--loglevel=error', '--omit=dev', dist.package];
-  options.log.info(`installing ${agent.name}: ${npm} ${args.join(' ')}`);
-  const done = await run(npm, args, { env, timeoutMs: 10 * 60_000 });
+  const args = [...npm.slice(1), 'install', '--prefix', building, '--no-audit', '--no-fund', '--loglevel=error', '--omit=dev', dist.package];
+  options.log.info(`installing ${agent.name}: ${npm[0]} ${args.join(' ')}`);
+  const done = await run(npm[0], args, { env, timeoutMs: 10 * 60_000 });
   if (done.code !== 0) {
     const output = `${done.stderr}\n${done.stdout}`;
     const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|network/i.test(output);
@@ -172,6 +172,27 @@ async function installNpm(agent: CatalogueAgent, building: string, folder: strin
   }
   const bin = binScript(path.join(building, 'node_modules', names[0]), names[0]);
   return { source: dist.package, command: node, args: [path.join(folder, 'node_modules', names[0], bin), ...(dist.args ?? [])], env: dist.env ?? {} };
+}
+
+/**
+ * Node, and how npm is run: on Windows as `node.exe <npm's npm-cli.js>` (beside the `npm.cmd` on
+ * PATH, as that shim runs it): Node refuses to spawn `npm.cmd` without a shell, and a shell would
+ * read the arguments as commands. Elsewhere the `npm` script on PATH.
+ */
+export function npmCommand(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): { node?: string; npm?: string[] } {
+  const PATH = env.PATH ?? Object.entries(env).find(([name]) => name.toUpperCase() === 'PATH')?.[1] ?? '';
+  const pathext = env.PATHEXT ?? '';
+  const node = findOnPath('node', PATH, platform, pathext);
+  if (platform !== 'win32') {
+    const npm = findOnPath('npm', PATH, platform);
+    return { node, npm: npm ? [npm] : undefined };
+  }
+  const shim = findOnPath('npm.cmd', PATH, platform, pathext);
+  const cli = [shim, node]
+    .filter((found): found is string => found !== undefined)
+    .map((found) => path.join(path.dirname(found), 'node_modules', 'npm', 'bin', 'npm-cli.js'))
+    .find((file) => fs.existsSync(file));
+  return { node, npm: node && cli ? [node, cli] : undefined };
 }
 
 /**
