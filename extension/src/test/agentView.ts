@@ -116,6 +116,24 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.match((await chat.answer()).text, /Left alone\./);
       assert.equal(fs.existsSync(first) || fs.existsSync(second), false);
     }],
+    ['Claude Code asks a question in Copilot\'s question UI, and the answer reaches its model', async () => {
+      await chat.newChat('Agent');
+      const question = { question: 'Which database should I use?', header: 'Database', multiSelect: false, options: [{ label: 'Postgres', description: 'relational' }, { label: 'Redis', description: 'in memory' }] };
+      claude.script(
+        { answers: 'Set up a database', calls: [{ name: 'AskUserQuestion', input: { questions: [question] } }] },
+        { answers: 'Set up a database', text: ['Postgres it is.'] },
+      );
+      const carousel = await chat.sendAndQuestion('Set up a database');
+      await carousel.locator('.chat-question-list-item', { hasText: 'Postgres' }).first().click({ timeout: UI_MS });
+      const submit = carousel.locator('.chat-question-submit-button').filter({ visible: true });
+      while ((await submit.count()) === 0) {
+        await carousel.locator('.chat-question-nav-next').first().click({ timeout: UI_MS }); // past the optional "Other"
+      }
+      await submit.first().click({ timeout: UI_MS });
+      assert.match((await chat.answer()).text, /Postgres it is\./);
+      const asked = await claude.request((r) => lastUser('Set up a database')(r) && r.toolResults.length > 0);
+      assert.match(asked.toolResults.join('\n'), /"Which database should I use\?"="Postgres"/, `the model has the answer: ${asked.toolResults}`);
+    }],
     ['Claude Code calls VS Code\'s diagnostics (get_errors): their real result reaches the model', async () => {
       await chat.newChat('Agent');
       await openFile(page, 'broken.json');

@@ -266,6 +266,14 @@ export class ChatView {
   }
 
   /** Sends `text` and waits for the confirmation card it leads to. */
+  /** Sends `text` and waits for Copilot's question carousel (an agent's question); returns it. */
+  async sendAndQuestion(text: string): Promise<Locator> {
+    await this.type(text);
+    const carousel = this.view.locator('.chat-question-carousel-container').filter({ visible: true }).last();
+    await carousel.waitFor({ timeout: ANSWER_MS });
+    return carousel;
+  }
+
   async sendAndConfirm(text: string): Promise<Card> {
     await this.type(text);
     const card = new Card(this.page, this.view);
