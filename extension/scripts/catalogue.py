@@ -13,7 +13,7 @@ Then, in order:
 1. extension/catalogue/overrides.json is applied, as the extension applies it at run time to a
    registry it refreshes from (`applyOverrides` in extension/src/agents/catalogue.ts): `remove`
    drops ids; an entry of `agents` replaces the registry's entry of the same id while the
-   registry's version is not newer (and is added when the registry has none); `patch` replaces an
+   registry's version is not newer (and is added when the registry has none: here only, not at run time); `patch` replaces an
    agent's `args` and adds to its `env` in every distribution it has.
 2. Every npm and PyPI pin is checked against the registry this machine installs from (`npm view`,
    PyPI's JSON API). A pinned version that does not exist there is resolved to one that does (the

@@ -224,9 +224,11 @@ export interface Overrides {
 
 /**
  * A registry's agents with our overrides applied (the build script applies the same,
- * extension/scripts/catalogue.py): as raw JSON, before `parseRegistry` checks it.
+ * extension/scripts/catalogue.py): as raw JSON, before `parseRegistry` checks it. An entry of
+ * `agents` the registry lacks is added only with `add` (the build); at run time a registry without it
+ * (a test's, or one of the user's choosing) is taken as it is.
  */
-export function applyOverrides(json: unknown, overrides: Overrides): unknown {
+export function applyOverrides(json: unknown, overrides: Overrides, add = false): unknown {
   const list = (json as { agents?: unknown })?.agents;
   if (!Array.isArray(list)) {
     return json;
@@ -246,7 +248,7 @@ export function applyOverrides(json: unknown, overrides: Overrides): unknown {
       continue;
     }
     const theirs = byId.get(ours.id);
-    if (!theirs || typeof theirs.version !== 'string' || compareVersions(theirs.version, ours.version) <= 0) {
+    if (theirs ? typeof theirs.version !== 'string' || compareVersions(theirs.version, ours.version) <= 0 : add) {
       byId.set(ours.id, clone(raw as Record<string, unknown>));
     }
   }

@@ -48,7 +48,7 @@ export async function manageAgents(agentsRoot: string, backend: Backend): Promis
       const auth = record ? authNote(record) : '';
       return {
         label: agent.name,
-        description: record ? `${agent.id} · ${record.version}, pinned` : agent.id,
+        description: record ? `${agent.id} · ${record.version}, pinned${record.verified === 'unverified' ? ', unverified download' : ''}` : agent.id,
         detail: auth ? `$(key) ${auth}` : joinCommandLine([agent.command, ...(agent.args ?? [])]),
         run: async () => {
           const actions = ['$(edit) Edit', '$(settings) Options (mode, effort, …)', '$(trash) Remove'];

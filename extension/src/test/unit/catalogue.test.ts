@@ -250,9 +250,10 @@ describe('our overrides', () => {
       agents: [agent('claude-acp', { npx: { package: 'c@0.100.0' } }, { version: '0.100.0' }), agent('codex-acp', { npx: { package: 'x@1.0.0' } }, { version: '1.0.0' }), agent('new', { uvx: { package: 'n==1.0.0' } })],
       patch: { gemini: { args: ['--acp'], env: { GEMINI_CLI_NO_RELAUNCH: 'true' } } },
     };
-    const { agents } = parseRegistry(applyOverrides(registry, overrides));
+    const { agents } = parseRegistry(applyOverrides(registry, overrides, true));
     const byId = Object.fromEntries(agents.map((a) => [a.id, a]));
-    assert.deepEqual(Object.keys(byId).sort(), ['claude-acp', 'codex-acp', 'gemini', 'new']);
+    assert.deepEqual(Object.keys(byId).sort(), ['claude-acp', 'codex-acp', 'gemini', 'new']); // the build adds ours
+    assert.ok(!parseRegistry(applyOverrides(registry, overrides)).agents.some((a) => a.id === 'new')); // at run time, the registry's list stands
     assert.equal(byId['claude-acp'].version, '0.100.0'); // ours, while the registry's is older
     assert.equal(byId['codex-acp'].version, '2.0.0'); // the registry's, once it is newer
     assert.deepEqual(byId.gemini.distribution.npx, { package: 'g@1.0.0', args: ['--acp'], env: { GEMINI_CLI_NO_RELAUNCH: 'true' } });
