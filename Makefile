@@ -41,7 +41,7 @@ transcripts: $(READY) agents
 	$(BIN)/python -m tests.support.record_transcripts
 
 # The agent catalogue shipped in the extension, rebuilt from the ACP registry's published registry.json
-# (or REGISTRY=<a registry.json file or a checkout of agentclientprotocol/registry>), with
+# (or REGISTRY=<a registry.json file, a checkout or a bare git directory of agentclientprotocol/registry>), with
 # extension/catalogue/overrides.json applied and every npm/PyPI pin checked (docs/usage.md, "The catalogue").
 catalogue:
 	$(PYTHON) extension/scripts/catalogue.py $(REGISTRY) > extension/catalogue/registry.json.new

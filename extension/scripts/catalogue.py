@@ -6,8 +6,8 @@ catalogue"):
     python3 extension/scripts/catalogue.py [SOURCE] [--no-check] > extension/catalogue/registry.json
 
 SOURCE is the registry's published registry.json (a URL, the default being the registry's CDN, or a
-file), or a checkout of the registry's repository (every `<id>/agent.json`, aggregated as the
-registry's own build does: icons as CDN URLs).
+file), or a checkout of the registry's repository, or its bare git directory (every `<id>/agent.json`
+of its HEAD, aggregated as the registry's own build does: icons as CDN URLs).
 
 Then, in order:
 1. extension/catalogue/overrides.json is applied, as the extension applies it at run time to a
@@ -66,8 +66,29 @@ def entry(folder: Path) -> dict:
     return agent
 
 
+def git_entries(git_dir: Path) -> list[dict]:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=True).stdout
+
+    files = set(git("ls-tree", "-r", "--name-only", "HEAD").splitlines())
+    agents = []
+    for name in sorted(files):
+        folder, _, leaf = name.partition("/")
+        if leaf != "agent.json" or folder.startswith((".", "_")):
+            continue
+        agent = json.loads(git("show", f"HEAD:{name}"))
+        agent.pop("icon", None)
+        if f"{folder}/icon.svg" in files:
+            agent["icon"] = f"{CDN}/{agent['id']}.svg"
+        agents.append(agent)
+    return agents
+
+
 def read_source(source: str) -> tuple[list[dict], str]:
     path = Path(source)
+    if (path / "HEAD").is_file() and (path / "objects").is_dir():
+        commit = subprocess.run(["git", f"--git-dir={path}", "log", "-1", "--format=%h %cs"], capture_output=True, text=True).stdout.strip()
+        return git_entries(path), f"git {path.name} at {commit}"
     if path.is_dir():
         agents = [
             entry(folder)
