@@ -390,6 +390,15 @@ export function choosePython(spec: string, candidates: Python[]): Python | undef
     .sort((a, b) => -a.version.localeCompare(b.version, undefined, { numeric: true }))[0];
 }
 
+/** The Python `version` of a package needs, as pip's or uv's refusal states it; undefined when it does not. */
+export function requiredPython(output: string, version: string): string | undefined {
+  const escaped = version.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const pip = new RegExp(`(?:^|[\\s:;])${escaped} Requires-Python ([^;\\n]+)`).exec(output)?.[1]; // "Ignored the following versions that require a different python version"
+  const pipOld = /requires a different Python: [\d.]+ not in '([^']+)'/.exec(output)?.[1];
+  const uv = /depends on Python([<>=!~][^\s]*?)(?:,? and |\s|$)/.exec(output)?.[1];
+  return (pip ?? pipOld ?? uv)?.trim().replace(/,$/, '');
+}
+
 /** What PyPI says `name` `version` needs (`requires-python`), read from its JSON API; undefined when it cannot be read. */
 export async function pypiRequiresPython(name: string, version: string): Promise<string | undefined> {
   try {
@@ -461,7 +470,15 @@ async function installPypi(agent: CatalogueAgent, _building: string, folder: str
     } else {
       await createVenv(venv, python, env, options.log);
     }
-    await pipInstall(venv, [requirement], agent.name, env, options.log);
+    try {
+      await pipInstall(venv, [requirement], agent.name, env, options.log);
+    } catch (error) {
+      // PyPI's requires-python could not be read beforehand (another index, say): pip's refusal names it.
+      const spec = error instanceof SetupError && pinned ? requiredPython(error.detail, pinned) : undefined;
+      throw spec && error instanceof SetupError && !('uv' in python)
+        ? new SetupError(`${agent.name} ${pinned} needs Python ${spec}; it was installed with ${python.version} (${python.path})`, 'Install a Python it accepts (or uv, which fetches one), or set symposium.python to one, then add the agent again.', error.detail)
+        : error;
+    }
     const listed = await run(venvPython(venv), ['-c', SCRIPTS, name], { env });
     const scripts = JSON.parse(listed.stdout.trim() || 'null') as string[] | null;
     if (!scripts) {

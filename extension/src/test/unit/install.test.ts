@@ -13,7 +13,7 @@ import { Backend } from '../../backend';
 import { CatalogueAgent, platformKey } from '../../agents/catalogue';
 import { wireAgent } from '../../config';
 import {
-  choosePython, classifyNpmFailure, InstallRecord, installAgent, LIMITS, pipRequirement, pythonSatisfies, readRecords, recordOf, settingFor, VersionMissing,
+  choosePython, classifyNpmFailure, requiredPython, InstallRecord, installAgent, LIMITS, pipRequirement, pythonSatisfies, readRecords, recordOf, settingFor, VersionMissing,
 } from '../../agents/install';
 import { findPython, run, SetupError } from '../../setup';
 import { ResponsePart } from '../../wire';
@@ -198,6 +198,16 @@ describe('a Python for a PyPI agent', () => {
     assert.ok(!pythonSatisfies('!=3.12.*', '3.12.9'));
     assert.ok(pythonSatisfies('>=3.9, !=3.10.0', '3.10.1'));
     assert.ok(pythonSatisfies('', '3.8.0'));
+  });
+
+  it("reads the version a package needs from pip's and uv's refusals", () => {
+    // pip 23.2's words, from this machine's Python 3.11 asked for fast-agent-acp 0.10.1.
+    const pip = 'ERROR: Ignored the following versions that require a different python version: 0.10.0 Requires-Python <3.15,>=3.12; 0.10.1 Requires-Python <3.15,>=3.12; 0.10.10 Requires-Python <3.15,>=3.12; 0.3.28 Requires-Python <3.14,>=3.13.5\nERROR: Could not find a version that satisfies the requirement fast-agent-acp==0.10.1 (from versions: none)\nERROR: No matching distribution found for fast-agent-acp==0.10.1';
+    assert.equal(requiredPython(pip, '0.10.1'), '<3.15,>=3.12');
+    assert.equal(requiredPython(pip, '0.3.28'), '<3.14,>=3.13.5');
+    assert.equal(requiredPython("ERROR: Package 'fast-agent-acp' requires a different Python: 3.11.7 not in '<3.16,>=3.12'", '0.10.48'), '<3.16,>=3.12');
+    assert.equal(requiredPython('  × No solution found when resolving dependencies:\n  ╰─▶ Because the current Python version (3.11.7) does not satisfy Python>=3.12,<3.15 and fast-agent-acp==0.10.1 depends on Python>=3.12,<3.15, we can conclude', '0.10.1'), '>=3.12,<3.15');
+    assert.equal(requiredPython('ERROR: No matching distribution found for x==1.0', '1.0'), undefined);
   });
 
   it('chooses the newest Python the package accepts, or none', () => {
