@@ -1,5 +1,5 @@
 // Tells the user, once for a given set, when Symposium's machine settings are where this window
-// cannot apply them (`ignoredSettings` in settingsPlace.ts decides; README, "Where the settings go").
+// cannot apply them (`ignoredSettings` in settingsPlace.ts decides; docs/settings.md).
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';

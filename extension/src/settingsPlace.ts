@@ -1,5 +1,5 @@
-// Where Symposium's machine settings must be for a window to apply them (README, "Where the
-// settings go"). `symposium.agents`, `symposium.backend.command`, `symposium.python`,
+// Where Symposium's machine settings must be for a window to apply them (docs/settings.md).
+// `symposium.agents`, `symposium.backend.command`, `symposium.python`,
 // `symposium.catalogue.url` are machine-scoped and `symposium.traceDir` machine-overridable: in a
 // remote window (Remote-SSH, WSL, dev containers, Codespaces, code-server) VS Code reads them from the
 // Remote settings and ignores them in the User settings; no window reads a machine-scoped one from a
