@@ -54,6 +54,7 @@ from actors.tool_bridge import BridgeListener, ToolBridge
 from actors.warm import Spares
 from protocol.tool_policy import bridged_tools, hands_off_edits
 from protocol.turn import (
+    AcceptToolCalls,
     AgentUpdates,
     Answer,
     CancelPrompt,
@@ -422,6 +423,8 @@ class SessionActor:
                     self._note_options(updates)
                 case UseTools(tools=tools):
                     bridge.update_tools(tools)
+                case AcceptToolCalls(accept=accept):
+                    bridge.accept_calls(accept)
                 case SetTimer(seconds=seconds):
                     self._deadline = math.inf if seconds is None else trio.current_time() + seconds
                 case ReportUsage(model_id=model_id, usage=usage):

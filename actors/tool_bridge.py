@@ -2,14 +2,19 @@
 
 One per conversation. The agent reaches it through a stdio `mcpServers` entry whose command
 is the application's `Relay` (the backend's is `symposium/mcp_relay.py`); the relay connects
-back to the backend on 127.0.0.1 and presents the conversation's random token before any
-MCP traffic. One `BridgeListener` per backend accepts those connections for every
-conversation: a listening socket per conversation would cost a file descriptor each, and
-thousands of conversations would exhaust the process's limit. The listener reads the token line and hands the connection to the bridge
-the token belongs to, which serves it in its own nursery, so a conversation's connections
+back to the backend and presents the conversation's random secret before any MCP traffic.
+One `BridgeListener` per backend accepts those connections for every conversation: a listening
+socket per conversation would cost a file descriptor each, and thousands of conversations would
+exhaust the process's limit. It listens on a Unix socket in a private folder and serves this
+user's processes only, or on loopback TCP where there are no Unix sockets; each bridge's secret
+is a private file there whose path, never its content, is on the relay's command line
+(`actors/bridge_socket.py`). The listener reads the secret line and hands the connection to the
+bridge the secret belongs to, which serves it in its own nursery, so a conversation's connections
 end with it. The MCP side is the SDK's low-level `Server` with its handlers registered
 explicitly. A `tools/call` becomes a `ToolRequested` event (the turn machine's own) on the Session's channel; the
-Session answers it with VS Code's tool result (or an error) once VS Code has run the tool.
+Session answers it with VS Code's tool result (or an error) once VS Code has run the tool. Calls
+are taken only while a prompt of the conversation runs (`accept_calls`, the turn machine's
+`AcceptToolCalls`); any other is refused at once.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from actors import bridge_socket
+from actors.bridge_socket import Endpoint
 from actors.mailbox import answering, queued
 from protocol.failures import AgentError, FailureKind, failure, resource_failure
 from protocol.tool_names import ToolNames
@@ -36,7 +43,7 @@ from protocol.jsonrpc import LineSplitter, Overlong
 from actors.peer import Tracer
 from actors.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
-from protocol.turn import ToolRequested
+from protocol.turn import NO_PROMPT_CALL, ToolRequested
 from actors.version import version
 
 if TYPE_CHECKING:
@@ -47,8 +54,8 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "vscode_tools"
 TOKEN_TIMEOUT = 10.0
 # Connections read up to their token line at once. More wait in the kernel's backlog, holding
-# none of our descriptors: whoever connects to the port (any local user can) and says nothing
-# costs at most this many, each for at most TOKEN_TIMEOUT.
+# none of our descriptors: whoever connects and says nothing (any of this user's processes; any
+# local user's on the loopback fallback) costs at most this many, each for at most TOKEN_TIMEOUT.
 MAX_HANDSHAKES = 16
 # Connections one bridge (one conversation's token) serves at once. An agent holds its token, so
 # without this bound it could open connections until the backend's descriptors ran out and every
@@ -66,11 +73,11 @@ ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, er
 
 @attrs.frozen
 class Relay:
-    """How an agent reaches the bridges: the stdio MCP server it starts (`--port PORT` is added)
-    and the environment variable that hands that server its conversation's token."""
+    """How an agent reaches the bridges: the stdio MCP server it starts. `--socket PATH` (or
+    `--port PORT`) and `--key FILE` are added: where to connect, and the file holding its
+    conversation's secret."""
 
     command: tuple[str, ...]
-    token_env: str
 
 
 # A connection that presented a bridge's token: the stream, and what arrived after the token line.
@@ -111,18 +118,24 @@ def _token_key(token: str | bytes) -> bytes:
 
 
 class BridgeListener:
-    """The one loopback listener every conversation's ToolBridge is reached through.
+    """The one listener every conversation's ToolBridge is reached through.
 
-    Opened on first use, in the nursery it is given (the backend's), and closed with it.
-    Each connection is read up to its token line here, in a task bounded by TOKEN_TIMEOUT;
-    then it belongs to the bridge that registered the token, or is closed.
+    Opened on first use, in the nursery it is given (the backend's), and closed with it (its
+    private folder removed). A connection from another user is closed as it is accepted; the
+    others are read up to their token line here, in a task bounded by TOKEN_TIMEOUT; then each
+    belongs to the bridge that registered the token, or is closed. `unix`: a Unix socket in a
+    private folder (the default where the platform has them), else loopback TCP
+    (`actors/bridge_socket.py`).
     """
 
-    def __init__(self, nursery: trio.Nursery, relay: Relay) -> None:
+    def __init__(self, nursery: trio.Nursery, relay: Relay, *, unix: bool = bridge_socket.UNIX_SOCKETS) -> None:
         self._nursery = nursery
         self.relay = relay
+        self._unix = unix
         self._bridges: dict[bytes, trio.MemorySendChannel[Handoff]] = {}
-        self._port: int | None = None
+        self._keys: dict[bytes, str] = {}  # token digest → its key file
+        self._endpoint: Endpoint | None = None
+        self._folder: str | None = None
         self._opening = trio.Lock()
         self._handshakes = trio.Semaphore(MAX_HANDSHAKES)  # taken before accept, given back by _route
 
@@ -130,22 +143,25 @@ class BridgeListener:
         """Bridges registered now (one per live conversation)."""
         return len(self._bridges)
 
-    async def port(self) -> int:
-        """The listening port, opening the listener if it is not open yet.
+    async def endpoint(self) -> Endpoint:
+        """Where relays connect, opening the listener if it is not open yet.
 
         Raises AgentError when it cannot be opened (out of descriptors, say): that
         conversation's request fails saying so, and the next one tries again.
         """
         async with self._opening:
-            if self._port is None:
+            if self._endpoint is None:
+                folder: str | None = None
                 try:
-                    [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+                    folder = bridge_socket.private_folder(self._unix)
+                    listener, endpoint = await bridge_socket.open_listener(folder, self._unix)
                 except OSError as exc:
-                    exhausted = resource_failure("open the tool bridge's listener", exc)
-                    raise AgentError(exhausted or failure(FailureKind.BRIDGE_FAILED, f"Cannot open the tool bridge's listener: {exc}")) from None
-                self._port = listener.socket.getsockname()[1]
-                self._nursery.start_soon(self._accept, listener, name="vscode_tools listener")
-        return self._port
+                    if folder is not None:
+                        bridge_socket.remove_folder(folder)
+                    raise _failed("open the tool bridge's listener", exc) from None
+                self._folder, self._endpoint = folder, endpoint
+                self._nursery.start_soon(self._accept, listener, folder, name="vscode_tools listener")
+        return self._endpoint
 
     async def open(self, events: trio.MemorySendChannel[Any], tools: tuple[Tool, ...], *, recorder: Recorder | None = None) -> ToolBridge:
         """A conversation's bridge, offering `tools`, its `tools/call`s sent to `events`.
@@ -159,27 +175,50 @@ class BridgeListener:
         await self._nursery.start(bridge.run, tools)
         return bridge
 
-    def register(self, token: str, inbox: trio.MemorySendChannel[Handoff]) -> None:
+    def register(self, token: str, inbox: trio.MemorySendChannel[Handoff]) -> str:
+        """Connections presenting `token` go to `inbox` from now on. Returns the path of the
+        private file holding it, for the relay's command line (once `endpoint` has returned).
+        Raises AgentError when the file cannot be written."""
+        assert self._folder is not None, "the listener is not open"
+        try:
+            path = bridge_socket.write_key(self._folder, token)  # a few bytes, in a private folder
+        except OSError as exc:
+            raise _failed("write the tool bridge's key", exc) from None
+        self._keys[_token_key(token)] = path
         self._bridges[_token_key(token)] = inbox
+        return path
 
     def unregister(self, token: str) -> None:
+        """A released token: refused from now on, its key file removed."""
         self._bridges.pop(_token_key(token), None)
+        path = self._keys.pop(_token_key(token), None)
+        if path is not None:
+            bridge_socket.remove(path)
 
-    async def _accept(self, listener: trio.SocketListener) -> None:
-        async with listener:
-            while True:
-                await self._handshakes.acquire()
-                try:
-                    stream = await listener.accept()
-                except OSError as exc:
-                    self._handshakes.release()
-                    if exc.errno not in ACCEPT_CAPACITY_ERRNOS:
-                        raise
-                    # The connection waits in the kernel's backlog; conversations ending free descriptors.
-                    log.warning("vscode_tools: cannot accept a connection now: %s", exc.strerror or exc)
-                    await trio.sleep(ACCEPT_RETRY)
-                    continue
-                self._nursery.start_soon(self._route, stream, name="vscode_tools token")
+    async def _accept(self, listener: trio.SocketListener, folder: str) -> None:
+        try:
+            async with listener:
+                while True:
+                    await self._handshakes.acquire()
+                    try:
+                        stream = await listener.accept()
+                    except OSError as exc:
+                        self._handshakes.release()
+                        if exc.errno not in ACCEPT_CAPACITY_ERRNOS:
+                            raise
+                        # The connection waits in the kernel's backlog; conversations ending free descriptors.
+                        log.warning("vscode_tools: cannot accept a connection now: %s", exc.strerror or exc)
+                        await trio.sleep(ACCEPT_RETRY)
+                        continue
+                    if (why := bridge_socket.refusal(stream)) is not None:
+                        self._handshakes.release()
+                        log.warning("vscode_tools: refused a connection: %s", why)
+                        stream.socket.close()
+                        continue
+                    self._nursery.start_soon(self._route, stream, name="vscode_tools token")
+        finally:
+            self._keys.clear()
+            bridge_socket.remove_folder(folder)
 
     async def _route(self, stream: trio.SocketStream) -> None:
         """Read the token line and hand the connection to its bridge; close it otherwise."""
@@ -195,6 +234,11 @@ class BridgeListener:
             await trio.aclose_forcefully(stream)
         finally:
             self._handshakes.release()
+
+
+def _failed(doing: str, exc: OSError) -> AgentError:
+    exhausted = resource_failure(doing, exc)
+    return AgentError(exhausted or failure(FailureKind.BRIDGE_FAILED, f"Cannot {doing}: {exc}"))
 
 
 async def _read_token(stream: trio.SocketStream) -> tuple[bytes, bytes]:
@@ -220,7 +264,9 @@ class ToolBridge:
         self._live = 0  # connections taken and not yet closed (at most MAX_CONNECTIONS)
         if recorder is not None:
             recorder.secret(self.token)
-        self.port: int | None = None
+        self.endpoint: Endpoint | None = None  # where the relay connects, once `run` has started
+        self.key_path: str | None = None  # the private file holding `token`, for the relay
+        self._accepting = False  # a prompt of the conversation runs: `tools/call`s are taken
         self._tools: tuple[Tool, ...] = ()
         self._listed: list[dict[str, Any]] = []  # self._tools as MCP lists them (protocol/tool_schema.py)
         self._changes = 0  # tool-list changes so far
@@ -235,15 +281,21 @@ class ToolBridge:
     # The Session's side --------------------------------------------------------------------
 
     def entry(self) -> dict[str, Any]:
-        """The `mcpServers` entry for `session/new`."""
-        relay = self._listener.relay
-        command, *args = relay.command
+        """The `mcpServers` entry for `session/new`. No secret in it: an agent may put it on a
+        command line (Claude Code's SDK does), where every local user can read it. It names the
+        private file holding the secret instead."""
+        assert self.endpoint is not None and self.key_path is not None, "the bridge is not running"
+        command, *args = self._listener.relay.command
         return {
             "name": SERVER_NAME,
             "command": command,
-            "args": [*args, "--port", str(self.port)],
-            "env": [{"name": relay.token_env, "value": self.token}],
+            "args": [*args, *self.endpoint.args(), "--key", self.key_path],
+            "env": [],
         }
+
+    def accept_calls(self, accept: bool) -> None:
+        """Take `tools/call`s (a prompt runs), or refuse them at once (`NO_PROMPT_CALL`)."""
+        self._accepting = accept
 
     def update_tools(self, tools: tuple[Tool, ...]) -> None:
         """Offer `tools` from now on: a `tools/list` answered after this call lists them.
@@ -298,9 +350,9 @@ class ToolBridge:
         conversations never touch a VS Code tool, and the import costs most of a second.
         """
         self._set_tools(tools)
-        self.port = await self._listener.port()
+        self.endpoint = await self._listener.endpoint()
         inbox_send, inbox = trio.open_memory_channel[Handoff](math.inf)
-        self._listener.register(self.token, inbox_send)
+        self.key_path = self._listener.register(self.token, inbox_send)
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._take_connections, inbox, nursery)
@@ -340,6 +392,8 @@ class ToolBridge:
             return types.ListToolsResult.model_validate({"tools": self._listed}, by_name=False)
 
         async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+            if not self._accepting:
+                return types.CallToolResult(content=[types.TextContent(type="text", text=NO_PROMPT_CALL)], is_error=True)
             name = self._names.consumer(params.name)
             if name is None:
                 return types.CallToolResult(content=[types.TextContent(type="text", text=f"tool '{params.name}' not found")], is_error=True)

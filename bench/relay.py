@@ -1,9 +1,11 @@
 """Relay start-up: spawn `python -m symposium.mcp_relay` until the backend side has its token line.
 
-A plain socket listener on 127.0.0.1 stands in for the ToolBridge. Each run times from just
-before the spawn until the listener has accepted the relay's connection and read the token
-line. Interleaved with the same listener and a `python -c` that only connects and sends a
-line (the interpreter's own floor), so a busy machine slows both alike, and with the relay
+A plain Unix socket listener in a private folder stands in for the ToolBridge, and a 0600 key
+file beside it holds the token, as `actors/bridge_socket.py` makes them (where there are no Unix
+sockets, 127.0.0.1). Each run times from just before the spawn until the listener has accepted
+the relay's connection and read the token line. Interleaved with the same listener and a
+`python -c` that only reads the key, connects and sends a line (the interpreter's own floor), so
+a busy machine slows both alike, and with the relay
 started as the ToolBridge could start it: `python -I -S .../mcp_relay.py` (it is stdlib only,
 and `site` with the editable install's import hook is most of the interpreter's start-up).
 Also: the echo round trip of one line through a connected relay (stdin → socket → back →
@@ -22,13 +24,18 @@ import tempfile
 import time
 from typing import Any
 
+from actors import bridge_socket
 from symposium import mcp_relay
-from symposium.mcp_relay import TOKEN_ENV
 
 RUNS = 15
 ECHOES = 200
 TIMEOUT = 10.0
-FLOOR = "import os, socket, sys; s = socket.create_connection(('127.0.0.1', int(sys.argv[1]))); s.sendall(os.environ['{env}'].encode() + b'\\n'); s.recv(1)"
+FLOOR = (
+    "import socket, sys; key = open(sys.argv[4], 'rb').read().strip(); "
+    "s = socket.socket(socket.AF_UNIX) if sys.argv[1] == '--socket' else socket.socket(); "
+    "s.connect(sys.argv[2] if sys.argv[1] == '--socket' else ('127.0.0.1', int(sys.argv[2]))); "
+    "s.sendall(key + b'\\n'); s.recv(1)"
+)
 
 
 def _read_line(conn: socket.socket) -> bytes:
@@ -43,10 +50,9 @@ def _read_line(conn: socket.socket) -> bytes:
 
 def _start(listener: socket.socket, argv: list[str], token: str) -> tuple[float, subprocess.Popen[bytes], socket.socket]:
     """Spawn, accept, read the token line: (seconds, the process, the accepted connection)."""
-    env = {**os.environ, TOKEN_ENV: token}
     start = time.perf_counter()
     # An agent starts its MCP servers in its own working directory, not ours.
-    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=tempfile.gettempdir())
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tempfile.gettempdir())
     conn, _ = listener.accept()
     line = _read_line(conn)
     elapsed = time.perf_counter() - start
@@ -70,7 +76,8 @@ def _stop(process: subprocess.Popen[bytes], conn: socket.socket) -> None:
 def _echo_round_trip(process: subprocess.Popen[bytes], conn: socket.socket) -> list[float]:
     """One line at a time: relay stdin → socket (we echo it) → relay stdout."""
     assert process.stdin is not None and process.stdout is not None
-    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if conn.family != getattr(socket, "AF_UNIX", None):
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     line = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}\n'
     timings = []
     for _ in range(ECHOES):
@@ -85,26 +92,49 @@ def _echo_round_trip(process: subprocess.Popen[bytes], conn: socket.socket) -> l
 
 
 def measure() -> dict[str, Any]:
+    unix = bridge_socket.UNIX_SOCKETS
+    folder = bridge_socket.private_folder(unix)
+    try:
+        if unix:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(os.path.join(folder, bridge_socket.SOCKET_NAME))
+            listener.listen()
+            where = ["--socket", listener.getsockname()]
+        else:
+            listener = socket.create_server(("127.0.0.1", 0))
+            where = ["--port", str(listener.getsockname()[1])]
+        with listener:
+            listener.settimeout(TIMEOUT)
+            return _measure(listener, folder, where)
+    finally:
+        bridge_socket.remove_folder(folder)
+
+
+def _measure(listener: socket.socket, folder: str, where: list[str]) -> dict[str, Any]:
     relay: list[float] = []
     floor: list[float] = []
     isolated: list[float] = []
     echo: list[float] = []
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        listener.settimeout(TIMEOUT)
-        port = str(listener.getsockname()[1])
-        relay_argv = [sys.executable, "-m", "symposium.mcp_relay", "--port", port]
-        floor_argv = [sys.executable, "-c", FLOOR.format(env=TOKEN_ENV), port]
-        isolated_argv = [sys.executable, "-I", "-S", mcp_relay.__file__, "--port", port]
-        _stop(*_start(listener, relay_argv, "warm")[1:])  # the file cache
-        for run in range(RUNS):
-            token = secrets.token_urlsafe(32)
-            variants = [(relay_argv, relay), (floor_argv, floor), (isolated_argv, isolated)]
-            for argv, timings in variants[run % 3 :] + variants[: run % 3]:
-                elapsed, process, conn = _start(listener, argv, token)
-                timings.append(elapsed)
-                if argv is relay_argv and run == 0:
-                    echo = _echo_round_trip(process, conn)
-                _stop(process, conn)
+
+    def commands(token: str) -> tuple[list[str], list[str], list[str]]:
+        args = [*where, "--key", bridge_socket.write_key(folder, token)]
+        return (
+            [sys.executable, "-m", "symposium.mcp_relay", *args],
+            [sys.executable, "-c", FLOOR, *args],
+            [sys.executable, "-I", "-S", mcp_relay.__file__, *args],
+        )
+
+    _stop(*_start(listener, commands("warm")[0], "warm")[1:])  # the file cache
+    for run in range(RUNS):
+        token = secrets.token_urlsafe(32)
+        relay_argv, floor_argv, isolated_argv = commands(token)
+        variants = [(relay_argv, relay), (floor_argv, floor), (isolated_argv, isolated)]
+        for argv, timings in variants[run % 3 :] + variants[: run % 3]:
+            elapsed, process, conn = _start(listener, argv, token)
+            timings.append(elapsed)
+            if argv is relay_argv and run == 0:
+                echo = _echo_round_trip(process, conn)
+            _stop(process, conn)
     echo.sort()
     return {
         "relay_ms": statistics.median(relay) * 1000,

@@ -57,6 +57,9 @@ NOTHING_NEW = "*(Nothing new to send to the agent.)*"
 CANCELLED_CALL = "the turn was cancelled"
 UNANSWERED_CALL = "VS Code did not run the tool: the user cancelled or moved on"
 ENDED_CALL = "the conversation ended before VS Code ran the tool"
+# A `tools/call` with no prompt of the conversation running: nobody asked VS Code for anything, so
+# it is refused at once, never kept for the next prompt (docs/DESIGN.md, "Tool bridge").
+NO_PROMPT_CALL = "no request of this conversation is running: VS Code's tools can be called only while the agent answers one"
 
 
 def new_call_id() -> str:
@@ -119,6 +122,8 @@ _WANTS = {
 }
 
 _HOLDS_TURN = frozenset({State.PREPARING, State.STREAMING, State.GATHERING})  # VS Code may still cancel it
+# A prompt of the conversation runs: the agent may call VS Code's tools (`AcceptToolCalls`).
+_PROMPTING = frozenset({State.STREAMING, State.GATHERING, State.WAITING, State.CANCELLING})
 
 
 # Events in ------------------------------------------------------------------------------------
@@ -246,6 +251,14 @@ class UseTools:
 
 
 @attrs.frozen
+class AcceptToolCalls:
+    """Whether the bridge takes the agent's `tools/call`s from now on: only while a prompt runs.
+    Refused ones are answered `NO_PROMPT_CALL` by the bridge itself, at once."""
+
+    accept: bool
+
+
+@attrs.frozen
 class SendPrompt:
     blocks: tuple[dict[str, Any], ...]
 
@@ -343,6 +356,7 @@ class ForgetToolCalls:
 
 Effect = (
     UseTools
+    | AcceptToolCalls
     | SendPrompt
     | ShowUpdates
     | CountUpdates
@@ -454,12 +468,25 @@ class TurnMachine:
         """The turn VS Code may still cancel (its cancel scope is the loop's to watch)."""
         return self._turn if self.state in _HOLDS_TURN else None
 
+    @property
+    def prompting(self) -> bool:
+        """A prompt of this conversation runs: the agent's `tools/call`s are taken."""
+        return self.state in _PROMPTING
+
     def handle(self, event: Event) -> list[Effect]:
         out: list[Effect] = []
+        prompting = self.prompting
         self._handle(event, out)
         if self.state in (State.STREAMING, State.GATHERING, State.CANCELLING):
             while self._deferred and self.state in (State.STREAMING, State.GATHERING, State.CANCELLING):
                 self._handle(self._deferred.popleft(), out)
+        if self.state in (State.IDLE, State.PREPARING) and any(isinstance(e, ToolRequested) for e in self._deferred):
+            # Kept while the prompt waited on VS Code, and that prompt ended first: refused now.
+            calls = [e for e in self._deferred if isinstance(e, ToolRequested)]
+            self._deferred = collections.deque(e for e in self._deferred if not isinstance(e, ToolRequested))
+            out.extend(Answer(call.handle, NO_PROMPT_CALL) for call in calls)
+        if self.prompting != prompting:
+            out.append(AcceptToolCalls(self.prompting))
         return _answers_after_cancel(out)
 
     # Dispatch ---------------------------------------------------------------------------------
@@ -660,6 +687,11 @@ class TurnMachine:
             out.append(Answer(event.handle, CANCELLED_CALL))
         elif self.state is State.ENDED:
             out.append(Answer(event.handle, ENDED_CALL))
+        elif self.state in (State.IDLE, State.PREPARING):
+            # No prompt runs (the bridge refuses such calls itself; this one was on its way):
+            # kept, it would become the next prompt's tool call, the answer to a question it is
+            # not about.
+            out.append(Answer(event.handle, NO_PROMPT_CALL))
         else:
             self._defer(event, out)
 

@@ -10,7 +10,7 @@ SIGUSR1 the guard (it SIGKILLs everything), SIGKILL the group, each step bounded
 On Windows an agent runs in a Job Object instead (`symposium/windows.py`).
 
 `RELAY` is how an agent reaches its conversation's ToolBridge (`actors/tool_bridge.py`): the
-stdio MCP server it starts (`symposium/mcp_relay.py`) and the variable carrying the token.
+stdio MCP server it starts (`symposium/mcp_relay.py`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from actors.tool_bridge import Relay
 from protocol.lm import Agent, ElizaAgent, ProcessAgent
 from actors.streams import memory_stream_pair
 from symposium import mcp_relay
-from symposium.mcp_relay import TOKEN_ENV
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +41,7 @@ REAP_TIMEOUT = 1.0  # how long an agent whose output ended is given to exit, for
 
 # Run as a file with -I -S: the agent starts it in the workspace, whose modules must not be importable
 # (docs/reliability.md), and it is standard library only, so `site` would only slow it down.
-RELAY = Relay(command=(sys.executable, "-I", "-S", os.path.abspath(mcp_relay.__file__)), token_env=TOKEN_ENV)
+RELAY = Relay(command=(sys.executable, "-I", "-S", os.path.abspath(mcp_relay.__file__)))
 
 
 async def connect(agent: Agent, cwd: str, nursery: trio.Nursery) -> AgentConnection:

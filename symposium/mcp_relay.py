@@ -1,22 +1,85 @@
 """The stdio MCP server an agent starts for `vscode_tools`: a relay back to the backend.
 
-    python -m symposium.mcp_relay --port PORT        (token in $SYMPOSIUM_RELAY_TOKEN)
+    python -I -S .../mcp_relay.py --socket PATH --key FILE
+    python -I -S .../mcp_relay.py --port PORT --key FILE      (where there are no Unix sockets)
 
 Every ACP agent must support stdio MCP servers, so this is the transport that always works.
-It connects to the conversation's ToolBridge on 127.0.0.1, presents the conversation's
-token on the first line, then copies bytes both ways. Standard library only, so it starts
-in tens of milliseconds. stdin EOF half-closes the socket and waits for the backend to
-finish; a refused connection exits 1 (the agent sees the server fail).
+It reads its conversation's secret from FILE (a private file of the backend's: the secret is
+never on a command line or in an environment, which other local users can read), connects to
+the backend's bridge listener (a Unix socket in the backend's private folder, or 127.0.0.1),
+presents the secret on the first line, then copies bytes both ways. Standard library only, so
+it starts in tens of milliseconds. stdin EOF half-closes the socket and waits for the backend to
+finish; a refused connection or an unreadable key exits 1 (the agent sees the server fail).
+See "Tool bridge" in docs/DESIGN.md.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import stat
 import sys
 import threading
 
-TOKEN_ENV = "SYMPOSIUM_RELAY_TOKEN"
+USAGE = "usage: mcp_relay.py (--socket PATH | --port PORT) --key FILE"
+MAX_KEY = 1024
+
+
+class RelayError(Exception):
+    """Why the relay cannot reach the backend (the message names no secret)."""
+
+
+def parse(argv: list[str]) -> dict[str, str] | None:
+    """`--socket` or `--port`, and `--key`, as given; None when they are not right."""
+    if len(argv) != 4:
+        return None
+    options = dict(zip(argv[::2], argv[1::2]))
+    if set(options) not in ({"--socket", "--key"}, {"--port", "--key"}):
+        return None
+    if "--port" in options and not options["--port"].isdigit():
+        return None
+    return options
+
+
+def read_key(path: str) -> bytes:
+    """The secret in `path`, which must be a private file of this user's. Raises RelayError."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise RelayError(f"cannot read the key file {path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise RelayError(f"the key file {path} is not a regular file")
+        if os.name == "posix" and (info.st_uid != os.geteuid() or info.st_mode & 0o077):
+            raise RelayError(f"the key file {path} is not this user's alone")
+        key = os.read(descriptor, MAX_KEY).strip()
+    finally:
+        os.close(descriptor)
+    if not key or b"\n" in key:
+        raise RelayError(f"the key file {path} holds no key")
+    return key
+
+
+def open_bridge(options: dict[str, str]) -> socket.socket:
+    """Connect to the backend and present the secret: the connected socket. Raises RelayError."""
+    key = read_key(options["--key"])
+    where = options.get("--socket") or f"port {options.get('--port')}"
+    try:
+        if "--socket" in options:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(options["--socket"])
+            except BaseException:
+                sock.close()
+                raise
+        else:
+            sock = socket.create_connection(("127.0.0.1", int(options["--port"])))
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(key + b"\n")
+    except OSError as exc:
+        raise RelayError(f"cannot reach the backend at {where}: {exc.strerror or exc}") from None
+    return sock
 
 
 def _stdin_to_socket(sock: socket.socket) -> None:
@@ -33,16 +96,14 @@ def _stdin_to_socket(sock: socket.socket) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] != "--port" or not argv[1].isdigit():
-        print("usage: python -m symposium.mcp_relay --port PORT", file=sys.stderr)
+    options = parse(argv)
+    if options is None:
+        print(USAGE, file=sys.stderr)
         return 2
-    token = os.environ.get(TOKEN_ENV, "")
     try:
-        sock = socket.create_connection(("127.0.0.1", int(argv[1])))
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.sendall(token.encode() + b"\n")
-    except OSError as exc:
-        print(f"symposium mcp relay: cannot reach the backend on port {argv[1]}: {exc}", file=sys.stderr)
+        sock = open_bridge(options)
+    except RelayError as exc:
+        print(f"symposium mcp relay: {exc}", file=sys.stderr)
         return 1
     threading.Thread(target=_stdin_to_socket, args=(sock,), daemon=True).start()
     out = sys.stdout.fileno()

@@ -32,7 +32,7 @@ from protocol.jsonrpc import LineSplitter
 from protocol.lm import Agent
 from actors.streams import memory_stream_pair
 from actors.transcript import REDACTED, read
-from symposium.mcp_relay import TOKEN_ENV
+from symposium import mcp_relay
 
 QUIET = 0.05  # real seconds everything must be blocked before virtual time jumps
 GIVE_UP = 600.0  # virtual seconds without progress: the backend will not send what is expected
@@ -263,15 +263,16 @@ class Replay:
         return StreamConnection(ours)
 
     async def play_mcp_client(self, channel: str) -> None:
-        """An agent's MCP client: connect to the live bridge (token and port are live values)."""
+        """An agent's MCP client: connect to the live bridge as its relay would (where and its
+        key are live values)."""
         steps = self.scripts[channel]
         await self._may_send(steps[0].order)
         bridge = self.bridges[int(channel.split()[1]) - 1]
-        port = int(bridge["args"][bridge["args"].index("--port") + 1])
-        token = next(e["value"] for e in bridge["env"] if e["name"] == TOKEN_ENV)
-        stream = await trio.open_tcp_stream("127.0.0.1", port)
-        await stream.send_all(token.encode() + b"\n")
-        await self.play(channel, stream)
+        options = mcp_relay.parse(bridge["args"][-4:])
+        assert options is not None, bridge["args"]
+        # The listener is this process's own: connecting and saying the key never waits on it.
+        sock = mcp_relay.open_bridge(options)
+        await self.play(channel, trio.SocketStream(trio.socket.from_stdlib_socket(sock)))
 
     async def _guarded(self, play: Any, *args: Any) -> None:
         try:

@@ -101,24 +101,31 @@ def after(id: Any, session: str, argument: str) -> None:
         done.write("done\n")
 # Resource exhaustion (issue 21, "no agent can starve another") ---------------------------------
 
-# session id -> (port, token) of its conversation's vscode_tools bridge, from `session/new`.
-BRIDGES: dict[str, tuple[int, str]] = {}
+# session id -> how its relay reaches its conversation's vscode_tools bridge (`--socket`/`--port`,
+# `--key`), from `session/new`.
+BRIDGES: dict[str, dict[str, str]] = {}
 HELD: list[socket.socket] = []  # connections kept open for the agent's lifetime
 
 
 def connect_flood(id: Any, session: str, argument: str) -> None:
     """Open up to N connections to our own bridge with our own token and keep them; report how
     many the backend serves (it answers MCP `initialize`) and how many it closes."""
-    port, token = BRIDGES[session]
+    from symposium.mcp_relay import RelayError, open_bridge
+
+    options = BRIDGES[session]
     served = closed = 0
     for n in range(int(argument or "2000")):
         try:
-            sock = socket.create_connection(("127.0.0.1", port))
-        except OSError:  # our own descriptors ran out
+            sock = open_bridge(options)  # connected, the key said, as the relay does
+        except RelayError:  # our own descriptors ran out
             break
         request = {"jsonrpc": "2.0", "id": n, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "0"}}}
-        sock.sendall(token.encode() + b"\n" + json.dumps(request).encode() + b"\n")
-        if sock.makefile("rb").readline():
+        try:
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            answered = sock.makefile("rb").readline()
+        except OSError:  # closed by the backend before (or while) we said it
+            answered = b""
+        if answered:
             served += 1
             HELD.append(sock)
         else:
@@ -349,9 +356,9 @@ def main() -> None:
         elif method == "session/new":
             session = str(uuid.uuid4())
             for server in params.get("mcpServers") or []:
-                if "--port" in server.get("args", []):
-                    args, env = server["args"], server.get("env") or [{}]
-                    BRIDGES[session] = (int(args[args.index("--port") + 1]), env[0].get("value", ""))
+                if "--key" in server.get("args", []):
+                    args = server["args"]
+                    BRIDGES[session] = dict(zip(args[-4::2], args[-3::2]))
             send({"id": id, "result": {"sessionId": session, **new_session_answer(flags), **metadata_new_session(flags)}})
         elif metadata_answer(flags, method, id, params) or answer_sessions(method, id, params):
             pass

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from protocol.matching import normalise
 from protocol.messages import Turn
 from protocol.turn import (
+    NO_PROMPT_CALL,
+    AcceptToolCalls,
     AgentGone,
     AgentUpdates,
     Answer,
@@ -106,7 +108,7 @@ def test_a_prompt_streams_its_updates_and_completes_the_turn() -> None:
     m = machine()
     streaming(m)
     assert m.handle(AgentUpdates(({"sessionUpdate": "agent_message_chunk"},))) == [ShowUpdates(1, ({"sessionUpdate": "agent_message_chunk"},))]
-    assert m.handle(PromptEnded("end_turn", {"inputTokens": 1})) == [ReportUsage(1, "", {"inputTokens": 1}), Complete(1)]
+    assert m.handle(PromptEnded("end_turn", {"inputTokens": 1})) == [ReportUsage(1, "", {"inputTokens": 1}), Complete(1), AcceptToolCalls(False)]
     assert m.state is State.IDLE and m.wants is Want.TURN
 
 
@@ -234,6 +236,35 @@ def test_tool_calls_made_together_go_to_vscode_in_one_response() -> None:
     ]
 
 
+def test_tool_calls_are_taken_only_while_a_prompt_runs() -> None:
+    m = machine()
+    # Between prompts (an agent's own, or anyone holding the bridge's secret): refused at once,
+    # never kept to become the next prompt's tool call.
+    assert m.handle(ToolRequested("idle", "lookup", {"q": 1})) == [Answer("idle", NO_PROMPT_CALL)]
+    m.handle(TurnArrived(turn(1)))
+    assert m.handle(ToolRequested("preparing", "lookup", {})) == [Answer("preparing", NO_PROMPT_CALL)]
+    effects = m.handle(Prepared(BLOCKS))
+    assert effects == [SendPrompt(BLOCKS), AcceptToolCalls(True)]
+    assert not any(isinstance(e, EmitPart) for e in effects)
+    m.handle(ToolRequested("streaming", "lookup", {}))
+    m.handle(TimedOut())
+    assert m.state is State.WAITING and m.prompting  # the prompt waits on VS Code: it still runs
+    m.handle(TurnArrived(turn(2, results("sym-1"))))
+    assert m.handle(PromptEnded("end_turn"))[-1] == AcceptToolCalls(False)
+    assert not m.prompting
+
+
+def test_a_call_kept_behind_a_card_is_refused_when_its_prompt_ends_first() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(permission())
+    m.handle(PromptEnded("end_turn"))  # an agent that ended its prompt while we waited on the card
+    assert m.handle(ToolRequested("late", "lookup", {})) == []  # kept: the card's prompt runs
+    effects = m.handle(TurnArrived(turn(2, results("sym-1"))))
+    assert Answer("late", NO_PROMPT_CALL) in effects and not any(isinstance(e, EmitPart) for e in effects)
+    assert m.state is State.IDLE and effects[-1] == AcceptToolCalls(False)
+
+
 def test_an_agent_that_exited_while_idle_gives_the_next_turn_back() -> None:
     m = machine()
     m.handle(AgentGone(GONE))
@@ -259,7 +290,8 @@ def test_a_cancel_that_the_agent_ignores_retires_the_conversation() -> None:
     m = machine()
     streaming(m)
     m.handle(TurnCancelled(1))
-    [fail] = m.handle(TimedOut())
+    [fail, closed] = m.handle(TimedOut())
+    assert closed == AcceptToolCalls(False)
     assert isinstance(fail, Fail) and fail.turn is None and fail.retire and fail.error.kind == "cancel_timeout"
 
 
@@ -289,6 +321,7 @@ class Harness:
         self.asked: list[Handle] = []
         self.emitted: dict[int, list[str]] = {}  # turn → tool-call ids it showed VS Code
         self.last_completed: int | None = None
+        self.accepting = False  # as the bridge was last told (AcceptToolCalls)
 
     def waiting_for(self) -> int | None:
         """The turn History waits on: arrived, not answered."""
@@ -304,8 +337,12 @@ class Harness:
             self.arrived.append(event.turn.number)
         if isinstance(event, TurnCancelled):
             self.answer(event.number)  # History answers it -32800
+        idle = not self.machine.prompting
         for effect in self.machine.handle(event):
             self.check(effect)
+        if isinstance(event, ToolRequested) and idle:
+            assert event.handle.answers == 1, "a tool call with no prompt running is refused at once"
+        assert self.accepting == self.machine.prompting, "the bridge takes tool calls exactly while a prompt runs"
 
     def check(self, effect: object) -> None:
         number = getattr(effect, "turn", None)
@@ -329,6 +366,9 @@ class Harness:
             case CancelPrompt(then=then):
                 for answer in then:
                     self.check(answer)
+            case AcceptToolCalls(accept=accept):
+                assert accept != self.accepting, "told what it was told already"
+                self.accepting = accept
 
     def handle(self, kind: str) -> Handle:
         handle = Handle(kind, next(self.handles))

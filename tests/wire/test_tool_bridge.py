@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,11 +20,10 @@ import trio.testing
 
 from actors.tool_bridge import MAX_HANDSHAKES, MAX_IN_FLIGHT, BridgeListener, ToolBridge
 from protocol.tool_names import ToolNames
-from protocol.turn import ToolRequested
+from protocol.turn import NO_PROMPT_CALL, ToolRequested
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 from symposium.launch import RELAY
-from symposium.mcp_relay import TOKEN_ENV
 from symposium.vscodelm import task_count
 
 GUARD = 60
@@ -139,25 +139,49 @@ async def test_a_turn_with_results_and_more_input_is_not_consumed_as_results(bac
 # The bridge itself, with the SDK's client through the relay ----------------------------------------
 
 
-async def _bridge(nursery: trio.Nursery, tools: tuple[Tool, ...]) -> tuple[ToolBridge, trio.MemoryReceiveChannel[Any]]:
+# Both transports: the Unix socket where there is one, and the loopback fallback (Windows).
+TRANSPORTS = [pytest.param(True, id="unix"), pytest.param(False, id="loopback")]
+
+
+async def _bridge(nursery: trio.Nursery, tools: tuple[Tool, ...], *, unix: bool = True) -> tuple[ToolBridge, trio.MemoryReceiveChannel[Any]]:
     events_send, events = trio.open_memory_channel[Any](100)
-    bridge = ToolBridge(events_send, BridgeListener(nursery, RELAY))
+    bridge = ToolBridge(events_send, BridgeListener(nursery, RELAY, unix=unix))
     await nursery.start(bridge.run, tools)
+    bridge.accept_calls(True)  # as while a prompt runs
     return bridge, events
 
 
-def _client(bridge: ToolBridge, token: str, handler: Any = None) -> Any:
+def _client(bridge: ToolBridge, key: str | None = None, handler: Any = None) -> Any:
+    """The SDK's client through the relay, as the bridge's entry starts it (`key`: another key file)."""
     from mcp import Client, StdioServerParameters
 
     entry = bridge.entry()
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], env={TOKEN_ENV: token, "PATH": "/usr/bin:/bin"})
+    args = entry["args"] if key is None else [*entry["args"][:-1], key]
+    params = StdioServerParameters(command=entry["command"], args=args, env={"PATH": "/usr/bin:/bin"})
     return Client(params, mode="legacy", read_timeout_seconds=GUARD, message_handler=handler)
 
 
-async def test_list_changed_reaches_a_connected_client_and_calls_get_vscode_results(nursery: trio.Nursery) -> None:
+async def _connect(bridge: ToolBridge) -> trio.SocketStream:
+    """A bare connection to the bridge's listener, nothing said yet."""
+    assert bridge.endpoint is not None
+    if bridge.endpoint.socket_path is not None:
+        return await trio.open_unix_socket(bridge.endpoint.socket_path)
+    assert bridge.endpoint.port is not None
+    return await trio.open_tcp_stream("127.0.0.1", bridge.endpoint.port)
+
+
+def _key_file(tmp_path: Path, token: str) -> str:
+    path = tmp_path / "key"
+    path.write_text(token + "\n")
+    path.chmod(0o600)
+    return str(path)
+
+
+@pytest.mark.parametrize("unix", TRANSPORTS)
+async def test_list_changed_reaches_a_connected_client_and_calls_get_vscode_results(nursery: trio.Nursery, unix: bool) -> None:
     import mcp.types as types
 
-    bridge, events = await _bridge(nursery, (Tool("a", "tool a", {"type": "object"}), Tool("odd", "", "not a schema")))
+    bridge, events = await _bridge(nursery, (Tool("a", "tool a", {"type": "object"}), Tool("odd", "", "not a schema")), unix=unix)
     changed = trio.Event()
 
     async def on_message(message: Any) -> None:
@@ -165,7 +189,7 @@ async def test_list_changed_reaches_a_connected_client_and_calls_get_vscode_resu
             changed.set()
 
     with trio.fail_after(GUARD):
-        async with _client(bridge, bridge.token, on_message) as client:
+        async with _client(bridge, handler=on_message) as client:
             listed = (await client.list_tools()).tools
             assert [(t.name, t.input_schema) for t in listed] == [("a", {"type": "object"}), ("odd", {"type": "object"})]
 
@@ -182,29 +206,56 @@ async def test_list_changed_reaches_a_connected_client_and_calls_get_vscode_resu
             bridge.update_tools((Tool("b", "tool b", {"type": "object"}),))
             await changed.wait()
             assert [t.name for t in (await client.list_tools()).tools] == ["b"]
+            # Between prompts (the turn machine's AcceptToolCalls): refused at once, VS Code never asked.
+            bridge.accept_calls(False)
+            refused = await client.call_tool("b", {})
+            assert refused.is_error and refused.content[0].text == NO_PROMPT_CALL
+            assert events.statistics().current_buffer_used == 0
 
 
-async def test_a_wrong_relay_token_is_refused_and_logged(nursery: trio.Nursery, caplog: pytest.LogCaptureFixture) -> None:
-    bridge, _ = await _bridge(nursery, (Tool("a", "", {}),))
+@pytest.mark.parametrize("unix", TRANSPORTS)
+async def test_a_wrong_or_absent_relay_secret_is_refused_and_logged(nursery: trio.Nursery, caplog: pytest.LogCaptureFixture, tmp_path: Path, unix: bool) -> None:
+    bridge, events = await _bridge(nursery, (Tool("a", "", {}),), unix=unix)
     with trio.fail_after(GUARD), caplog.at_level(logging.WARNING):
         with pytest.raises(BaseException):  # noqa: B017 - the SDK wraps it in exception groups
-            async with _client(bridge, "not-the-token") as client:
+            async with _client(bridge, _key_file(tmp_path, "not-the-token")) as client:
                 await client.list_tools()
-    assert "refused a connection: wrong token" in caplog.text
+        assert "refused a connection: wrong token" in caplog.text
+        # No secret at all: the connection says nothing, or closes at once, or sends MCP at once.
+        hello = b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}\n'
+        for said in [b"", b"\n", hello]:
+            stream = await _connect(bridge)
+            await stream.send_all(said)
+            if not said:
+                await stream.send_eof()
+            assert await stream.receive_some() == b"", said  # closed, nothing served
+            await stream.aclose()
+    assert events.statistics().current_buffer_used == 0
 
 
-def test_relay_needs_its_arguments() -> None:
+def test_relay_needs_its_arguments_and_a_private_key_file(tmp_path: Path) -> None:
     import subprocess
 
-    done = subprocess.run([sys.executable, "-m", "symposium.mcp_relay"], capture_output=True, text=True, timeout=30)
+    def relay(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*RELAY.command, *args], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+
+    done = relay()
     assert done.returncode == 2 and "usage" in done.stderr
+    done = relay("--socket", str(tmp_path / "s"), "--key", str(tmp_path / "missing"))
+    assert done.returncode == 1 and "cannot read the key file" in done.stderr
+    key = tmp_path / "key"
+    key.write_text("k3y-v4lue\n")
+    key.chmod(0o644)  # anyone could have read it: it is no secret
+    done = relay("--socket", str(tmp_path / "s"), "--key", str(key))
+    assert done.returncode == 1 and "is not this user's alone" in done.stderr and "k3y-v4lue" not in done.stderr
 
 
 async def test_one_listener_serves_every_bridge_and_a_closed_bridge_takes_its_connections_along(
-    nursery: trio.Nursery, caplog: pytest.LogCaptureFixture
+    nursery: trio.Nursery, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     listener = BridgeListener(nursery, RELAY)
     bridges = [ToolBridge(trio.open_memory_channel[Any](100)[0], listener) for _ in range(2)]
+    key = _key_file(tmp_path, bridges[0].token)  # the first bridge's secret, kept after it ended
     first_ended = trio.Event()
 
     async def run_first(task_status: trio.TaskStatus[None]) -> None:
@@ -215,18 +266,20 @@ async def test_one_listener_serves_every_bridge_and_a_closed_bridge_takes_its_co
 
     await nursery.start(run_first)
     await nursery.start(bridges[1].run, (Tool("b", "tool b", {"type": "object"}),))
-    assert bridges[0].port == bridges[1].port and len(listener) == 2
+    assert bridges[0].endpoint == bridges[1].endpoint and len(listener) == 2
+    first_key = bridges[0].key_path
+    assert first_key is not None and os.path.exists(first_key)
     with trio.fail_after(GUARD):
-        async with _client(bridges[1], bridges[1].token) as second:
+        async with _client(bridges[1]) as second:
             with pytest.raises(BaseException):  # noqa: B017 - the SDK wraps the closed connection in groups
-                async with _client(bridges[0], bridges[0].token) as first:
+                async with _client(bridges[0]) as first:
                     assert [t.name for t in (await first.list_tools()).tools] == ["a"]
                     bridges[0].close()  # its conversation ended: its connection ends with it
                     await first_ended.wait()
                     await first.list_tools()
-            assert len(listener) == 1
+            assert len(listener) == 1 and not os.path.exists(first_key)  # its key file went with it
             with caplog.at_level(logging.WARNING), pytest.raises(BaseException):  # noqa: B017
-                async with _client(bridges[0], bridges[0].token) as late:
+                async with _client(bridges[0], key) as late:  # a released secret
                     await late.list_tools()
             assert "refused a connection: wrong token" in caplog.text
             assert [t.name for t in (await second.list_tools()).tools] == ["b"]
@@ -243,19 +296,19 @@ def _sockets() -> int:
     return count
 
 
-async def test_connections_that_never_say_their_token_hold_few_descriptors_and_the_bridge_still_serves(nursery: trio.Nursery) -> None:
-    bridge, _ = await _bridge(nursery, (Tool("a", "tool a", {"type": "object"}),))
-    assert bridge.port is not None
+@pytest.mark.parametrize("unix", TRANSPORTS)
+async def test_connections_that_never_say_their_token_hold_few_descriptors_and_the_bridge_still_serves(nursery: trio.Nursery, unix: bool) -> None:
+    bridge, _ = await _bridge(nursery, (Tool("a", "tool a", {"type": "object"}),), unix=unix)
     await trio.testing.wait_all_tasks_blocked()
     before = _sockets()
     with trio.fail_after(GUARD):
-        silent = [await trio.open_tcp_stream("127.0.0.1", bridge.port) for _ in range(3 * MAX_HANDSHAKES)]
+        silent = [await _connect(bridge) for _ in range(3 * MAX_HANDSHAKES)]
         await trio.testing.wait_all_tasks_blocked()
         # Ours (the clients') and the bridge's: the rest wait in the kernel's backlog.
         assert _sockets() - before == len(silent) + MAX_HANDSHAKES
         for stream in silent:
             await stream.aclose()
-        async with _client(bridge, bridge.token) as client:
+        async with _client(bridge) as client:
             assert [t.name for t in (await client.list_tools()).tools] == ["a"]
 
 
@@ -263,13 +316,12 @@ async def test_a_client_that_never_reads_its_answers_is_no_longer_read(nursery: 
     # Large answers, so that the socket's buffers fill after a few and the bridge's writer waits.
     tools = tuple(Tool(f"t{i}", "x" * 4096, {"type": "object"}) for i in range(25))
     bridge, _ = await _bridge(nursery, tools)
-    assert bridge.port is not None
 
     def request(id: int, method: str, **params: Any) -> bytes:
         return json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).encode() + b"\n"
 
     with trio.fail_after(GUARD):
-        stream = await trio.open_tcp_stream("127.0.0.1", bridge.port)
+        stream = await _connect(bridge)
         hello = request(0, "initialize", protocolVersion="2025-06-18", capabilities={}, clientInfo={"name": "t", "version": "0"})
         await stream.send_all(bridge.token.encode() + b"\n" + hello)
         answer = b""

@@ -72,6 +72,9 @@ def test_the_relay_started_in_the_workspace_imports_nothing_from_it(tmp_path: Pa
     from symposium.launch import RELAY
 
     marks = plant(tmp_path, (name,))
-    relay = subprocess.run([*RELAY.command, "--port", "1"], cwd=tmp_path, capture_output=True, text=True, timeout=GUARD, stdin=subprocess.DEVNULL)
+    key = tmp_path / "key"  # a private key file, so that the relay goes as far as connecting
+    key.write_text("k\n")
+    key.chmod(0o600)
+    relay = subprocess.run([*RELAY.command, "--port", "1", "--key", str(key)], cwd=tmp_path, capture_output=True, text=True, timeout=GUARD, stdin=subprocess.DEVNULL)
     assert "cannot reach the backend" in relay.stderr  # it ran its own code, and only that
     assert sorted(os.listdir(marks)) == []
