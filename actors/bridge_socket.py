@@ -35,6 +35,8 @@ import tempfile
 import attrs
 import trio
 
+from actors.private import open_private
+
 log = logging.getLogger(__name__)
 
 UNIX_SOCKETS = hasattr(socket, "AF_UNIX")  # the default transport; False: loopback TCP (the fallback)
@@ -43,8 +45,6 @@ KEY_PREFIX = "key-"
 # A Unix socket's path must fit `sun_path` (104 bytes on macOS, 108 on Linux, its NUL included).
 MAX_SOCKET_PATH = 100
 BACKLOG = 128  # connections the kernel keeps waiting to be accepted (MAX_HANDSHAKES are read at once)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @attrs.frozen
@@ -151,14 +151,13 @@ def refusal(stream: trio.SocketStream) -> str | None:
 def write_key(folder: str, token: str) -> str:
     """A bridge's secret as a new 0600 file in `folder`, named at random: its path. Raises OSError."""
     path = os.path.join(folder, KEY_PREFIX + secrets.token_hex(8))
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+    file = open_private(path, "w", new=True)  # O_EXCL|O_NOFOLLOW, 0600 whatever the umask
     try:
-        os.write(descriptor, token.encode() + b"\n")
+        with file:
+            file.write(token + "\n")
     except BaseException:
-        os.close(descriptor)
-        remove(path)
+        remove(path)  # ours: it was created just now
         raise
-    os.close(descriptor)
     return path
 
 

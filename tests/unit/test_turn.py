@@ -158,7 +158,7 @@ def test_a_plan_goes_to_copilots_todo_widget_and_what_followed_it_shows_in_the_n
     effects = m.handle(TurnArrived(turn(2, results("sym-1", text="Todos updated"), offers_todo_list=True)))
     assert not any(isinstance(e, Answer) for e in effects), "nobody waits on the widget's result"
     # Had the agent shown nothing more, the response would end saying where the plan stands.
-    assert effects[1:] == [ShowUpdates(2, (TEXT,)), ReportUsage(2, "", None), Complete(2, "*(Plan: 0 of 2 done.)*")]
+    assert effects[1:] == [ShowUpdates(2, (TEXT,)), ReportUsage(2, "", None), Complete(2, "*(Plan: 0 of 2 done.)*"), AcceptToolCalls(False)]
 
 
 def test_an_unchanged_plan_costs_no_round_and_without_the_widget_a_plan_is_shown() -> None:
