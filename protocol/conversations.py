@@ -135,7 +135,7 @@ class Conversations:
             self._index.update(record.state)
             if record.read is None:
                 self._by_opening.setdefault(opening(read.raw), []).append(record.state.id)
-            record.read = read
+        record.read = read
 
     def reply(self, record: Record, part: Part) -> None:
         """A part of the reply streamed back. Thinking, edits and usage never count for matching
@@ -147,7 +147,8 @@ class Conversations:
 
     def marker(self, record: Record) -> Marker:
         """The marker ending the reply: it names this point of the conversation, after exactly this history."""
-        return Marker(record.state.id, record.seq, record.state.seen(), trailing_digest(record.state.inputs))
+        seen_by_user = record.read.seen[-1][0] if record.read is not None else 0
+        return Marker(record.state.id, record.seq, seen_by_user, trailing_digest(record.state.inputs))
 
     def forget(self, record: Record) -> None:
         self._index.remove(record.state)
@@ -191,7 +192,8 @@ class Conversations:
         messages = read.messages
         new_conversation = Match(None, 0, False, read.after[0])
         if found is not None and not found.marker.follows(
-            read.after[found.index], lambda: trailing_digest(messages[: found.index]) if is_summarised(messages) else None
+            read.seen[found.index][0],
+            lambda: trailing_digest(messages[: found.index]) if is_summarised(messages) else None,
         ):
             # Copied from another conversation (or the history before it was edited): only
             # the content can tell which conversation this is.

@@ -26,11 +26,13 @@ _DIGEST_MASK = (1 << 64) - 1
 class Marker:
     conversation: str  # 32 hex digits
     turn: int  # the conversation's turn sequence number this reply ended
-    prefix: int  # the digest of the whole history before this reply (`matching`)
+    prefix: int  # the digest of the conversation the user saw before this reply (`matching.conversation_digest`)
     asked: int  # the digest of what its turn was asked (`matching.trailing_digest`)
 
     def follows(self, prefix: int, asked: Callable[[], int | None]) -> bool:
-        """Whether the history before the marker is the one it was given after.
+        """Whether the history before the marker is the one it was given after, as the user sees
+        it: the user's turns and the agent's answers, not the agent's own tool rounds, which
+        Copilot re-renders (docs/DESIGN.md, "Identity and markers").
 
         A marker is honoured only then: one copied into another conversation's history must
         not continue its own conversation with that other history. Where the consumer has

@@ -358,6 +358,37 @@ def is_summary(message: Message) -> bool:
     return message.role == "user" and message.text().lstrip().startswith("<conversation-summary>")
 
 
+def is_tool_round(message: Message) -> bool:
+    """A user message that only carries tool results: a round of the agent's own tool loop."""
+    return message.role == "user" and bool(message.content) and all(isinstance(p, ToolResultPart) for p in message.content)
+
+
+# What `conversation_step` carries from message to message: the digest of the conversation so far,
+# and the digest of the agent's latest answer, not yet followed by a turn of the user's.
+SeenSoFar = tuple[Digest, Digest | None]
+SEEN_START: SeenSoFar = (0, None)
+
+
+def conversation_step(state: SeenSoFar, message: Message, own: Digest | None) -> SeenSoFar:
+    """One message more of the conversation the user sees (`own`: the message's own digest,
+    None for one that never counts): each turn the user asked, and the agent's answer that ended
+    the turn before it (the text of its last assistant message before the user's next turn).
+    The agent's own tool rounds (calls, results, the text between them) are left out: Copilot
+    re-renders them at will (a round at its request limit is dropped once the user goes on with
+    Continue), and they are the agent's business (docs/DESIGN.md, "Identity and markers")."""
+    digest, answer = state
+    if own is None:
+        return state
+    if message.role == "assistant":
+        text = "".join(p.value for p in message.content if isinstance(p, TextPart)).strip()
+        return (digest, message_digest(("answer", text))) if text else state
+    if is_tool_round(message):
+        return state
+    if answer is not None:
+        digest = chain(digest, answer)
+    return chain(digest, own), None
+
+
 def trailing_digest(messages: Sequence[Message]) -> Digest:
     """The digest of the messages after the last assistant message: what a turn was asked.
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from protocol.matching import Digest, canonical, chain, message_digest, normalise
+from protocol.matching import SEEN_START, Digest, SeenSoFar, canonical, chain, conversation_step, message_digest, normalise
 from protocol.lm import Message
 from protocol.wire import structure
 
@@ -33,6 +33,9 @@ class Read:
     messages: tuple[Message, ...]
     after: tuple[Digest, ...]  # after[i]: the digest of messages[:i] (after[0] is the agent's root)
     digests: tuple[Digest | None, ...]  # each message's own digest; None for one that never counts
+    # seen[i]: the conversation the user sees in messages[:i] (`matching.conversation_step`);
+    # seen[i][0] is its digest, which markers carry
+    seen: tuple[SeenSoFar, ...] = (SEEN_START,)
 
     def prefixes(self) -> list[tuple[int, Digest]]:
         """(index after the message, digest up to it) for each message that counts."""
@@ -97,8 +100,10 @@ def read_messages(raw: Sequence[Any], root: Digest, earlier: Iterable[Read] = ()
         messages: list[Message] = []
         after: list[Digest] = [root]
         digests: list[Digest | None] = []
+        seen: list[SeenSoFar] = [SEEN_START]
     else:
         messages, after, digests = list(best.messages[:shared]), list(best.after[: shared + 1]), list(best.digests[:shared])
+        seen = list(best.seen[: shared + 1])
         for index in range(_after_system(raw)):  # this request's own system messages (they never count)
             messages[index] = _read(raw[index], index)
     fresh = range(shared, len(raw))
@@ -109,7 +114,8 @@ def read_messages(raw: Sequence[Any], root: Digest, earlier: Iterable[Read] = ()
         messages.append(message)
         digests.append(digest)
         after.append(after[-1] if digest is None else chain(after[-1], digest))
-    return Read(raw, tuple(messages), tuple(after), tuple(digests))
+        seen.append(conversation_step(seen[-1], message, digest))
+    return Read(raw, tuple(messages), tuple(after), tuple(digests), tuple(seen))
 
 
 def _read(value: Any, index: int) -> Message:

@@ -7,8 +7,10 @@ import trio
 from symposium.client import BackendClient
 from tests.support.claude import ClaudeCode
 from tests.support.copilot import Copilot
-from tests.support.fake_anthropic import reply, text
+from tests.support.fake_anthropic import reply, text, tool_use
 from tests.support.real_agent import GUARD
+
+WEATHER = {"name": "get_weather", "description": "The weather in a city", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
 
 
 def sessions(claude: ClaudeCode) -> list[str]:
@@ -45,3 +47,24 @@ async def test_summarisation_and_a_fork_with_claude_code(backend: BackendClient,
     assert used[1] not in (used[0], used[3])  # ...the summary had a throwaway one
     assert used[3] != used[0]  # and the fork a new one
     assert claude.prompts()[2] == "Are you there?"
+
+
+async def test_a_turn_past_copilots_request_limit_keeps_claude_codes_session(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/DESIGN.md, "Identity and markers": after Continue, Copilot's history of a long turn lacks
+    the round pending at the limit; the user's turns and the agent's answer are the same, so the next
+    message goes on in the agent's own session, unprimed, with every round the agent really had."""
+    rounds = 5
+    calls = [reply(tool_use("mcp__vscode_tools__get_weather", {"city": f"city {n}"})) for n in range(rounds)]
+    claude.api.script(*calls, reply(text("All checked.")), reply(text("Five cities.")))
+    copilot = Copilot(backend, claude.agent, tools=[WEATHER])
+    with trio.fail_after(GUARD):
+        result = await copilot.ask("Check the weather everywhere")
+        while result.tool_calls():
+            result = await copilot.answer_tools({"get_weather": "mild"})
+        assert result.text() == "All checked."
+        copilot.drop_tool_round(2)
+        after = await copilot.ask("How many cities?")
+    assert after.text() == "Five cities."
+    assert claude.prompts() == ["Check the weather everywhere", "How many cities?"], "no new session primed with the history"
+    assert len(set(sessions(claude))) == 1 and len(claude.requests("session/new")) == 1
+    assert len(claude.api.main[-1].tool_results()) == rounds  # the model still has every round, natively

@@ -289,6 +289,14 @@ class Copilot:
         self.summary_from = len(self.rounds) - 1
         return result
 
+    def drop_tool_round(self, index: int) -> None:
+        """Copilot re-rendering a turn that went on past its request limit with Continue (seen with
+        Copilot Chat 0.67): the round whose tool call was pending at the limit is gone from the
+        history, its call and its result, while the rounds before and after it stay."""
+        kept, gone = self.rounds[index], self.rounds[index + 1]
+        kept.marker, kept.text, kept.thinking, kept.tool_calls = gone.marker, gone.text, gone.thinking, gone.tool_calls
+        del self.rounds[index + 1]
+
     def edit(self, round_index: int, text: str) -> None:
         """Edit an earlier request and resend from there: later rounds are dropped."""
         self.rounds = self.rounds[:round_index]

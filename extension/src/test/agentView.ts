@@ -17,6 +17,9 @@ const UI_MS = 20_000;
 const ANSWER_MS = 60_000;
 const VIEW = '.part.auxiliarybar';
 export const CODEX_AGENT = { id: 'codex-fake', name: 'Codex (fake API)' };
+/** Copilot's `chat.agent.maxRequests` in the agents' window (runner.ts), and a turn that goes past it. */
+export const MAX_REQUESTS = 5;
+const LONG_TURN_EDITS = MAX_REQUESTS + 3;
 
 /** The workspace's files the tests read and edit, written before the window opens. */
 const FILES: Record<string, string> = {
@@ -24,6 +27,7 @@ const FILES: Record<string, string> = {
   'notes.txt': 'alpha\nbeta\ngamma\n',
   'undo.txt': 'one\ntwo\nthree\n',
   'codex.txt': 'red\ngreen\n',
+  'items.txt': Array.from({ length: LONG_TURN_EDITS }, (_, i) => `item ${i + 1}: todo`).join('\n') + '\n',
 };
 
 export function prepareWorkspace(workspace: string): void {
@@ -175,6 +179,24 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       await openFile(page, 'undo.txt'); // and what the editor holds is the file as it was
       await page.locator('.editor-group-container .view-lines', { hasText: 'two' }).first().waitFor({ timeout: UI_MS });
       assert.doesNotMatch(await page.locator('.editor-group-container .view-lines').first().innerText(), /TWO/);
+    }],
+    ['Claude Code: a turn past Copilot\'s request limit goes on with Continue, and the next message reaches the same session unprimed', async () => {
+      await chat.newChat('Agent');
+      const ask = 'Mark every item done';
+      const edits = Array.from({ length: LONG_TURN_EDITS }, (_, i) => ({
+        answers: ask,
+        calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: file('items.txt'), oldString: `item ${i + 1}: todo`, newString: `item ${i + 1}: done` } }],
+      }));
+      claude.script(...edits, { answers: ask, text: ['All items done.'] }, { answers: 'How many were there?', text: ['There were ', `${LONG_TURN_EDITS}.`] });
+      await chat.sendUntilContinue(ask);
+      await view.getByRole('button', { name: 'Continue' }).filter({ visible: true }).first().click({ timeout: UI_MS });
+      assert.match((await chat.answer()).text, /All items done\./);
+      await untilFile(file('items.txt'), FILES['items.txt'].replace(/todo/g, 'done'));
+      const next = await chat.send('How many were there?');
+      assert.match(next.text, /There were \d+\./);
+      const asked = await claude.request(lastUser('How many were there?'));
+      assert.ok(!asked.userTexts.some((t) => t.includes('Earlier in this conversation')), `not primed: ${JSON.stringify(asked.userTexts).slice(0, 500)}`);
+      assert.equal(asked.toolResults.length, LONG_TURN_EDITS, 'the model still has every edit of the long turn, natively');
     }],
     ['Claude Code\'s usage shows in the chat\'s context window indicator', async () => {
       await chat.newChat('Agent');

@@ -266,6 +266,12 @@ export class ChatView {
   }
 
   /** Sends `text` and waits for the confirmation card it leads to. */
+  /** Sends `text` and waits until Copilot stops the turn at its request limit ("Continue to iterate?"). */
+  async sendUntilContinue(text: string): Promise<void> {
+    await this.type(text);
+    await this.view.getByRole('button', { name: 'Continue' }).filter({ visible: true }).first().waitFor({ timeout: ANSWER_MS });
+  }
+
   /** Sends `text` and waits for Copilot's question carousel (an agent's question); returns it. */
   async sendAndQuestion(text: string): Promise<Locator> {
     await this.type(text);

@@ -22,7 +22,7 @@ import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
-import { CODEX_AGENT, measureFirstText, prepareWorkspace, runAgentViewTests } from './agentView';
+import { CODEX_AGENT, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 
@@ -113,7 +113,9 @@ async function main(): Promise<number> {
     // Claude Code with a session of its own to continue, then Claude Code and Codex at work.
     const repository = repositoryOf(SYMPOSIUM)!;
     const [fake, codex] = await Promise.all([prepareContinue(repository, dirs.workspace), FakeAgent.start('codex', repository)]);
-    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }], path.join(OUT, 'trace'));
+    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }], path.join(OUT, 'trace'), {
+      'chat.agent.maxRequests': MAX_REQUESTS, // a turn past Copilot's request limit, in a few rounds
+    });
     const again = await newPage(browser, OUT, 'agents');
     await again.goto(url([['extensionDevelopmentPath', remote(extension)]]));
     const print = (line: string) => console.log(line);
@@ -176,7 +178,7 @@ const CHAT_VIEW_AGENTS = [
   TEST_AGENTS[0],
 ];
 
-function writeSettings(file: string, agents: object[], traceDir = ''): void {
+function writeSettings(file: string, agents: object[], traceDir = '', extra: object = {}): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const settings = {
     'symposium.backend.command': SYMPOSIUM,
@@ -190,6 +192,7 @@ function writeSettings(file: string, agents: object[], traceDir = ''): void {
     'extensions.autoCheckUpdates': false,
     'extensions.autoUpdate': false,
     'update.mode': 'none',
+    ...extra,
   };
   fs.writeFileSync(file, JSON.stringify(settings, null, 2));
   // code-server's window is a remote one: machine-scoped settings (the agents, the backend command) come
