@@ -112,8 +112,11 @@ class Conversations:
         match, conversation_id = self._match(params, read, found)
         if match.conversation is None:
             context, new = split_context(messages)
-            if not _answerable(context, new):
-                return failure(FailureKind.INVALID_PARAMS, NOTHING_TO_ANSWER)
+            if not any(m.role == "user" for m in new):
+                # The request ends with an answer: a new session would be primed with the history
+                # and nothing to answer, and start the task over (a late "Continue" of a turn that
+                # has ended). Said, never acted on (docs/DESIGN.md, "History and matching").
+                return failure(FailureKind.INVALID_PARAMS, NOTHING_NEW_ASKED if context else NOTHING_TO_ANSWER)
             record = self._new(params, messages, conversation_id)
             record.resumable = conversation_id is not None
             if record.resumable and found is not None:
@@ -222,6 +225,7 @@ class Conversations:
 
 
 NOTHING_TO_ANSWER = "Invalid params: messages: no user message to answer"
+NOTHING_NEW_ASKED = "Nothing new to answer: this request continues a turn that has ended. Send a new message to go on."
 
 
 def _answerable(context: tuple[Message, ...], new: tuple[Message, ...]) -> bool:

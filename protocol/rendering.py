@@ -629,6 +629,21 @@ def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
     return next((name for text in texts for name in _bridge_names(text) if name in tools), None)
 
 
+def results_before_moving_on(turn: Turn, awaited: Iterable[str]) -> dict[str, ToolResultPart]:
+    """The results of awaited calls that VS Code ran before the user moved on: Copilot, given a
+    new message while a tool call of the agent's waits at its request limit, runs the call and
+    sends its result ahead of the new message. Only tool-result messages at the turn's start count."""
+    wanted = set(awaited)
+    results: dict[str, ToolResultPart] = {}
+    for message in turn.messages:
+        if message.role != "user" or not message.content or not all(isinstance(p, ToolResultPart) for p in message.content):
+            break
+        for part in message.content:
+            if part.tool_call_id in wanted and part.tool_call_id not in results:
+                results[part.tool_call_id] = part
+    return results
+
+
 def awaited_results(turn: Turn, awaited: Iterable[str]) -> dict[str, ToolResultPart] | None:
     """The peek/consume rule (docs/DESIGN.md, "Permissions"): the turn's results by id, if it is exactly them.
 

@@ -40,6 +40,7 @@ from protocol.rendering import (
     awaited_results,
     bridged_tool,
     permission_outcome,
+    results_before_moving_on,
     todo_list,
     todo_note,
 )
@@ -538,7 +539,12 @@ class TurnMachine:
         ids = [self._asked.call_id] if self._asked is not None else [call.call_id for call in self._calls]
         results = awaited_results(turn, ids)
         if results is None:
-            # The user moved on: the prompt is cancelled, then this turn is prepared afresh.
+            # The user moved on: the prompt is cancelled, then this turn is prepared afresh. A
+            # call VS Code ran before the new message (Copilot does, at its request limit) is
+            # answered with its real result first, so the agent hears what really happened.
+            ran = results_before_moving_on(turn, ids) if self._asked is None else {}
+            out.extend(Answer(call.handle, ran[call.call_id]) for call in self._calls if call.handle is not None and call.call_id in ran)
+            self._calls = [call for call in self._calls if call.call_id not in ran]
             self._cancel(self._owed(), out, next_turn=turn)
             return
         if self._asked is not None:

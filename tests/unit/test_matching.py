@@ -234,3 +234,11 @@ def test_the_conversation_the_user_sees_leaves_the_agents_tool_rounds_out() -> N
     assert _seen(whole) != _seen([Message("user", (TextPart("Mark some items done"),)), *round(1), answer, next_ask]), "an edited question"
     assert _seen(whole) != _seen([ask, *round(1), Message("assistant", (TextPart("Half done."),)), next_ask]), "another answer"
     assert _seen([ask, *round(1)]) == _seen([ask]), "a turn in progress: only what the user asked"
+
+
+def test_a_request_ending_with_an_answer_starts_nothing_new() -> None:
+    """A late "Continue" of a turn that has ended (docs/DESIGN.md, "History and matching"): no new
+    session primed with the history and nothing to answer, which would start the task over."""
+    params = ChatParams("m", tuple(to_wire(m) for m in [user("Mark every item done"), assistant("All done.")]), AGENT, Options(()))  # type: ignore[arg-type]
+    refused = Conversations().route(params, None)
+    assert not isinstance(refused, Route) and "continues a turn that has ended" in refused.message

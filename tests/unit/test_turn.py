@@ -120,6 +120,18 @@ TEXT = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "tex
 QUESTION = {"sessionId": "s", "mode": "form", "message": "Which?", "requestedSchema": {"type": "object", "properties": {"pick": {"type": "string", "enum": ["a", "b"]}}}}
 
 
+def test_a_call_vscode_ran_before_the_user_moved_on_is_answered_with_its_result_before_the_cancel() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(ToolRequested("call", "lookup", {"q": 1}))
+    m.handle(TimedOut())
+    assert m.state is State.WAITING
+    ran = ToolResultPart("sym-1", (TextPart("edited"),))
+    effects = m.handle(TurnArrived(turn(2, Message("user", (ran,)), Message("user", (TextPart("Stop, do this instead"),)))))
+    assert effects[:2] == [Answer("call", ran), CancelPrompt(())], "the real result, then the cancel: no 'did not run'"
+    assert m.state is State.CANCELLING
+
+
 def test_a_question_is_asked_in_copilots_question_ui_and_the_answer_goes_back_to_the_agent() -> None:
     m = machine()
     streaming(m, offers_questions=True)
@@ -407,7 +419,10 @@ class Harness:
         questions = data.draw(st.booleans())
         awaited = self.emitted.get(self.last_completed or -1, [])
         if self.machine.state is State.WAITING and awaited:
-            kind = data.draw(st.sampled_from(["approved", "other", "partial", "moved on", "closed"]))
+            kind = data.draw(st.sampled_from(["approved", "other", "partial", "ran, then moved on", "moved on", "closed"]))
+            if kind == "ran, then moved on":
+                user_turn = Message("user", (TextPart("something else"),))
+                return TurnArrived(turn(number, results(*awaited, text="ran"), user_turn, offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
             if kind == "approved":
                 return TurnArrived(turn(number, results(*awaited), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
             if kind == "other":
