@@ -285,16 +285,23 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       await chat.newChat('Agent');
       const failed = await chat.sendUntil('Say hello', /needs you to sign in/);
       assert.match(failed, /Claude Code \(no sign-in\) needs you to sign in: sign in with .*Anthropic Console/);
-      // Beside the chat's error: a notification with a button per method the agent offers.
-      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'needs you to sign in' }).first();
-      await toast.waitFor({ timeout: UI_MS });
-      await toast.locator('a.monaco-button', { hasText: 'Anthropic Console' }).click({ timeout: UI_MS });
+      // Beside the chat's error: a notification with a button per method the agent offers. Under the
+      // test driver VS Code shows no toasts: the notification centre is opened (the status bar's bell).
+      const center = page.locator('.notifications-center.visible');
+      if (!(await center.isVisible())) {
+        await page.locator('[id="status.notifications"]').click({ timeout: UI_MS });
+        await center.waitFor({ timeout: UI_MS });
+      }
+      const notice = center.locator('.notification-list-item', { hasText: 'needs you to sign in' }).first();
+      await notice.getByRole('button', { name: 'Anthropic Console' }).click({ timeout: UI_MS });
       // Its log-in runs in a VS Code terminal named for the agent and the method.
-      const tab = page.locator('.part.panel', { hasText: `${SIGNIN_AGENT.name}: Anthropic Console` }).first();
-      await tab.waitFor({ timeout: UI_MS });
+      await page.locator('.part.panel', { hasText: `${SIGNIN_AGENT.name}: Anthropic Console` }).first().waitFor({ timeout: UI_MS });
       await runCommand(page, 'Terminal: Kill the Active Terminal Instance');
       // Closed before it signed in: the user is told, and can try again.
-      await page.locator('.notifications-toasts .notification-toast', { hasText: 'did not finish' }).first().waitFor({ timeout: UI_MS });
+      if (!(await center.isVisible())) {
+        await page.locator('[id="status.notifications"]').click({ timeout: UI_MS });
+      }
+      await center.locator('.notification-list-item', { hasText: 'did not finish' }).first().waitFor({ timeout: UI_MS });
     }],
   ];
 
