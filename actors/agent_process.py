@@ -277,6 +277,7 @@ class AgentProcess:
         self.initialized: dict[str, Any] = {}  # the agent's whole `initialize` result (authMethods, agentInfo)
         self.auth_methods: tuple[auth.Method, ...] = ()  # its sign-in methods (protocol/auth.py), from `initialize`
         self.authenticated: str | None = None  # the method `authenticate` succeeded with on this connection
+        self.auth_status: str | None = None  # who it says it is signed in as, where it pushes that (protocol/auth.py)
         self.exited = trio.Event()
         self._stopping = False
         self._broken: str | None = None  # what the agent sent that could not be read, if it did
@@ -384,6 +385,7 @@ class AgentProcess:
         peer.on_request("session/request_permission", self._on_permission)
         peer.on_request("elicitation/create", self._on_question)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
+        peer.on_notification(auth.STATUS_UPDATE, self._on_auth_status)
         self._peer = peer
         nursery.start_soon(peer.serve)
         return peer
@@ -811,6 +813,9 @@ class AgentProcess:
         waiting for VS Code to read). A session's window goes with its route (`_unroute`)."""
         for window in list(self._windows.values()):
             await window.room()
+
+    async def _on_auth_status(self, params: Any) -> None:
+        self.auth_status = auth.status_label(params)
 
     async def _on_cancel_request(self, params: Any) -> None:
         """The agent withdrew one of its requests (e.g. a permission): answer it -32800."""

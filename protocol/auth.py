@@ -25,6 +25,9 @@ import attrs
 from protocol.agent_text import is_shown_as_is, shown
 
 AUTH_REQUIRED = -32000  # ACP's `auth_required` error code
+# Where an agent pushes who it is signed in as (declared by `agentCapabilities._meta.authStatus`; an
+# interim `_meta` extension of ACP): `{"authStatus": {"kind", "label"}}`, whenever it changes.
+STATUS_UPDATE = "_auth/status_update"
 MAX_METHODS = 20  # an agent offering more is not believed beyond these
 MAX_ARGS = 64
 
@@ -138,6 +141,14 @@ def is_auth_required(code: int, offered: Sequence[Method]) -> bool:
     """Whether an agent's error means "sign in first": ACP's auth_required code, from an agent
     that declared some way to sign in (without one, there is nothing to offer: a plain failure)."""
     return code == AUTH_REQUIRED and bool(offered)
+
+
+def status_label(params: Any) -> str | None:
+    """What an `_auth/status_update` says the agent is signed in as, to show ("Not logged in",
+    "Claude subscription (...)"); None when it says nothing readable."""
+    status = params.get("authStatus") if isinstance(params, dict) else None
+    label = shown(status.get("label")) if isinstance(status, dict) else ""
+    return label or None
 
 
 def can_log_out(capabilities: Any) -> bool:

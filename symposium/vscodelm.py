@@ -416,11 +416,12 @@ def _shown_auth_methods(raw: Any) -> list[dict[str, Any]]:
 
 def _sign_in(process: AgentProcess) -> dict[str, Any]:
     """An agent's sign-in, as the extension offers it: its methods (protocol/auth.py), the one it
-    signed in with on this run (none: it may have signed in before, or need no sign-in), whether
-    it can log out."""
+    signed in with on this run (none: it may have signed in before, or need no sign-in), who it
+    says it is signed in as (where it pushes that), whether it can log out."""
     return {
         "methods": [auth.to_wire(m) for m in process.auth_methods],
         "authenticated": process.authenticated,
+        "status": process.auth_status,
         "canLogOut": auth.can_log_out(process.capabilities),
     }
 

@@ -89,8 +89,11 @@ export interface SignInMethod {
   terminal?: { command: string; args: string[]; env: Record<string, string> };
 }
 
-/** An agent's sign-in: its methods, the one it signed in with on this run, whether it can log out. */
-export interface SignInState { methods: SignInMethod[]; authenticated: string | null; canLogOut: boolean }
+/**
+ * An agent's sign-in: its methods, the one it signed in with on this run, who it says it is signed in
+ * as (where it pushes that), whether it can log out.
+ */
+export interface SignInState { methods: SignInMethod[]; authenticated: string | null; status?: string | null; canLogOut: boolean }
 export interface AuthenticateParams { agent: Agent; methodId: string; cwd?: string }
 
 export interface ModelInfo {

@@ -12,7 +12,8 @@ credentials file does). Its methods, declared only to a client that declares `au
 - `browser` (agent-handled): `authenticate` signs in at once.
 
 Until signed in (by `authenticate` on this connection, or STATE), `session/new` fails with ACP's
-auth_required error, -32000 "Authentication required". `logout` (declared: `auth.logout`) removes
+auth_required error, -32000 "Authentication required"; each `session/new` first pushes its
+state (`_auth/status_update`, as Claude Code's adapter does: "Not logged in" or "Signed in"). `logout` (declared: `auth.logout`) removes
 STATE and forgets the connection's sign-in. Prompts are echoed.
 """
 
@@ -64,6 +65,8 @@ def main() -> None:
             state.unlink(missing_ok=True)
             send({"id": id, "result": {}})
         elif method == "session/new":
+            label = "Signed in" if signed_in or state.exists() else "Not logged in"
+            send({"method": "_auth/status_update", "params": {"authStatus": {"kind": "none" if label == "Not logged in" else "key", "label": label}}})
             if signed_in or state.exists():
                 send({"id": id, "result": {"sessionId": str(uuid.uuid4())}})
             else:

@@ -113,6 +113,12 @@ def test_what_the_user_reads_and_is_offered() -> None:
     assert auth.sign_in_message("Claude Code", claude, "") == "Claude Code needs you to sign in: sign in with Claude Subscription or Anthropic Console"
 
 
+def test_the_sign_in_state_an_agent_pushes_is_shown_cleaned() -> None:
+    assert auth.status_label({"authStatus": {"kind": "none", "label": "Not logged in"}}) == "Not logged in"
+    assert auth.status_label({"authStatus": {"kind": "x", "label": "Me\u202e\n"}}) == "Me"
+    assert auth.status_label({"authStatus": {}}) is None and auth.status_label(None) is None
+
+
 def test_logout_only_where_the_agent_declares_it() -> None:
     assert auth.can_log_out({"auth": {"logout": {}}})
     assert not auth.can_log_out({"auth": {"logout": None}})

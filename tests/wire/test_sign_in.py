@@ -82,6 +82,7 @@ async def test_an_agent_handled_method_is_acp_authenticate(backend: BackendClien
         prepared = await backend.prepare(agent, model_id="signin")
         assert prepared["ready"] is False and "needs you to sign in" in prepared["error"]
         assert [m["id"] for m in prepared["signIn"]["methods"]] == ["key", "login", "browser"]
+        assert prepared["signIn"]["status"] == "Not logged in"  # what the agent pushed
         signed_in = await backend.authenticate(agent, "browser")
         assert signed_in["authenticated"] == "browser"
         result = await backend.chat([user("hello")], agent=agent)

@@ -117,7 +117,8 @@ async function manageSignIn(agent: AgentSetting, warmup: Warmup, signIn: SignIn)
     })),
     ...(state?.canLogOut ? [{ label: '$(sign-out) Log Out', run: () => signIn.logOut(agent.name, wireAgent(agent)) }] : []),
   ];
-  const status = started?.ready ? `${agent.name} is ready${state?.authenticated ? ` (signed in with ${state.authenticated})` : ''}` : `${agent.name} needs a sign-in`;
+  const said = state?.status ? `: ${state.status}` : state?.authenticated ? ` (signed in with ${state.authenticated})` : '';
+  const status = started?.ready ? `${agent.name} is ready${said}` : `${agent.name} needs a sign-in${said}`;
   const keyNote = keys.length ? `; an API key can go in its env as ${keys.join(' or ')}` : '';
   if (!choices.length) {
     void vscode.window.showInformationMessage(`${status}. It offers no sign-in Symposium can run${keyNote}.`);
