@@ -16,7 +16,7 @@ set -euo pipefail
 
 CLAUDE_AGENT_ACP_VERSION=0.100.0   # @agentclientprotocol/claude-agent-acp; tests/support/claude.py reads this line
 CODEX_ACP_VERSION=0.16.0           # @zed-industries/codex-acp; tests/support/codex.py reads this line
-GEMINI_CLI_VERSION=0.61.0          # @google/gemini-cli; tests/support/gemini.py reads this line
+GEMINI_CLI_VERSION=0.61.0          # @google/gemini-cli; tests/agents/test_sign_in.py reads this line
 
 cache="${SYMPOSIUM_AGENTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/symposium-agents}"
 
