@@ -294,8 +294,14 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       }
       const notice = center.locator('.notification-list-item', { hasText: 'needs you to sign in' }).first();
       await notice.getByRole('button', { name: 'Anthropic Console' }).click({ timeout: UI_MS });
-      // Its log-in runs in a VS Code terminal named for the agent and the method.
+      // Its log-in runs in a VS Code terminal named for the agent and the method, and asks to open its
+      // sign-in page (VS Code's terminal hands the browser request to the workbench): not opened here.
       await page.locator('.part.panel', { hasText: `${SIGNIN_AGENT.name}: Anthropic Console` }).first().waitFor({ timeout: UI_MS });
+      const opening = page.locator('.monaco-dialog-box', { hasText: 'open the external website' });
+      await opening.waitFor({ timeout: ANSWER_MS });
+      assert.match(await opening.innerText(), /claude\.com\/oauth\/authorize/);
+      await opening.getByRole('button', { name: 'Cancel' }).click({ timeout: UI_MS });
+      await opening.waitFor({ state: 'detached', timeout: UI_MS });
       await runCommand(page, 'Terminal: Kill the Active Terminal Instance');
       // Closed before it signed in: the user is told, and can try again.
       if (!(await center.isVisible())) {
