@@ -72,6 +72,17 @@ class AgentPool:
         assert starting.process is not None
         return starting.process
 
+    def restart(self, agent: Agent) -> bool:
+        """Stop `agent`'s running process, if any, so that the next request starts it afresh (after
+        a sign-in in a terminal: ACP v1 has the client start the agent again). Its sessions end as
+        for an exit; their chats start afresh too. False when it was not running."""
+        process = self._agents.pop(agent_key(agent), None)
+        if process is None:
+            return False
+        log.info("restarting agent %s", process.name)
+        process.stop()
+        return True
+
     async def _start(self, key: str, agent: Agent, cwd: str | None, starting: _Start) -> None:
         try:
             if isinstance(agent, ProcessAgent) and not self._warmed:

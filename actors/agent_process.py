@@ -19,6 +19,7 @@ import contextlib
 from collections.abc import Callable
 import logging
 import math
+import os
 from typing import Any
 
 import attrs
@@ -28,6 +29,7 @@ from actors.agent_connection import AgentConnection, Connector
 from actors.flow import EVENTS_WINDOW, Receipt, Window
 from actors.mailbox import answering, queued
 from actors.racing import race
+from protocol import auth
 from protocol.agent_options import CHOICE_UPDATES
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.settings import Settings
@@ -49,6 +51,9 @@ EXIT_DRAIN = 1.0  # an agent that exited while something it started holds its st
 STDERR_LINES = 20
 STDERR_READ_MAX = 64 * 1024  # a stderr line longer than this is kept by its head only
 CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
+# A sign-in the agent handles itself (a browser, a device code) waits on the user: longer than
+# the deadline of other requests, bounded all the same (docs/DESIGN.md, "Sign-in").
+AUTHENTICATE_TIMEOUT = 600.0
 STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
 # An agent's stderr is read at most this fast (bytes/s), after a first STDERR_BURST: beyond it the
 # agent waits on its own writes, as on a full pipe, instead of taking the backend's CPU from every
@@ -148,6 +153,7 @@ class _Call:
     method: str
     params: dict[str, Any]
     reply: trio.MemorySendChannel[Any] = attrs.field(eq=False)  # the result, or the RpcError
+    timeout: float | None = None  # None: the agent's deadline for requests (`--agent-timeout`)
 
 
 _Command = _NewSession | _Prompt | _Cancel | _Close | _Call
@@ -200,10 +206,10 @@ class AgentSession:
         return bool(self.capabilities.get("promptCapabilities", {}).get("embeddedContext"))
 
 
-async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: str, params: dict[str, Any]) -> Any:
+async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: str, params: dict[str, Any], timeout: float | None = None) -> Any:
     reply_send, reply = trio.open_memory_channel[Any](1)
     try:
-        commands.send_nowait(_Call(method, params, reply_send))
+        commands.send_nowait(_Call(method, params, reply_send, timeout))
         outcome = await reply.receive()
     except (trio.BrokenResourceError, trio.ClosedResourceError, trio.EndOfChannel):
         raise AgentError(failure(FailureKind.AGENT_EXITED, f"Agent {name!r} exited")) from None
@@ -269,6 +275,9 @@ class AgentProcess:
         self._peer: Peer | None = None
         self.capabilities: dict[str, Any] = {}
         self.initialized: dict[str, Any] = {}  # the agent's whole `initialize` result (authMethods, agentInfo)
+        self.auth_methods: tuple[auth.Method, ...] = ()  # its sign-in methods (protocol/auth.py), from `initialize`
+        self.authenticated: str | None = None  # the method `authenticate` succeeded with on this connection
+        self.auth_status: str | None = None  # who it says it is signed in as, where it pushes that (protocol/auth.py)
         self.exited = trio.Event()
         self._stopping = False
         self._broken: str | None = None  # what the agent sent that could not be read, if it did
@@ -293,6 +302,7 @@ class AgentProcess:
                 try:
                     peer = await self._connect(nursery)
                     await self._initialize(peer)
+                    await self._authenticate_without_asking(peer)
                 except AgentError as exc:
                     failure = exc
                     nursery.cancel_scope.cancel()
@@ -319,6 +329,25 @@ class AgentProcess:
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """A request to the agent outside any session (`session/list`); raises RpcError or AgentError."""
         return await _call(self._commands_send, self.name, method, params)
+
+    async def authenticate(self, method_id: str) -> None:
+        """ACP `authenticate` with one of the agent's methods, at the user's request (`lm/authenticate`):
+        the agent signs in its own way, for at most AUTHENTICATE_TIMEOUT. Raises AgentError: an
+        `auth_required` one, listing the methods, when the agent refuses."""
+        try:
+            await _call(self._commands_send, self.name, "authenticate", acp.authenticate_params(method_id), AUTHENTICATE_TIMEOUT)
+        except RpcError as exc:
+            raise AgentError(self.sign_in_failure(exc.message)) from None
+        self.authenticated = method_id
+
+    def sign_in_failure(self, said: str) -> Failure:
+        """The failure of a request the agent refused until the user signs in: names the agent and
+        lists its methods (`data.methods`), each as the extension offers it (protocol/auth.py)."""
+        message = auth.sign_in_message(self.name, self.auth_methods, self._redactor.values(said))
+        return self._failure(message, FailureKind.AUTH_REQUIRED, methods=[auth.to_wire(m) for m in self.auth_methods])
+
+    def _sign_in_needed(self, exc: RpcError) -> bool:
+        return auth.is_auth_required(exc.code, self.auth_methods)
 
     def _refuse_queued(self) -> None:
         """Commands sent just before the agent went away were never handled: a session waiting
@@ -356,6 +385,7 @@ class AgentProcess:
         peer.on_request("session/request_permission", self._on_permission)
         peer.on_request("elicitation/create", self._on_question)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
+        peer.on_notification(auth.STATUS_UPDATE, self._on_auth_status)
         self._peer = peer
         nursery.start_soon(peer.serve)
         return peer
@@ -406,6 +436,31 @@ class AgentProcess:
             raise AgentError(self._failure(f"Agent {self._named()} refused initialize: {exc.message}", FailureKind.INITIALIZE_FAILED)) from None
         self.initialized = result if isinstance(result, dict) else {}
         self.capabilities = self.initialized.get("agentCapabilities") or {}
+        if not isinstance(self.capabilities, dict):
+            self.capabilities = {}
+        command = (self.agent.command, self.agent.args) if isinstance(self.agent, ProcessAgent) else (None, ())
+        self.auth_methods = auth.methods(self.initialized.get("authMethods"), *command)
+
+    async def _authenticate_without_asking(self, peer: Peer) -> None:
+        """`authenticate` with the method the agent's environment already satisfies (an API key in
+        its `env`), before any session: some agents open none until it is called. A refusal is
+        only logged: `session/new` then says what the agent wants."""
+        env = dict(os.environ)
+        if isinstance(self.agent, ProcessAgent):
+            env.update((var.name, var.value) for var in self.agent.env)
+        method = auth.without_asking(self.auth_methods, env)
+        if method is None:
+            return
+        try:
+            await self._request(peer, "authenticate", acp.authenticate_params(method.id))
+        except RpcError as exc:
+            log.warning("agent %s refused authenticate with %s: %s", self.name, method.id, self._redactor.values(exc.message))
+            return
+        except AgentError as exc:
+            log.warning("%s", exc.error.message)
+            return
+        log.info("agent %s: signed in with %s", self.name, method.id)
+        self.authenticated = method.id
 
     async def _watch_exit(self, peer: Peer, scope: trio.CancelScope) -> None:
         """The agent is gone when its output ends or its process exits, whichever comes first:
@@ -432,13 +487,14 @@ class AgentProcess:
         self._commands_send.close()
         scope.cancel()
 
-    async def _request(self, peer: Peer, method: str, params: dict[str, Any]) -> Any:
-        """`peer.request` within the agent's deadline for anything but a prompt; past it, raises
-        AgentError naming the agent and the step (`data.kind` agent_timeout, `data.step`)."""
-        with trio.move_on_after(self._request_timeout):
+    async def _request(self, peer: Peer, method: str, params: dict[str, Any], timeout: float | None = None) -> Any:
+        """`peer.request` within the agent's deadline for anything but a prompt (or `timeout`);
+        past it, raises AgentError naming the agent and the step (`data.kind` agent_timeout, `data.step`)."""
+        timeout = self._request_timeout if timeout is None else timeout
+        with trio.move_on_after(timeout):
             return await peer.request(method, params)
-        log.warning("agent %s did not answer %s within %g s", self.name, method, self._request_timeout)
-        raise AgentError(self._failure(f"Agent {self.name!r} did not answer {method} within {self._request_timeout:g} s", FailureKind.AGENT_TIMEOUT, step=method))
+        log.warning("agent %s did not answer %s within %g s", self.name, method, timeout)
+        raise AgentError(self._failure(f"Agent {self.name!r} did not answer {method} within {timeout:g} s", FailureKind.AGENT_TIMEOUT, step=method))
 
     @property
     def usable(self) -> bool:
@@ -645,6 +701,8 @@ class AgentProcess:
             if not isinstance(session_id, str):
                 raise TypeError("sessionId is not a string")
         except RpcError as exc:
+            if self._sign_in_needed(exc):
+                return AgentError(self.sign_in_failure(exc.message))
             return AgentError(self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", FailureKind.SESSION_NEW_FAILED))
         except (KeyError, TypeError) as exc:
             return AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", FailureKind.SESSION_NEW_FAILED))
@@ -658,7 +716,8 @@ class AgentProcess:
         try:
             result = await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
         except RpcError as exc:
-            self._deliver(session_id, PromptErrored(self._scrubbed(exc)))
+            signing_in = self.sign_in_failure(exc.message) if self._sign_in_needed(exc) else None
+            self._deliver(session_id, PromptErrored(self._scrubbed(exc), signing_in))
             return
         except ConnectionClosed:
             return  # AgentGone follows
@@ -674,7 +733,7 @@ class AgentProcess:
     async def _call(self, peer: Peer, command: _Call) -> None:
         with command.reply:
             try:
-                result = await self._request(peer, command.method, command.params)
+                result = await self._request(peer, command.method, command.params, command.timeout)
             except AgentError as exc:
                 command.reply.send_nowait(exc)
             except RpcError as exc:
@@ -754,6 +813,9 @@ class AgentProcess:
         waiting for VS Code to read). A session's window goes with its route (`_unroute`)."""
         for window in list(self._windows.values()):
             await window.room()
+
+    async def _on_auth_status(self, params: Any) -> None:
+        self.auth_status = auth.status_label(params)
 
     async def _on_cancel_request(self, params: Any) -> None:
         """The agent withdrew one of its requests (e.g. a permission): answer it -32800."""

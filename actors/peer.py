@@ -35,12 +35,15 @@ from protocol.jsonrpc import (
     encode_lines,
     error_response,
     id_key,
+    is_stray_text,
     parse_line,
     unreadable,
 )
 from protocol.redact import excerpt as redacted_excerpt
 
 log = logging.getLogger(__name__)
+
+STRAY_LOGGED = 20  # stray text lines of one peer logged as warnings; the rest only at debug level
 
 
 class ConnectionClosed(Exception):
@@ -77,7 +80,9 @@ class Peer:
         """`unreadable_is_fatal`: a line that is not JSON within our limits ends the connection
         (`failure` says why) instead of being answered with an error. Right for a peer we
         started ourselves (an agent): the line may have been the reply a request waits for,
-        so carrying on could leave that request waiting forever.
+        so carrying on could leave that request waiting forever. But a line of plain text
+        (`is_stray_text`: not even the start of a JSON object or array) is no reply: it is
+        logged (the first STRAY_LOGGED, redacted and cut) and skipped.
 
         `decode`: how a line becomes JSON; `protocol.decoding.Decoder` reads long requests at
         the cost of what is new in them.
@@ -88,6 +93,7 @@ class Peer:
         self.name = name
         self.unreadable_is_fatal = unreadable_is_fatal
         self.failure: str | None = None  # why the connection was given up, if it was
+        self.stray = 0  # plain text lines skipped (see `unreadable_is_fatal`)
         self._stream = stream
         self._splitter = LineSplitter(max_line)
         self._decode = decode
@@ -265,6 +271,14 @@ class Peer:
         match msg:
             case Invalid(reply=reply, reason=reason, unreadable=unreadable):
                 excerpt = f"{line.size} bytes" if isinstance(line, Overlong) else repr(redacted_excerpt(line))
+                if unreadable and self.unreadable_is_fatal and is_stray_text(line.head if isinstance(line, Overlong) else line):
+                    self.stray += 1
+                    if self.stray <= STRAY_LOGGED:
+                        more = "; further ones are logged at debug level" if self.stray == STRAY_LOGGED else ""
+                        log.warning("%s: skipped a line that is not JSON-RPC%s: %s", self.name, more, excerpt)
+                    else:
+                        log.debug("%s: skipped a line that is not JSON-RPC: %s", self.name, excerpt)
+                    return
                 if unreadable and self.unreadable_is_fatal:
                     log.warning("%s: unreadable input (%s), giving up the connection: %s", self.name, reason, excerpt)
                     self.failure = reason

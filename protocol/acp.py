@@ -18,13 +18,25 @@ CANCELLED_OUTCOME: dict[str, Any] = {"outcome": "cancelled"}
 
 def initialize_params(version: str) -> dict[str, Any]:
     """`version`: ours (`actors/version.py` reads it from the package's metadata)."""
-    # No fs/terminal capabilities: we do not implement them, so agents must not call them.
+    # No fs/terminal capabilities: we do not implement them, so agents must not call them. A
+    # terminal sign-in we do run (in a VS Code terminal, docs/DESIGN.md "Sign-in"): declared both
+    # ways, `auth.terminal` and the `_meta["terminal-auth"]` agents read before it existed.
     return {
         "protocolVersion": PROTOCOL_VERSION,
         # Form elicitation: the agent's questions go to Copilot's question UI (docs/DESIGN.md, "The agent's questions").
-        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False, "elicitation": {"form": {}}},
+        "clientCapabilities": {
+            "fs": {"readTextFile": False, "writeTextFile": False},
+            "terminal": False,
+            "elicitation": {"form": {}},
+            "auth": {"terminal": True},
+            "_meta": {"terminal-auth": True},
+        },
         "clientInfo": {**CLIENT_INFO, "version": version},
     }
+
+
+def authenticate_params(method_id: str) -> dict[str, Any]:
+    return {"methodId": method_id}
 
 
 # Claude Code predicts the user's next prompt after every turn, with a model call of its own

@@ -33,6 +33,7 @@ class FailureKind(enum.StrEnum):
     AGENT_PROTOCOL_ERROR = "agent_protocol_error"  # the agent sent a line that is not JSON-RPC; it was stopped
     AGENT_TIMEOUT = "agent_timeout"  # the agent did not answer a request in time (`data.step` names it)
     SESSION_NEW_FAILED = "session_new_failed"  # the agent refused session/new, or answered it oddly
+    AUTH_REQUIRED = "auth_required"  # the agent wants a sign-in first (`data.methods`: how, protocol/auth.py)
     RESUME_FAILED = "resume_failed"  # the agent cannot continue the session the chat names
     LIST_FAILED = "list_failed"  # the agent refused session/list (lm/listSessions)
     SESSION_IN_USE = "session_in_use"  # the agent session the chat names is open in another chat

@@ -308,6 +308,15 @@ def request_id_in(head: bytes) -> JSON:
     return id
 
 
+def is_stray_text(line: bytes) -> bool:
+    """Whether a line that could not be read is plain text, not a message gone wrong: it does not
+    start (after blanks) as a JSON object or array. Such a line from an agent (a log line a CLI
+    prints on stdout: "Ignore file not found: ...") cannot be the reply anything waits for, so
+    it is skipped (docs/reliability.md); one that starts like a message and breaks is not."""
+    start = line.lstrip()[:1]
+    return start not in (b"{", b"[")
+
+
 def unreadable(line: bytes, problem: str) -> Invalid:
     reply = error_response(request_id_in(line[:HEAD]), RpcError(PARSE_ERROR, f"Parse error: {problem}"))
     return Invalid(reply, problem, unreadable=True)

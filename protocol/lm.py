@@ -34,6 +34,8 @@ METHOD_PREPARE = "lm/prepareModel"
 METHOD_MODELS_CHANGED = "lm/modelsChanged"  # backend → extension: ask for the models again
 METHOD_AGENT_OPTIONS = "lm/agentOptions"
 METHOD_LIST_SESSIONS = "lm/listSessions"
+METHOD_AUTHENTICATE = "lm/authenticate"  # the user chose one of an agent's sign-in methods (docs/DESIGN.md, "Sign-in")
+METHOD_LOGOUT = "lm/logout"
 
 
 # Parts ----------------------------------------------------------------------------------
@@ -358,6 +360,15 @@ class AgentParams:
     """An agent, for what is asked about it rather than of a conversation."""
 
     agent: Agent
+    cwd: str | None = None
+
+
+@attrs.frozen
+class AuthenticateParams:
+    """A sign-in method of the agent's the user chose (its id, from an error's `data.methods`)."""
+
+    agent: Agent
+    method_id: str
     cwd: str | None = None
 
 

@@ -211,6 +211,7 @@ class PromptEnded:
 @attrs.frozen
 class PromptErrored:
     error: RpcError  # the agent's own error response to session/prompt (its message redacted)
+    failure: Failure | None = None  # what the turn fails with instead, when the agent made it clear (a sign-in)
 
 
 @attrs.frozen
@@ -706,7 +707,7 @@ class TurnMachine:
             turn = self._turn
             assert turn is not None
             if isinstance(event, PromptErrored):
-                failed = failure(FailureKind.PROMPT_FAILED, f"The agent failed: {event.error.message}", code=event.error.code)
+                failed = event.failure or failure(FailureKind.PROMPT_FAILED, f"The agent failed: {event.error.message}", code=event.error.code)
                 out.append(Fail(turn.number, failed, retire=False))
             else:
                 out.append(ReportUsage(turn.number, turn.model_id, event.usage))

@@ -4,17 +4,19 @@
 #   scripts/install-agents.sh [AGENT...]          install if missing (idempotent; a no-op when cached)
 #   scripts/install-agents.sh --print AGENT       print AGENT's install folder, install nothing
 #
-# AGENT is `claude` or `codex` (no AGENT: both). Each goes to
+# AGENT is `claude`, `codex` or `gemini` (no AGENT: all three). Each goes to
 # ${SYMPOSIUM_AGENTS_CACHE:-~/.cache/symposium-agents}/<package>-<version>:
 #   claude  @agentclientprotocol/claude-agent-acp, entry point node_modules/.bin/claude-agent-acp
 #   codex   @zed-industries/codex-acp, entry point node_modules/.bin/codex-acp (its native binary comes
 #           in the per-platform registry package it lists as an optional dependency)
+#   gemini  @google/gemini-cli, entry point node_modules/.bin/gemini (its ACP mode: `--acp`)
 # Needs node and npm; only the npm registry is used. Without npm it says so and exits 0: the tests
 # that need an agent then skip with that reason. It exits 1 if an install failed.
 set -euo pipefail
 
 CLAUDE_AGENT_ACP_VERSION=0.100.0   # @agentclientprotocol/claude-agent-acp; tests/support/claude.py reads this line
 CODEX_ACP_VERSION=0.16.0           # @zed-industries/codex-acp; tests/support/codex.py reads this line
+GEMINI_CLI_VERSION=0.61.0          # @google/gemini-cli; tests/agents/test_sign_in.py reads this line
 
 cache="${SYMPOSIUM_AGENTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/symposium-agents}"
 
@@ -23,7 +25,8 @@ spec() {
     case "$1" in
         claude) echo "@agentclientprotocol/claude-agent-acp $CLAUDE_AGENT_ACP_VERSION claude-agent-acp" ;;
         codex) echo "@zed-industries/codex-acp $CODEX_ACP_VERSION codex-acp" ;;
-        *) echo "install-agents: unknown agent '$1' (claude or codex)" >&2; exit 2 ;;
+        gemini) echo "@google/gemini-cli $GEMINI_CLI_VERSION gemini" ;;
+        *) echo "install-agents: unknown agent '$1' (claude, codex or gemini)" >&2; exit 2 ;;
     esac
 }
 
@@ -65,7 +68,7 @@ if [[ "${1:-}" == "--print" ]]; then
 fi
 
 agents=("$@")
-[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex)
+[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex gemini)
 for agent in "${agents[@]}"; do spec "$agent" >/dev/null; done
 missing=()
 for agent in "${agents[@]}"; do

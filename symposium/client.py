@@ -199,6 +199,13 @@ class BackendClient:
             params["cwd"] = cwd
         return await self.peer.request(lm.METHOD_LIST_SESSIONS, params)
 
+    async def authenticate(self, agent: dict[str, JSON], method_id: str) -> dict[str, JSON]:
+        """`lm/authenticate`: the user chose this sign-in method of the agent's."""
+        return await self.peer.request(lm.METHOD_AUTHENTICATE, {"agent": agent, "methodId": method_id})
+
+    async def logout(self, agent: dict[str, JSON]) -> dict[str, JSON]:
+        return await self.peer.request(lm.METHOD_LOGOUT, {"agent": agent})
+
     def start_chat(
         self,
         messages: Sequence[dict[str, JSON]],

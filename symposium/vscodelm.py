@@ -14,10 +14,10 @@ from typing import Any
 import attrs
 import trio
 
-from protocol import agent_options
+from protocol import agent_options, auth
 from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
-from actors.agent_process import AgentError, agent_key
+from actors.agent_process import AgentError, AgentProcess, agent_key
 from actors.agent_connection import Connector
 from actors.agent_pool import AgentPool
 from actors.flow import PART_MAX, Window, part_cost
@@ -40,16 +40,19 @@ from actors.peer import ConnectionClosed, Peer
 from actors.transcript import Recorder
 from protocol.lm import (
     METHOD_AGENT_OPTIONS,
+    METHOD_AUTHENTICATE,
     METHOD_CANCEL,
     METHOD_CHAT,
     METHOD_COMPLETE,
     METHOD_INFO,
     METHOD_LIST_SESSIONS,
+    METHOD_LOGOUT,
     METHOD_MODELS_CHANGED,
     METHOD_PART,
     METHOD_PREPARE,
     METHOD_TOKENS,
     AgentParams,
+    AuthenticateParams,
     CancelParams,
     Capabilities,
     ChatParams,
@@ -190,6 +193,8 @@ class Backend:
         peer.on_request(METHOD_CHAT, self.provide_response)
         peer.on_request(METHOD_AGENT_OPTIONS, self.agent_options)
         peer.on_request(METHOD_LIST_SESSIONS, self.list_sessions)
+        peer.on_request(METHOD_AUTHENTICATE, self.authenticate)
+        peer.on_request(METHOD_LOGOUT, self.logout)
         peer.on_notification(METHOD_CANCEL, self.cancel)
 
     async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
@@ -221,6 +226,7 @@ class Backend:
         result: dict[str, Any] = {
             "ready": failure is None,
             "authMethods": _shown_auth_methods(process.initialized.get("authMethods")),
+            "signIn": _sign_in(process),
             "agentInfo": _shown_agent_info(process.initialized.get("agentInfo")),
         }
         if failure is not None:
@@ -253,6 +259,49 @@ class Backend:
             ]
             options.append({"id": choice.id, "name": choice.name, "category": choice.category, "type": choice.kind, "current": choice.current, "description": choice.description, "values": values})
         return {"known": bool(choices), "options": options}
+
+    async def authenticate(self, params: Any, _id: Any) -> dict[str, Any]:
+        """The user chose one of the agent's sign-in methods (docs/DESIGN.md, "Sign-in"). A terminal
+        method has run in VS Code's terminal: the agent is started afresh, as ACP v1 asks, and reads
+        what the user signed in with. Any other is ACP `authenticate` on the running agent (it signs
+        in its own way: a browser, say), answered once it is done. Either way the answer is the
+        agent's sign-in state, as `lm/prepareModel`'s `signIn`."""
+        asked = _params(params, AuthenticateParams)
+        if self.pool is None:
+            raise RpcError(INTERNAL_ERROR, "Internal error: this backend runs no agents")
+        try:
+            process = await self.pool.start(asked.agent, asked.cwd)
+            method = next((m for m in process.auth_methods if m.id == asked.method_id), None)
+            if method is None:
+                raise RpcError(INVALID_PARAMS, f"Invalid params: methodId: {process.name} offers no sign-in method {asked.method_id!r}")
+            if method.kind == auth.TERMINAL:
+                self.pool.restart(asked.agent)
+                process = await self.pool.start(asked.agent, asked.cwd)
+            else:
+                await process.authenticate(method.id)
+        except AgentError as exc:
+            raise rpc_error(exc.error) from None
+        return _sign_in(process)
+
+    async def logout(self, params: Any, _id: Any) -> dict[str, Any]:
+        """ACP `logout`, where the agent declares it (`agentCapabilities.auth.logout`); then the agent
+        is started afresh, so that no session of it goes on signed in."""
+        asked = _params(params, AgentParams)
+        if self.pool is None:
+            raise RpcError(INTERNAL_ERROR, "Internal error: this backend runs no agents")
+        try:
+            process = await self.pool.start(asked.agent, asked.cwd)
+            if not auth.can_log_out(process.capabilities):
+                raise RpcError(INVALID_PARAMS, f"Invalid params: {process.name} cannot log out")
+            await process.call("logout", {})
+            self.pool.restart(asked.agent)
+        except AgentError as exc:
+            raise rpc_error(exc.error) from None
+        except RpcError as exc:
+            if exc.code == INVALID_PARAMS:
+                raise
+            raise RpcError(SERVER_ERROR, f"{process.name} could not log out: {exc.message}") from None
+        return {}
 
     async def list_sessions(self, params: Any, _id: Any) -> dict[str, Any]:
         """The agent's own sessions in the folder (`session/list`), each with the token a new chat
@@ -363,6 +412,18 @@ def _shown_auth_methods(raw: Any) -> list[dict[str, Any]]:
     """The agent's sign-in methods as Add Agent shows them: names and descriptions cleaned, ids fit to show."""
     methods = [m for m in raw if isinstance(m, dict) and is_shown_as_is(m.get("id"))] if isinstance(raw, list) else []
     return [{**m, "name": shown(m.get("name")) or m["id"], "description": shown(m.get("description"))} for m in methods[:MAX_ENTRIES]]
+
+
+def _sign_in(process: AgentProcess) -> dict[str, Any]:
+    """An agent's sign-in, as the extension offers it: its methods (protocol/auth.py), the one it
+    signed in with on this run (none: it may have signed in before, or need no sign-in), who it
+    says it is signed in as (where it pushes that), whether it can log out."""
+    return {
+        "methods": [auth.to_wire(m) for m in process.auth_methods],
+        "authenticated": process.authenticated,
+        "status": process.auth_status,
+        "canLogOut": auth.can_log_out(process.capabilities),
+    }
 
 
 def _shown_agent_info(raw: Any) -> dict[str, str] | None:

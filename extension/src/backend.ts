@@ -203,9 +203,20 @@ export class Backend {
     return this.proc?.child.pid;
   }
 
-  async request<T>(method: string, params: object): Promise<T> {
+  /** A request; `signal` cancels it (lm/cancel: the backend answers -32800, which rejects it). */
+  async request<T>(method: string, params: object, signal?: AbortSignal): Promise<T> {
     await this.ready();
-    return this.call<T>(method, params).result;
+    const { id, proc, result } = this.call<T>(method, params);
+    if (!signal) {
+      return result;
+    }
+    const onAbort = () => proc && this.send(proc, { jsonrpc: '2.0', method: METHOD_CANCEL, params: { requestId: id } });
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await result;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   private async ready(): Promise<void> {

@@ -14,6 +14,7 @@ import { registerCommands } from './commands';
 import { agentForModel, ELIZA_ID, readAgents } from './config';
 import { AgentEdits, BEFORE_SCHEME, beforeProvider } from './edits';
 import { SymposiumProvider } from './provider';
+import { SignIn } from './signIn';
 import { prepareParams, Warmup, WarmupStore } from './warmup';
 import { AGENT_ACTION_TOOL, METHOD_MODELS_CHANGED } from './wire';
 
@@ -59,7 +60,8 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
   });
   backend = current;
   const edits = new AgentEdits();
-  const provider = new SymposiumProvider(current, log, edits);
+  const signIn = new SignIn(current, log);
+  const provider = new SymposiumProvider(current, log, edits, signIn);
   const warmup = new Warmup(current, lastModelStore(context.globalState), log);
 
   context.subscriptions.push(
@@ -76,7 +78,7 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     vscode.lm.registerTool(AGENT_ACTION_TOOL, new AgentActionTool()),
     vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, beforeProvider(edits)),
     ...registerCommands({ backend: current, privateBackend, provider, edits, log }),
-    ...registerAgentCommands({ extensionPath: context.extensionPath, storage, backend: current, warmup, log }),
+    ...registerAgentCommands({ extensionPath: context.extensionPath, storage, backend: current, warmup, log, signIn }),
   );
 
   // Activated by a command rather than by a model lookup, VS Code would not list our models yet.

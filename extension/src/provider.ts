@@ -6,6 +6,8 @@ import { Backend } from './backend';
 import { AgentSetting, modelRequest, readAgents, wireAgentEntries } from './config';
 import { countedText, ResponseStream, ThinkingMode, TokenEstimate, toWireMessages, toWireOptions } from './convert';
 import { AgentEdits } from './edits';
+import { SignIn } from './signIn';
+import { signInNeeded } from './signInMethods';
 import { BridgedTools, ChatParams, METHOD_INFO, ModelInfo } from './wire';
 
 /** `isUserSelectable` is not in the `@types/vscode` this extension builds against; VS Code reads it. */
@@ -21,6 +23,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     private readonly backend: Backend,
     private readonly log: vscode.LogOutputChannel,
     private readonly edits: AgentEdits = new AgentEdits(),
+    private readonly signIn?: SignIn,
   ) {}
 
   /** The agents or the backend changed: VS Code asks for the models again. */
@@ -70,12 +73,12 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     const stream = new ResponseStream(model.id, thinking, report, this.log, undefined, (edit) => this.edits.record(model.name, edit));
     const controller = new AbortController();
     const cancellation = token.onCancellationRequested(() => controller.abort());
+    const request = modelRequest(model.id, this.agents());
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     try {
-      const request = modelRequest(model.id, this.agents());
       if (!request) {
         throw new Error(`No agent is configured for the model "${model.id}" (see the symposium.agents setting)`);
       }
-      const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
       const bridgedTools = vscode.workspace.getConfiguration('symposium').get<BridgedTools>('bridgedTools', 'default');
       const params: ChatParams = {
         modelId: model.id,
@@ -92,6 +95,11 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     } catch (error) {
       const message = messageOf(error);
       this.log.error(`chat request for ${model.id} failed: ${message}${detailOf(error)}`);
+      // The agent wants a sign-in: beside the chat's error, a button per way it offers.
+      const needed = signInNeeded(error);
+      if (needed && request && this.signIn) {
+        this.signIn.offer(needed, request.agent, folder?.scheme === 'file' ? folder.fsPath : undefined);
+      }
       // The consumer shows this message (Copilot: "Sorry, your request failed… Reason: …"): once, so no
       // text part repeats it.
       throw new vscode.LanguageModelError(message);

@@ -11,6 +11,9 @@ export const METHOD_PREPARE = 'lm/prepareModel';
 export const METHOD_MODELS_CHANGED = 'lm/modelsChanged';
 export const METHOD_AGENT_OPTIONS = 'lm/agentOptions';
 export const METHOD_LIST_SESSIONS = 'lm/listSessions';
+/** The user chose one of an agent's sign-in methods: a terminal one has run, an agent-handled one is started. */
+export const METHOD_AUTHENTICATE = 'lm/authenticate';
+export const METHOD_LOGOUT = 'lm/logout';
 
 export const AGENT_ACTION_TOOL = 'symposium-agent-action';
 // The tool's whole answer on Allow; the backend takes nothing else (Skip, errors, other text) as a yes.
@@ -72,7 +75,26 @@ export interface ChatParams {
 /** `lm/prepareModel`: the agent started, and whether a session could be made ahead for it. */
 export interface PrepareParams { modelId: string; agent: Agent; cwd?: string }
 export interface AuthMethod { id?: string; name?: string; description?: string; type?: string; args?: string[]; env?: Record<string, string> }
-export interface PrepareResult { ready: boolean; authMethods: AuthMethod[]; agentInfo?: { name?: string; title?: string; version?: string } | null; error?: string }
+export interface PrepareResult { ready: boolean; authMethods: AuthMethod[]; signIn?: SignInState; agentInfo?: { name?: string; title?: string; version?: string } | null; error?: string }
+
+/** One of an agent's sign-in methods, as the backend offers it (docs/DESIGN.md, "Sign-in"). */
+export interface SignInMethod {
+  id: string;
+  name: string;
+  kind: 'env_var' | 'terminal' | 'agent';
+  description: string;
+  /** An env_var method's variables. */
+  vars?: string[];
+  /** A terminal method's command line, and the variables it adds to the agent's own env. */
+  terminal?: { command: string; args: string[]; env: Record<string, string> };
+}
+
+/**
+ * An agent's sign-in: its methods, the one it signed in with on this run, who it says it is signed in
+ * as (where it pushes that), whether it can log out.
+ */
+export interface SignInState { methods: SignInMethod[]; authenticated: string | null; status?: string | null; canLogOut: boolean }
+export interface AuthenticateParams { agent: Agent; methodId: string; cwd?: string }
 
 export interface ModelInfo {
   id: string;

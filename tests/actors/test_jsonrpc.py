@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.jsonrpc import INVALID_REQUEST, MAX_DEPTH, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, Invalid, LineSplitter, Notification, Overlong, Request, Response, RpcError, classify, encode_lines, nesting_depth, parse_line, request_id_in
-from actors.peer import ConnectionClosed, Peer
+from actors.peer import STRAY_LOGGED, ConnectionClosed, Peer
 
 # Pure parts ---------------------------------------------------------------------------------
 
@@ -399,6 +400,29 @@ async def test_an_unreadable_line_ends_a_connection_that_treats_it_as_fatal(nurs
     with pytest.raises(ConnectionClosed, match="invalid UTF-8"):
         await peer.request("session/prompt", {})
     assert peer.eof.is_set() and peer.failure == "invalid UTF-8 at byte 34"
+
+
+async def test_a_stray_text_line_is_skipped_even_where_unreadable_lines_are_fatal(nursery: trio.Nursery, caplog: pytest.LogCaptureFixture) -> None:
+    # An agent's CLI printing a log line on stdout: it cannot be a reply, so the connection stays.
+    ours, theirs = trio.testing.memory_stream_pair()
+    peer = Peer(ours, name="agent", unreadable_is_fatal=True)
+    nursery.start_soon(peer.serve)
+    wire = Wire(theirs)
+
+    async def answer_after_noise() -> None:
+        await wire.receive()
+        await wire.send(b"Ignore file not found: /w/.geminiignore token=sk-ant-api03-Qm7vT2pXw9LcR4nYh8sKd3Fj6GbZ1eUa")
+        for n in range(STRAY_LOGGED + 5):
+            await wire.send(f"noise {n}".encode())
+        await wire.send({"jsonrpc": "2.0", "id": 0, "result": "ok"})
+
+    nursery.start_soon(answer_after_noise)
+    with caplog.at_level(logging.WARNING, logger="actors.peer"):
+        assert await peer.request("session/new", {}) == "ok"
+    assert peer.failure is None and not peer.eof.is_set() and peer.stray == STRAY_LOGGED + 6
+    logged = [r.getMessage() for r in caplog.records if "not JSON-RPC" in r.getMessage()]
+    assert len(logged) == STRAY_LOGGED  # bounded: the rest at debug level
+    assert "geminiignore" in logged[0] and "sk-ant" not in logged[0]
 
 
 _JSON_VALUES = st.recursive(

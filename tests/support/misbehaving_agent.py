@@ -8,6 +8,7 @@ Standard library only, raw line I/O. Prompts are commands:
   `{SECRET}` by $AGENT_SECRET), then answer the prompt normally ("emitted").
 - `respond <base64>`: answer the prompt with that line instead, `{ID}` replaced by the prompt's
   request id, `{SID}` by the session id and `{SECRET}` by $AGENT_SECRET.
+- `pid`: answer with its process id (to tell whether it is still the same process).
 - `leak`: print $AGENT_SECRET on stderr (plainly and as `API_KEY=...`) and in the reply, and
   a key-shaped `INVENTED_KEY` it was never given on stderr.
 - anything else: echo it.
@@ -52,6 +53,8 @@ def prompt(id: Any, session: str, text: str) -> None:
         line = base64.b64decode(argument).replace(b"{ID}", json.dumps(id).encode()).replace(b"{SID}", session.encode())
         write(line.replace(b"{SECRET}", secret.encode()))
         return
+    elif command == "pid":
+        say(session, f"pid {os.getpid()}")
     elif command == "leak":
         print(f"debug: secret is {secret}; API_KEY={secret}", file=sys.stderr, flush=True)
         print(f"debug: found a key in ~/.config: {INVENTED_KEY}", file=sys.stderr, flush=True)

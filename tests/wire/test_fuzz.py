@@ -203,7 +203,8 @@ _slow = st.tuples(st.integers(2, 4), st.none() | st.integers(0, 3)).map(
     lambda t: Line(lambda id: _encode(chat(id, [user(f"count slowly to {t[0]}")])), "once", cancel_after=t[1])
 )
 
-# Lines a misbehaving agent sends, then answers the prompt (or not: an unreadable line stops it).
+# Lines a misbehaving agent sends, then answers the prompt (or not: a line that starts as JSON and
+# cannot be read stops it; a line of plain text is skipped).
 _agent_line = st.one_of(
     st.sampled_from([
         b'{"jsonrpc":"2.0","method":"session/update","params":{"x":"\xff\xfe"}}',

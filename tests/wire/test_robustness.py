@@ -162,11 +162,11 @@ def emit(line: bytes) -> str:
     [
         (b'{"jsonrpc":"2.0","method":"session/update","params":{"text":"\xff\xfe"}}', "invalid UTF-8"),
         (b'{"jsonrpc":"2.0","method":"session/update","params":' + b"[" * 2000 + b"]" * 2000 + b"}", "nesting 2001 deep"),
-        (b"Loading model... done", "Expecting value"),
         (b'{"jsonrpc":"2.0","method":"session/update","params":{"used":NaN}}', "NaN"),
         (b'{"jsonrpc":"2.0","method":"session/upd', "Unterminated string"),
+        (b'{"loaded": tru', "Expecting value"),
     ],
-    ids=["invalid UTF-8", "too deep", "not JSON", "NaN", "truncated"],
+    ids=["invalid UTF-8", "too deep", "NaN", "truncated", "broken JSON"],
 )
 async def test_a_bad_line_from_an_agent_fails_its_turn_not_the_backend(backend: BackendClient, line: bytes, problem: str) -> None:
     with trio.fail_after(GUARD):
@@ -179,6 +179,19 @@ async def test_a_bad_line_from_an_agent_fails_its_turn_not_the_backend(backend: 
         assert again.completed and again.text() == "echo: hello"
         eliza = await backend.chat([user("Hello")], agent=ELIZA)
         assert eliza.text() == HELLO_REPLY
+
+
+async def test_a_stray_text_line_from_an_agent_is_skipped_and_its_connection_stays(backend: BackendClient) -> None:
+    # What Gemini CLI printed on its stdout, then other text a CLI prints: none of it starts like
+    # a JSON-RPC message, so none of it can be the reply a request waits for.
+    with trio.fail_after(GUARD):
+        before = (await backend.chat([user("pid")], agent=MISBEHAVING)).text()
+        for line in [b"Ignore file not found: /work/project/.geminiignore", b"Loading model... done", b"\xff\xfe not UTF-8", b"  42% ]"]:
+            result = await backend.chat([user(emit(line))], agent=MISBEHAVING)
+            assert result.completed and result.text() == "emitted", (line, result)
+        # The same agent process answered all of them: it was never stopped.
+        after = await backend.chat([user("pid")], agent=MISBEHAVING)
+        assert after.completed and after.text() == before
 
 
 async def test_odd_but_readable_agent_lines_are_survived(backend: BackendClient) -> None:

@@ -84,10 +84,11 @@ async def test_what_an_agent_says_of_its_secrets_reaches_no_log_trace_or_error(t
             with trio.fail_after(GUARD):
                 resumed = await backend.chat(earlier, agent=leaky)
                 prompt_error = await backend.chat([user(command("respond", '{"jsonrpc":"2.0","id":{ID},"error":{"code":-32000,"message":"cannot: {SECRET}"}}'))], agent=leaky)
-                unreadable = await backend.chat([user(command("emit", "loaded a config with {SECRET}"))], agent=leaky)
+                stray = await backend.chat([user(command("emit", "loaded a config with {SECRET}"))], agent=leaky)
+                unreadable = await backend.chat([user(command("emit", '{"config": "{SECRET}", broken'))], agent=leaky)
                 prepared = await backend.prepare(refusing, model_id="refusing")
                 refused = await backend.chat([user("Hello")], agent=refusing)
-    assert resumed.completed
+    assert resumed.completed and stray.completed
     for result in (prompt_error, unreadable, refused):
         assert SECRET not in failure(result) and REDACTED in failure(result)
     assert prepared["ready"] is False and SECRET not in json.dumps(prepared) and REDACTED in json.dumps(prepared)
@@ -97,8 +98,9 @@ async def test_what_an_agent_says_of_its_secrets_reaches_no_log_trace_or_error(t
         data = path.read_bytes()
         for form in escaped_forms(SECRET):
             assert form.encode() not in data, f"{path.name} holds {form!r}"
-    # It was there to leak: the log quotes the agent's unreadable line and its refusals.
+    # It was there to leak: the log quotes the agent's stray and unreadable lines and its refusals.
     lines = log.read_bytes().splitlines()
+    assert any(b"not JSON-RPC" in line and b"loaded a config" in line and REDACTED.encode() in line for line in lines)
     assert any(b"unreadable input" in line and REDACTED.encode() in line for line in lines)
     assert any(b"refused session/new" in line and REDACTED.encode() in line for line in lines)
     # Each folder the backend made is the user's alone, those above its own included.

@@ -10,8 +10,9 @@ import { Catalogue, CatalogueAgent, compareVersions, installMethod, loadCatalogu
 import { agentId, AgentSetting, readAgents, wireAgent } from '../config';
 import { InstallRecord, installAgent, pypiRequiresPython, readRecords, recordOf, saveRecord, settingFor, VersionMissing, withNpmVersion } from './install';
 import { Python, SetupError } from '../setup';
+import { SignIn } from '../signIn';
+import { buttons } from '../signInMethods';
 import { Warmup } from '../warmup';
-import { AuthMethod } from '../wire';
 
 export interface AgentsContext {
   extensionPath: string;
@@ -21,6 +22,7 @@ export interface AgentsContext {
   python: () => Promise<Python>;
   /** The manual entry of a command line (Manage Agents' editor). */
   addByHand: () => Promise<void>;
+  signIn: SignIn;
 }
 
 export const agentsRoot = (storage: string) => path.join(storage, 'agents');
@@ -156,13 +158,14 @@ async function install(agent: CatalogueAgent, ctx: AgentsContext): Promise<void>
     void vscode.window.showInformationMessage(`${pinned} and running: pick "${agent.name} (ACP)" in the chat's model picker.`);
     return;
   }
-  const terminal = record.auth.methods.find((m: AuthMethod) => m.type === 'terminal');
-  const actions = [...(terminal ? ['Sign In in a Terminal'] : []), 'Manage Agents'];
+  // The agent's own sign-in methods, as the backend offers them (docs/DESIGN.md, "Sign-in").
+  const methods = buttons(started?.signIn?.methods ?? []);
+  const actions = [...methods.map((m) => m.name), 'Manage Agents'];
   // Not awaited: the command is done; the message waits for the user as long as it likes.
   void vscode.window.showWarningMessage(`${pinned}. ${auth}`, ...actions).then(async (choice) => {
-    if (choice === 'Sign In in a Terminal' && terminal) {
-      const shellArgs = [...record.args.slice(0, record.method === 'npx' ? 1 : 0), ...(terminal.args ?? [])];
-      vscode.window.createTerminal({ name: `${agent.name}: sign in`, shellPath: record.command, shellArgs, env: { ...record.env, ...terminal.env } }).show();
+    const method = methods.find((m) => m.name === choice);
+    if (method) {
+      await ctx.signIn.run(agent.name, method, wireAgent(setting), folder?.scheme === 'file' ? folder.fsPath : undefined);
     } else if (choice === 'Manage Agents') {
       await vscode.commands.executeCommand('symposium.manageAgents');
     }

@@ -5,6 +5,7 @@
 
 import * as vscode from 'vscode';
 import { Backend } from '../backend';
+import { SignIn } from '../signIn';
 import { findPython } from '../setup';
 import { Warmup } from '../warmup';
 import { addAgent, agentsRoot, updateAgent } from './addAgent';
@@ -16,9 +17,10 @@ export interface AgentManagement {
   backend: Backend;
   warmup: Warmup;
   log: vscode.LogOutputChannel;
+  signIn: SignIn;
 }
 
-export function registerAgentCommands({ extensionPath, storage, backend, warmup, log }: AgentManagement): vscode.Disposable[] {
+export function registerAgentCommands({ extensionPath, storage, backend, warmup, log, signIn }: AgentManagement): vscode.Disposable[] {
   const context = {
     extensionPath,
     storage,
@@ -26,9 +28,10 @@ export function registerAgentCommands({ extensionPath, storage, backend, warmup,
     warmup,
     python: () => findPython(vscode.workspace.getConfiguration('symposium').get('python', '')),
     addByHand,
+    signIn,
   };
   return [
-    vscode.commands.registerCommand('symposium.manageAgents', () => manageAgents(agentsRoot(storage), backend)),
+    vscode.commands.registerCommand('symposium.manageAgents', () => manageAgents(agentsRoot(storage), backend, warmup, signIn)),
     vscode.commands.registerCommand('symposium.addAgent', () => addAgent(context)),
     vscode.commands.registerCommand('symposium.updateAgent', () => updateAgent(context)),
   ];

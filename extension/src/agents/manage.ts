@@ -11,6 +11,9 @@ import {
   agentId, AgentSetting, formatEnv, joinCommandLine, optionValueItems, parseEnv, readAgents, settingKey, splitCommandLine, wireAgent, withOption,
 } from '../config';
 import { readRecords, recordOf } from './install';
+import { SignIn } from '../signIn';
+import { buttons } from '../signInMethods';
+import { Warmup } from '../warmup';
 import { AgentOption, METHOD_AGENT_OPTIONS } from '../wire';
 
 type Item = vscode.QuickPickItem & { run?: () => Promise<void> };
@@ -33,7 +36,7 @@ export async function addByHand(): Promise<void> {
   }
 }
 
-export async function manageAgents(agentsRoot: string, backend: Backend): Promise<void> {
+export async function manageAgents(agentsRoot: string, backend: Backend, warmup: Warmup, signIn: SignIn): Promise<void> {
   const { agents, save } = settingsTarget();
   const records = readRecords(agentsRoot);
 
@@ -51,9 +54,11 @@ export async function manageAgents(agentsRoot: string, backend: Backend): Promis
         description: record ? `${agent.id} · ${record.version}, pinned${record.verified === 'unverified' ? ', unverified download' : ''}` : agent.id,
         detail: auth ? `$(key) ${auth}` : joinCommandLine([agent.command, ...(agent.args ?? [])]),
         run: async () => {
-          const actions = ['$(edit) Edit', '$(settings) Options (mode, effort, …)', '$(trash) Remove'];
+          const actions = ['$(edit) Edit', '$(settings) Options (mode, effort, …)', '$(key) Sign In or Log Out…', '$(trash) Remove'];
           const action = await vscode.window.showQuickPick(actions, { title: agent.name });
-          if (action?.endsWith('Edit')) {
+          if (action === actions[2]) {
+            await manageSignIn(agent, warmup, signIn);
+          } else if (action?.endsWith('Edit')) {
             const edited = await editAgent(agent, []);
             if (edited) {
               await save(agents.map((a, i) => (i === index ? edited : a)));
@@ -80,6 +85,47 @@ export async function manageAgents(agentsRoot: string, backend: Backend): Promis
   ];
   const picked = await vscode.window.showQuickPick(items, { title: 'Symposium: Manage Agents', placeHolder: 'Pick an agent to edit or remove' });
   await picked?.run?.();
+}
+
+/**
+ * The agent's sign-in, as it declares it: a button per method it offers (a terminal or its own), the
+ * variables it reads a key from, and Log Out where it takes one. It is started to ask.
+ */
+async function manageSignIn(agent: AgentSetting, warmup: Warmup, signIn: SignIn): Promise<void> {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const cwd = folder?.scheme === 'file' ? folder.fsPath : undefined;
+  let started;
+  try {
+    started = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Symposium: starting ${agent.name}` },
+      () => warmup.request({ modelId: agent.id, agent: wireAgent(agent), ...(cwd ? { cwd } : {}) }),
+    );
+  } catch (error) {
+    void vscode.window.showErrorMessage(`${agent.name} does not start: ${error instanceof Error ? error.message : error}`);
+    return;
+  }
+  const state = started?.signIn;
+  const methods = state ? buttons(state.methods) : [];
+  const keys = [...new Set((state?.methods ?? []).filter((m) => m.kind === 'env_var').flatMap((m) => m.vars ?? []))];
+  type Choice = vscode.QuickPickItem & { run: () => Promise<unknown> };
+  const choices: Choice[] = [
+    ...methods.map((m): Choice => ({
+      label: `$(key) ${m.name}`,
+      description: m.kind === 'terminal' ? 'in a terminal' : 'by the agent',
+      detail: m.description || undefined,
+      run: () => signIn.run(agent.name, m, wireAgent(agent), cwd),
+    })),
+    ...(state?.canLogOut ? [{ label: '$(sign-out) Log Out', run: () => signIn.logOut(agent.name, wireAgent(agent)) }] : []),
+  ];
+  const said = state?.status ? `: ${state.status}` : state?.authenticated ? ` (signed in with ${state.authenticated})` : '';
+  const status = started?.ready ? `${agent.name} is ready${said}` : `${agent.name} needs a sign-in${said}`;
+  const keyNote = keys.length ? `; an API key can go in its env as ${keys.join(' or ')}` : '';
+  if (!choices.length) {
+    void vscode.window.showInformationMessage(`${status}. It offers no sign-in Symposium can run${keyNote}.`);
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(choices, { title: `${agent.name}: sign-in`, placeHolder: `${status}${keyNote}` });
+  await picked?.run();
 }
 
 /**

@@ -20,6 +20,13 @@ export const CODEX_AGENT = { id: 'codex-fake', name: 'Codex (fake API)' };
 /** Copilot's `chat.agent.maxRequests` in the agents' window (runner.ts), and a turn that goes past it. */
 export const MAX_REQUESTS = 5;
 const LONG_TURN_EDITS = MAX_REQUESTS + 3;
+/** Claude Code with nothing to sign in with: its fake API's entry without the key, an empty home. */
+export const SIGNIN_AGENT = { id: 'claude-no-sign-in', name: 'Claude Code (no sign-in)' };
+
+export function withoutCredentials(entry: FakeAgent['entry'], home: string): FakeAgent['entry'] {
+  fs.mkdirSync(home, { recursive: true });
+  return { ...entry, env: { ...entry.env, ANTHROPIC_API_KEY: '', HOME: home, CLAUDE_CONFIG_DIR: path.join(home, '.claude') } };
+}
 
 /** The workspace's files the tests read and edit, written before the window opens. */
 const FILES: Record<string, string> = {
@@ -272,6 +279,35 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       await dialog.getByRole('button', { name: 'Revert' }).click({ timeout: UI_MS });
       await dialog.waitFor({ state: 'detached', timeout: UI_MS });
       await untilFile(file('codex.txt'), 'red\ngreen\n');
+    }],
+    ['Claude Code with no credentials: the chat says it needs a sign-in, and a Sign in button opens its log-in in a terminal', async () => {
+      await chat.pick(SIGNIN_AGENT.name);
+      await chat.newChat('Agent');
+      const failed = await chat.sendUntil('Say hello', /needs you to sign in/);
+      assert.match(failed, /Claude Code \(no sign-in\) needs you to sign in: sign in with .*Anthropic Console/);
+      // Beside the chat's error: a notification with a button per method the agent offers. Under the
+      // test driver VS Code shows no toasts: the notification centre is opened (the status bar's bell).
+      const center = page.locator('.notifications-center.visible');
+      if (!(await center.isVisible())) {
+        await page.locator('[id="status.notifications"]').click({ timeout: UI_MS });
+        await center.waitFor({ timeout: UI_MS });
+      }
+      const notice = center.locator('.notification-list-item', { hasText: 'needs you to sign in' }).first();
+      await notice.getByRole('button', { name: 'Anthropic Console' }).click({ timeout: UI_MS });
+      // Its log-in runs in a VS Code terminal named for the agent and the method, and asks to open its
+      // sign-in page (VS Code's terminal hands the browser request to the workbench): not opened here.
+      await page.locator('.part.panel', { hasText: `${SIGNIN_AGENT.name}: Anthropic Console` }).first().waitFor({ timeout: UI_MS });
+      const opening = page.locator('.monaco-dialog-box', { hasText: 'open the external website' });
+      await opening.waitFor({ timeout: ANSWER_MS });
+      assert.match(await opening.innerText(), /claude\.com\/oauth\/authorize/);
+      await opening.getByRole('button', { name: 'Cancel' }).click({ timeout: UI_MS });
+      await opening.waitFor({ state: 'detached', timeout: UI_MS });
+      await runCommand(page, 'Terminal: Kill the Active Terminal Instance');
+      // Closed before it signed in: the user is told, and can try again.
+      if (!(await center.isVisible())) {
+        await page.locator('[id="status.notifications"]').click({ timeout: UI_MS });
+      }
+      await center.locator('.notification-list-item', { hasText: 'did not finish' }).first().waitFor({ timeout: UI_MS });
     }],
   ];
 

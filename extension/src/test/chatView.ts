@@ -224,6 +224,15 @@ export class ChatView {
     return this.answer(before, sent);
   }
 
+  /** Sends `text` and resolves with the answer's whole text once it reads `shown` (an error, say). */
+  async sendUntil(text: string, shown: RegExp): Promise<string> {
+    const before = await this.responses().count();
+    await this.type(text);
+    const response = this.responses().nth(before);
+    await response.filter({ hasText: shown }).waitFor({ timeout: ANSWER_MS });
+    return (await response.innerText()).trim();
+  }
+
   /**
    * Sends `text`, waits for the answer to show `shown`, presses Stop; resolves with what the answer
    * reads once it has stopped.

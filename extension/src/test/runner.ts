@@ -22,7 +22,7 @@ import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
-import { CODEX_AGENT, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests } from './agentView';
+import { CODEX_AGENT, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 
@@ -113,7 +113,8 @@ async function main(): Promise<number> {
     // Claude Code with a session of its own to continue, then Claude Code and Codex at work.
     const repository = repositoryOf(SYMPOSIUM)!;
     const [fake, codex] = await Promise.all([prepareContinue(repository, dirs.workspace), FakeAgent.start('codex', repository)]);
-    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }], path.join(OUT, 'trace'), {
+    const signIn = { ...SIGNIN_AGENT, ...withoutCredentials(fake.entry, path.join(root, 'no-sign-in-home')) };
+    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, signIn], path.join(OUT, 'trace'), {
       'chat.agent.maxRequests': MAX_REQUESTS, // a turn past Copilot's request limit, in a few rounds
     });
     const again = await newPage(browser, OUT, 'agents');

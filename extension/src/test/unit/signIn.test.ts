@@ -1,0 +1,74 @@
+// An agent's sign-in as the extension shows and runs it, from what the real backend says of a real
+// scripted agent (`tests/support/signin_agent.py`) that opens no session until signed in.
+
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { Backend } from '../../backend';
+import { buttons, signInNeeded, signInPrompt, terminalLaunch } from '../../signInMethods';
+import { Agent, ChatParams, METHOD_AUTHENTICATE, SignInMethod, SignInState } from '../../wire';
+import { MemoryLog } from './log';
+
+const SYMPOSIUM = process.env.SYMPOSIUM_BACKEND ?? path.resolve(__dirname, '../../../../.venv/bin/symposium');
+const PYTHON = path.resolve(__dirname, '../../../../.venv/bin/python');
+const AGENT = path.resolve(__dirname, '../../../../tests/support/signin_agent.py');
+const SECRET = 'sk-kept-in-the-agents-env-0123456789';
+
+const backends: Backend[] = [];
+after(() => Promise.all(backends.map((b) => b.stop())));
+
+function signinAgent(state: string): Agent {
+  return { mcp_server: { name: 'Sign-in Agent', command: PYTHON, args: [AGENT, state], env: [{ name: 'OTHER_SECRET', value: SECRET }] } };
+}
+
+const chatParams = (agent: Agent): ChatParams =>
+  ({ modelId: 'signin', messages: [{ role: 'user', content: [{ type: 'text', value: 'hello' }] }], agent, options: { tools: [], toolMode: 'auto' } });
+
+describe('signing in to an agent', () => {
+  it('reads the sign-in a failed chat asks for, and offers a button per method it can run', async () => {
+    const backend = new Backend(() => ({ command: SYMPOSIUM, args: ['vscodelm'] }), new MemoryLog());
+    backends.push(backend);
+    const state = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'signin-')), 'state');
+    const agent = signinAgent(state);
+    const error = await backend.chat(chatParams(agent), () => undefined).then(() => undefined, (e: unknown) => e);
+    const needed = signInNeeded(error);
+    assert.ok(needed, String(error));
+    assert.equal(needed.agent, 'Sign-in Agent');
+    assert.deepEqual(buttons(needed.methods).map((m) => [m.name, m.kind]), [['Log in', 'terminal'], ['Log in with a browser', 'agent']]);
+    assert.equal(signInPrompt(needed), 'Sign-in Agent needs you to sign in: pick how to sign in, or put SIGNIN_KEY in its env (Symposium: Manage Agents).');
+    assert.ok(!JSON.stringify(needed).includes(SECRET), 'the agent\'s env is not in the error');
+
+    // The terminal runs the agent's own command with the method's arguments, in the agent's env.
+    const login = needed.methods.find((m) => m.id === 'login')!;
+    const launch = terminalLaunch('Sign-in Agent', login, agent)!;
+    assert.equal(launch.name, 'Sign-in Agent: Log in');
+    assert.equal(launch.shellPath, PYTHON);
+    assert.deepEqual(launch.shellArgs, [AGENT, state, '--login']);
+    assert.deepEqual(launch.env, { OTHER_SECRET: SECRET, SIGNIN_MODE: 'terminal' });
+    const out = execFileSync(launch.shellPath, launch.shellArgs, { env: { ...process.env, ...launch.env } }).toString();
+    assert.match(out, /SIGNIN_MODE=terminal/);
+    // Then the backend starts the agent afresh, and the chat is answered.
+    const signedIn = await backend.request<SignInState>(METHOD_AUTHENTICATE, { agent, methodId: 'login' });
+    assert.equal(signedIn.canLogOut, true);
+    assert.equal(await backend.chat(chatParams(agent), () => undefined), 'complete');
+  });
+
+  it('leaves other failures alone, and methods it cannot run out', () => {
+    assert.equal(signInNeeded(new Error('boom')), undefined);
+    assert.equal(signInNeeded(Object.assign(new Error('x'), { data: { kind: 'agent_exited' } })), undefined);
+    const methods: SignInMethod[] = [
+      { id: 'a', name: 'Browser', kind: 'agent', description: '' },
+      { id: 'b', name: 'Browser', kind: 'agent', description: 'same name' },
+      { id: 't', name: 'Terminal without a command', kind: 'terminal', description: '' },
+      { id: 'k', name: 'Key', kind: 'env_var', description: '', vars: ['KEY'] },
+    ];
+    assert.deepEqual(buttons(methods).map((m) => m.id), ['a']);
+    assert.equal(terminalLaunch('X', methods[0], { eliza: { deterministic: true } }), undefined);
+    const odd = signInNeeded(Object.assign(new Error('Eve needs you to sign in'), { data: { kind: 'auth_required', methods: [null, { id: 1 }, methods[3]] } }))!;
+    assert.deepEqual(odd.methods, [methods[3]]);
+    assert.equal(signInPrompt(odd), 'The agent needs you to sign in: put KEY in its env (Symposium: Manage Agents).');
+  });
+});

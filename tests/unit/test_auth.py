@@ -1,0 +1,135 @@
+"""Which sign-in method an agent gets without asking, and what the user is offered (protocol/auth.py).
+
+The methods below are what real agents declare in `initialize` (Codex 0.16, Claude Code's adapter
+0.100, Gemini CLI 0.61), as they sent them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp.schema import InitializeRequest
+
+from protocol import acp, auth
+
+CODEX = [
+    {"id": "chatgpt", "name": "Login with ChatGPT", "description": "Use your ChatGPT login with Codex CLI (requires a paid ChatGPT subscription)"},
+    {"type": "env_var", "id": "codex-api-key", "name": "Use CODEX_API_KEY", "description": "Requires setting the `CODEX_API_KEY` environment variable.", "vars": [{"name": "CODEX_API_KEY"}]},
+    {"type": "env_var", "id": "openai-api-key", "name": "Use OPENAI_API_KEY", "description": "Requires setting the `OPENAI_API_KEY` environment variable.", "vars": [{"name": "OPENAI_API_KEY"}]},
+]
+CLAUDE = [
+    {
+        "description": "Use Claude subscription ",
+        "name": "Claude Subscription",
+        "id": "claude-ai-login",
+        "type": "terminal",
+        "args": ["--cli", "auth", "login", "--claudeai"],
+        "_meta": {"terminal-auth": {"command": "/usr/bin/node", "args": ["/x/claude-agent-acp", "--cli", "auth", "login", "--claudeai"], "label": "Claude Login"}},
+    },
+    {"description": "Use Anthropic Console (API usage billing)", "name": "Anthropic Console", "id": "console-login", "type": "terminal", "args": ["--cli", "auth", "login", "--console"]},
+]
+GEMINI = [
+    {"id": "oauth-personal", "name": "Log in with Google", "description": "Log in with your Google account"},
+    {"id": "gemini-api-key", "name": "Gemini API key", "description": "Use an API key with Gemini Developer API", "_meta": {"api-key": {"provider": "google"}}},
+]
+
+
+def test_an_env_var_method_whose_variables_are_set_is_used_without_asking() -> None:
+    methods = auth.methods(CODEX, "codex-acp")
+    assert [m.kind for m in methods] == [auth.AGENT, auth.ENV_VAR, auth.ENV_VAR]
+    chosen = auth.without_asking(methods, {"OPENAI_API_KEY": "sk-x", "PATH": "/bin"})
+    assert chosen is not None and chosen.id == "openai-api-key"
+    assert auth.without_asking(methods, {"CODEX_API_KEY": "k", "OPENAI_API_KEY": "sk"}).id == "codex-api-key"  # type: ignore[union-attr]
+    # Not set, or set empty: nothing is used, the user is asked.
+    assert auth.without_asking(methods, {"PATH": "/bin"}) is None
+    assert auth.without_asking(methods, {"OPENAI_API_KEY": ""}) is None
+
+
+def test_every_needed_variable_must_be_set_but_optional_ones_need_not() -> None:
+    [method] = auth.methods(
+        [{"type": "env_var", "id": "azure", "name": "Azure", "vars": [{"name": "AZURE_KEY"}, {"name": "AZURE_URL"}, {"name": "AZURE_ORG", "optional": True}]}],
+        "agent",
+    )
+    assert method.vars == ("AZURE_KEY", "AZURE_URL")
+    assert auth.without_asking([method], {"AZURE_KEY": "k"}) is None
+    assert auth.without_asking([method], {"AZURE_KEY": "k", "AZURE_URL": "u"}) == method
+
+
+def test_a_terminal_method_runs_the_agents_own_command_with_its_arguments_added() -> None:
+    methods = auth.methods(CLAUDE, "npx", ["-y", "@agentclientprotocol/claude-agent-acp"])
+    assert [m.kind for m in methods] == [auth.TERMINAL, auth.TERMINAL]
+    # The standard form wins over the older `_meta` one: the agent's command as configured.
+    assert methods[0].launch == auth.Launch("npx", ("-y", "@agentclientprotocol/claude-agent-acp", "--cli", "auth", "login", "--claudeai"))
+    wire = auth.to_wire(methods[1])
+    assert wire == {
+        "id": "console-login",
+        "name": "Anthropic Console",
+        "kind": "terminal",
+        "description": "Use Anthropic Console (API usage billing)",
+        "terminal": {"command": "npx", "args": ["-y", "@agentclientprotocol/claude-agent-acp", "--cli", "auth", "login", "--console"], "env": {}},
+    }
+
+
+def test_the_older_meta_form_names_its_whole_command() -> None:
+    legacy = [{"id": "login", "name": "Log in", "_meta": {"terminal-auth": {"command": "/usr/bin/node", "args": ["/x/agent.js", "--login"], "env": {"MODE": "login", "BAD=": "x"}}}}]
+    [method] = auth.methods(legacy, "agent")
+    assert method.kind == auth.TERMINAL
+    assert method.launch == auth.Launch("/usr/bin/node", ("/x/agent.js", "--login"), (("MODE", "login"),))
+
+
+def test_agent_handled_and_unusable_methods() -> None:
+    methods = auth.methods(GEMINI, "gemini", ["--acp"])
+    assert [(m.id, m.kind) for m in methods] == [("oauth-personal", auth.AGENT), ("gemini-api-key", auth.AGENT)]
+    assert auth.without_asking(methods, {"GEMINI_API_KEY": "k"}) is None  # it declares no variable
+    odd = [
+        "not a method",
+        {"id": "bad\u202eid", "name": "x"},  # an id that would need cleaning names nothing the agent has
+        {"id": "custom", "type": "_vendor"},  # a kind we do not know
+        {"id": "t", "type": "terminal", "args": "--login"},  # args not a list
+        {"id": "e", "type": "env_var", "vars": [{"name": "A=B"}]},  # no usable variable
+        {"id": "ok", "name": "OK\u0007\n"},
+    ]
+    assert [(m.id, m.name) for m in auth.methods(odd, "agent")] == [("ok", "OK")]
+    # No command (an in-process agent): a terminal method has nothing to run.
+    assert auth.methods(CLAUDE, None) == ()
+    assert auth.methods(None, "agent") == () and auth.methods({"id": "x"}, "agent") == ()
+    assert len(auth.methods([{"id": f"m{i}"} for i in range(100)], "agent")) == auth.MAX_METHODS
+
+
+def test_only_the_auth_required_code_from_an_agent_with_methods_means_sign_in() -> None:
+    methods = auth.methods(CODEX, "codex-acp")
+    assert auth.is_auth_required(-32000, methods)
+    assert not auth.is_auth_required(-32603, methods)
+    assert not auth.is_auth_required(-32000, ())
+
+
+def test_what_the_user_reads_and_is_offered() -> None:
+    codex = auth.methods(CODEX, "codex-acp")
+    assert [m.id for m in auth.to_offer(codex)] == ["chatgpt"]
+    assert auth.sign_in_message("Codex", codex, "Authentication required") == (
+        "Codex needs you to sign in: sign in with Login with ChatGPT; or set CODEX_API_KEY or OPENAI_API_KEY in its env (Authentication required)"
+    )
+    claude = auth.methods(CLAUDE, "claude-agent-acp")
+    assert auth.sign_in_message("Claude Code", claude, "") == "Claude Code needs you to sign in: sign in with Claude Subscription or Anthropic Console"
+
+
+def test_the_sign_in_state_an_agent_pushes_is_shown_cleaned() -> None:
+    assert auth.status_label({"authStatus": {"kind": "none", "label": "Not logged in"}}) == "Not logged in"
+    assert auth.status_label({"authStatus": {"kind": "x", "label": "Me\u202e\n"}}) == "Me"
+    assert auth.status_label({"authStatus": {}}) is None and auth.status_label(None) is None
+
+
+def test_logout_only_where_the_agent_declares_it() -> None:
+    assert auth.can_log_out({"auth": {"logout": {}}})
+    assert not auth.can_log_out({"auth": {"logout": None}})
+    assert not auth.can_log_out({"auth": {}}) and not auth.can_log_out({}) and not auth.can_log_out(None)
+
+
+def test_initialize_declares_terminal_sign_in_both_ways() -> None:
+    params: dict[str, Any] = acp.initialize_params("1.0")
+    assert params["clientCapabilities"]["auth"] == {"terminal": True}
+    assert params["clientCapabilities"]["_meta"] == {"terminal-auth": True}
+    parsed = InitializeRequest.model_validate(params)
+    assert parsed.client_capabilities is not None and parsed.client_capabilities.auth is not None
+    assert parsed.client_capabilities.auth.terminal is True
+    assert acp.authenticate_params("openai-api-key") == {"methodId": "openai-api-key"}

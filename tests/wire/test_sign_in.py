@@ -1,0 +1,107 @@
+"""Signing in to an agent the ACP way, through the real backend (docs/DESIGN.md, "Sign-in"), with
+`tests/support/signin_agent.py`, which offers one method of each kind and opens no session until
+signed in. The real agents' sign-ins: `tests/agents/test_sign_in.py`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from protocol.jsonrpc import RpcError
+from symposium.client import BackendClient, process_agent, user
+from tests.wire.test_backend_wire import GUARD
+
+AGENT = str(Path(__file__).parents[1] / "support" / "signin_agent.py")
+SECRET = "sk-symposium-never-shown-0123456789"
+
+
+def signin_agent(state: Path, **env: str) -> dict[str, Any]:
+    return process_agent("Sign-in Agent", sys.executable, [AGENT, str(state)], env={"OTHER_SECRET": SECRET, **env})
+
+
+def methods_of(error: Any) -> dict[str, dict[str, Any]]:
+    return {m["id"]: m for m in error.data["methods"]}
+
+
+async def test_an_env_var_method_the_agents_env_satisfies_is_used_without_asking(backend: BackendClient, tmp_path: Path) -> None:
+    agent = signin_agent(tmp_path / "state", SIGNIN_KEY="k-123")
+    with trio.fail_after(GUARD):
+        result = await backend.chat([user("hello")], agent=agent)
+        prepared = await backend.prepare(agent, model_id="signin")
+    assert result.completed and result.text() == "echo: hello", result
+    assert prepared["ready"] is True and prepared["signIn"]["authenticated"] == "key"
+
+
+async def test_without_a_sign_in_the_chat_names_the_agent_and_offers_its_methods(backend: BackendClient, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with trio.fail_after(GUARD):
+        failed = await backend.chat([user("hello")], agent=signin_agent(state))
+    error = failed.error
+    assert error is not None and error.code == -32000 and error.data["kind"] == "auth_required", failed
+    assert error.message == (
+        "Sign-in Agent needs you to sign in: sign in with Log in or Log in with a browser; or set SIGNIN_KEY in its env (Authentication required)"
+    )
+    assert error.data["agent"] == "Sign-in Agent"
+    methods = methods_of(error)
+    assert [m["kind"] for m in error.data["methods"]] == ["env_var", "terminal", "agent"]
+    assert methods["key"]["vars"] == ["SIGNIN_KEY"]
+    # A terminal method: the agent's own command, with the method's arguments and variables added.
+    assert methods["login"]["terminal"] == {"command": sys.executable, "args": [AGENT, str(state), "--login"], "env": {"SIGNIN_MODE": "terminal"}}
+    # The agent's own env (its keys) is never carried: whoever opens the terminal adds it.
+    assert SECRET not in json.dumps(error.to_json())
+
+
+async def test_a_terminal_sign_in_then_lm_authenticate_starts_the_agent_afresh(backend: BackendClient, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    agent = signin_agent(state)
+    with trio.fail_after(GUARD):
+        failed = await backend.chat([user("hello")], agent=agent)
+    assert failed.error is not None
+    launch = methods_of(failed.error)["login"]["terminal"]
+    # What the extension runs in a VS Code terminal, with the agent's env and the method's.
+    env = {**os.environ, "OTHER_SECRET": SECRET, **launch["env"]}
+    done = await trio.run_process([launch["command"], *launch["args"]], env=env, capture_stdout=True)
+    assert done.returncode == 0 and b"SIGNIN_MODE=terminal" in done.stdout and state.exists()
+    with trio.fail_after(GUARD):
+        signed_in = await backend.authenticate(agent, "login")
+        result = await backend.chat([user("hello")], agent=agent)
+    assert signed_in["canLogOut"] is True
+    assert result.completed and result.text() == "echo: hello", result
+
+
+async def test_an_agent_handled_method_is_acp_authenticate(backend: BackendClient, tmp_path: Path) -> None:
+    agent = signin_agent(tmp_path / "state")
+    with trio.fail_after(GUARD):
+        prepared = await backend.prepare(agent, model_id="signin")
+        assert prepared["ready"] is False and "needs you to sign in" in prepared["error"]
+        assert [m["id"] for m in prepared["signIn"]["methods"]] == ["key", "login", "browser"]
+        assert prepared["signIn"]["status"] == "Not logged in"  # what the agent pushed
+        signed_in = await backend.authenticate(agent, "browser")
+        assert signed_in["authenticated"] == "browser"
+        result = await backend.chat([user("hello")], agent=agent)
+    assert result.completed and result.text() == "echo: hello", result
+
+
+async def test_log_out_where_the_agent_offers_it(backend: BackendClient, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.write_text("signed in")  # signed in before, as a user with stored credentials is
+    agent = signin_agent(state)
+    with trio.fail_after(GUARD):
+        assert (await backend.chat([user("hello")], agent=agent)).completed
+        assert await backend.logout(agent) == {}
+        again = await backend.chat([user("hello")], agent=agent)
+    assert not state.exists()
+    assert again.error is not None and again.error.data["kind"] == "auth_required", again
+
+
+async def test_a_method_the_agent_does_not_offer_is_refused(backend: BackendClient, tmp_path: Path) -> None:
+    with trio.fail_after(GUARD), pytest.raises(RpcError) as refused:
+        await backend.authenticate(signin_agent(tmp_path / "state"), "nope")
+    assert refused.value.code == -32602 and "nope" in refused.value.message
