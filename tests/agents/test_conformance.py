@@ -147,7 +147,7 @@ async def test_conformance(catalogue_agent: catalogue_agents.CatalogueAgent, tmp
 
     async with BackendClient.spawn(["--log-level", "info", "vscodelm"]) as backend:
         # Initialize and sign-in: no credentials anywhere.
-        bare = Run(agent, tmp_path / "bare", fill(known.get("signin_env", {}), home=str(tmp_path / "bare" / "home")))
+        bare = Run(agent, tmp_path / "bare", fill(known.get("always_env", {}), home=str(tmp_path / "bare" / "home")))
         with trio.move_on_after(SIGNIN_GUARD) as guard:
             signin = await bare.chat(backend, [user("Hello")])
         initialized, row.initialize, methods = describe_initialize(bare.result_of("initialize"))
@@ -190,7 +190,7 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
     root = tmp_path / "keyed"
     home = root / "home"
     names = {"api": api.url, "home": str(home)}
-    run = Run(agent, root, fill(known.get("env", {}), **names))
+    run = Run(agent, root, fill(known.get("always_env", {}) | known.get("env", {}), **names))
     for path, content in fill(known.get("files", {}), **names).items():
         target = home / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -201,7 +201,7 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
     with trio.move_on_after(FLOW_GUARD):
         prompt = await run.chat(backend, [user("Say hello")])
     if prompt.error is None and prompt.completed and prompt.text().endswith("Hello from the fake model."):
-        row.prompt = f"✓ {known['api']} fake: {', '.join(sorted(k for k in known.get('env', {}) if not k.startswith(('RUST_', 'OPENCODE_DISABLE'))))}" \
+        row.prompt = f"✓ {known['api']} fake: {', '.join(sorted(set(known.get('env', {})) - set(known.get('always_env', {}))))}" \
             + (f"; {', '.join(known.get('files', {}))}" if known.get("files") else "")
     else:
         row.prompt = f"✗ {failure_cell(prompt) if prompt.error else short(prompt.text() or 'no answer') }"

@@ -180,7 +180,8 @@ def venv_script(venv: Path, name: str, cmd: str | None) -> str:
 
 
 def _tail(text: str, lines: int = 4) -> str:
-    kept = [line.strip() for line in text.strip().splitlines() if line.strip() and not line.startswith("npm warn")]
+    kept = [line.strip() for line in text.strip().splitlines()
+            if line.strip() and not line.startswith("npm warn") and not re.search(r"A complete log of this run|For help, visit|^npm error\s*$", line)]
     return " | ".join(kept[-lines:])[-600:]
 
 
@@ -198,12 +199,15 @@ def _install_npm(agent: CatalogueAgent, staging: Path, timeout: float) -> None:
     done = _run(["npm", "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error", "--omit=dev", agent.spec], timeout)
     if done.returncode != 0:
         output = done.stderr + done.stdout
+        script = re.search(r"npm error path \S*node_modules/(\S+)\s+npm error command failed\s+npm error command sh -c (.*)", output)
+        if script:  # an install script (postinstall...) failed: whatever it said is its own
+            raise InstallError(f"{agent.spec}: the install script of {script.group(1)} (`{script.group(2).strip()}`) failed: {_tail(output.split('npm error command sh -c', 1)[1], 3)}")
         if "ETARGET" in output or "No matching version" in output:
             raise InstallError(f"{agent.spec} is not on the npm registry here (ETARGET)")
         if "E404" in output:
-            raise InstallError(f"{agent.package} is not on the npm registry here (E404)")
-        if re.search(r"\b(postinstall|preinstall|install)\b.*(script|failed)|command failed", output, re.I):
-            raise InstallError(f"{agent.spec}'s install script failed: {_tail(output)}")
+            missing = re.search(r"404 Not Found - GET \S+?/((?:@[^/\s]+/|@[^%\s]+%2[fF])?[^/\s]+)\s", output)
+            name = missing.group(1).replace("%2f", "/").replace("%2F", "/") if missing else agent.package
+            raise InstallError(f"{name} is not on the npm registry here (E404)" + ("" if name == agent.package else f", needed by {agent.spec}"))
         raise InstallError(f"npm could not install {agent.spec}: {_tail(output)}")
     bin_script(staging / "node_modules" / agent.package, agent.package, agent.cmd)
 

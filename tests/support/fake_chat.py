@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from typing import Any
 
@@ -80,8 +81,10 @@ class Request(fake_http.Request):
         return found
 
     def user_texts(self) -> list[str]:
-        """The user's texts, an agent's own context blocks (`<system-reminder>`, `<environment>`...) left out."""
-        return [t for t in self._texts("user") if t.strip() and not t.lstrip().startswith("<")]
+        """The user's texts, an agent's own context blocks (`<system-reminder>...</system-reminder>`,
+        Copilot's `<current_datetime>` around the user's text) left out."""
+        texts = (re.sub(r"<([\w-]+)>.*?</\1>", "", t, flags=re.S).strip() for t in self._texts("user"))
+        return [t for t in texts if t and not t.startswith("<")]
 
     def assistant_texts(self) -> list[str]:
         return [t for t in self._texts("assistant") if t]

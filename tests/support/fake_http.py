@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from typing import Any, ClassVar
 
@@ -61,7 +62,8 @@ class Reply:
         return cls(tuple(parts), **how)
 
     def fits(self, request: Any) -> bool:
-        return self.answers is None or request.user_texts()[-1:] == [self.answers]
+        # The user's text as the agent sent it, or wrapped whole in one tag (Grok Build's <user_query>).
+        return self.answers is None or [re.sub(r"^<(\w+)>\s*(.*?)\s*</\1>$", r"\2", t, flags=re.S) for t in request.user_texts()[-1:]] == [self.answers]
 
 
 @attrs.frozen
