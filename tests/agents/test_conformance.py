@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 import trio
 
+from protocol.failures import FailureKind
 from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
 from tests.conftest import Tap
@@ -42,6 +43,9 @@ TEE = Path(__file__).resolve().parents[1] / "support" / "acp_tee.py"
 
 FLOW_GUARD = 90  # a hang guard per flow, not a timing budget: an agent's first start can take long
 SIGNIN_GUARD = 45  # an agent with no credentials may retry its API for long: past this, the flow says so
+
+# The failure kind of "sign in first", where the backend has it (docs/DESIGN.md, Sign-in).
+SIGNIN_KIND = getattr(FailureKind, "AUTH_REQUIRED", None)
 
 FAKES: dict[str, Any] = {
     "anthropic": (fake_anthropic.FakeAnthropic, fake_anthropic.reply, fake_anthropic.text, fake_anthropic.tool_use),
@@ -161,6 +165,12 @@ async def test_conformance(catalogue_agent: catalogue_agents.CatalogueAgent, tmp
         else:
             row.signin = "answered with no credentials" if signin.text() else "a session, then an empty turn"
 
+        # An agent taken no further here must at least end in a sign-in the user can act on (where the
+        # backend names that failure: protocol/failures.py), unless the table says why it cannot.
+        if "api" not in known and SIGNIN_KIND and "signin" not in known and not row.signin.startswith(f"`{SIGNIN_KIND}`"):
+            problems.append(f"sign-in: {row.signin}")
+        if known.get("signin"):
+            row.signin += f" ({known['signin']})"
         if "api" not in known:
             why = known.get("blocked", "no fake model API known for it (tests/support/agents.toml)")
             row.prompt = f"– {why}"

@@ -182,7 +182,9 @@ def venv_script(venv: Path, name: str, cmd: str | None) -> str:
 def _tail(text: str, lines: int = 4) -> str:
     kept = [line.strip() for line in text.strip().splitlines()
             if line.strip() and not line.startswith("npm warn") and not re.search(r"A complete log of this run|For help, visit|^npm error\s*$", line)]
-    return " | ".join(kept[-lines:])[-600:]
+    said = " | ".join(re.sub(r"^(npm error\s+)+", "", line) for line in kept[-lines:])
+    said = re.sub(r"(ENOTFOUND|EAI_AGAIN|ECONNREFUSED)\s+\S+", r"\1 (its download host)", said)
+    return re.sub(r"https?://\S+", "(an address outside the registry)", said)[-600:]  # no hosts in what we write down
 
 
 def _run(argv: list[str], timeout: float, **kwargs: Any) -> subprocess.CompletedProcess[str]:
