@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: chat test bench setup clean agents vsix transcripts lock
+.PHONY: chat test bench setup clean agents vsix transcripts lock catalogue
 
 setup: $(READY)
 
@@ -40,6 +40,13 @@ vsix: $(READY)
 # Re-record tests/support/transcripts/ from real runs (Eliza; Claude Code and Codex against fake model APIs).
 transcripts: $(READY) agents
 	$(BIN)/python -m tests.support.record_transcripts
+
+# The agent catalogue shipped in the extension, rebuilt from the ACP registry's published registry.json
+# (or REGISTRY=<a registry.json file, a checkout or a bare git directory of agentclientprotocol/registry>), with
+# extension/catalogue/overrides.json applied and every npm/PyPI pin checked (docs/usage.md, "The catalogue").
+catalogue:
+	$(PYTHON) extension/scripts/catalogue.py $(REGISTRY) > extension/catalogue/registry.json.new
+	mv extension/catalogue/registry.json.new extension/catalogue/registry.json
 
 bench: $(READY)
 	$(BIN)/python -m bench

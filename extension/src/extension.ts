@@ -5,6 +5,7 @@
 
 import * as vscode from 'vscode';
 import { registerAgentCommands } from './agents';
+import { noticeIgnoredSettings } from './settingsNotice';
 import { AgentActionTool } from './agentAction';
 import { agentHostNotice, BYOK_SETTING, NOTICE_SHOWN } from './agentHost';
 import { Backend } from './backend';
@@ -91,6 +92,9 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     ask: (message, ...buttons) => vscode.window.showInformationMessage(message, ...buttons),
     log,
   });
+
+  // Machine settings written where this window cannot apply them: said once (docs/settings.md).
+  void noticeIgnoredSettings(context, log).catch((error) => log.warn(`checking where the settings are: ${error}`));
 
   // The one-time setup starts now, not with the first request; then the model last used warms up.
   void privateBackend.ensure().then(

@@ -1,11 +1,14 @@
 // Symposium: Add Agent: pick an agent from the catalogue, install it pinned, add it to
-// `symposium.agents`, start it once, and say whether it needs a sign-in.
+// `symposium.agents`, start it once, and say whether it needs a sign-in. Symposium: Update Agent:
+// the same for an installed agent whose catalogue version is newer. Both write `symposium.agents`
+// with `ConfigurationTarget.Global`, which for this machine-scoped setting is the User settings in a
+// local window and the Remote settings in a remote one: where VS Code reads it (settingsPlace.ts).
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { CatalogueAgent, installMethod, loadCatalogue, Method, REGISTRY_URL } from './catalogue';
+import { Catalogue, CatalogueAgent, compareVersions, installMethod, loadCatalogue, Method, REGISTRY_URL, updateFor } from './catalogue';
 import { agentId, AgentSetting, readAgents, wireAgent } from '../config';
-import { InstallRecord, installAgent, readRecords, recordOf, saveRecord, settingFor } from './install';
+import { InstallRecord, installAgent, pypiRequiresPython, readRecords, recordOf, saveRecord, settingFor, VersionMissing, withNpmVersion } from './install';
 import { Python, SetupError } from '../setup';
 import { Warmup } from '../warmup';
 import { AuthMethod } from '../wire';
@@ -26,24 +29,31 @@ const METHOD_LABEL: Record<Method, string> = { npx: 'npm package', uvx: 'PyPI pa
 
 type Item = vscode.QuickPickItem & { agent?: CatalogueAgent; byHand?: boolean };
 
-export async function addAgent(ctx: AgentsContext): Promise<void> {
+function readCatalogue(ctx: AgentsContext, refresh = false): Thenable<Catalogue> {
   const config = vscode.workspace.getConfiguration('symposium');
-  const catalogue = await vscode.window.withProgress(
+  return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Window, title: 'Symposium: reading the agent catalogue' },
     () => loadCatalogue({
       url: config.get<string>('catalogue.url', REGISTRY_URL).trim(),
       shipped: path.join(ctx.extensionPath, 'catalogue', 'registry.json'),
+      overrides: path.join(ctx.extensionPath, 'catalogue', 'overrides.json'),
       saved: path.join(ctx.storage, 'catalogue.json'),
+      refresh,
       log: ctx.log,
     }),
   );
+}
+
+export async function addAgent(ctx: AgentsContext): Promise<void> {
+  const catalogue = await readCatalogue(ctx);
   const records = readRecords(agentsRoot(ctx.storage));
   const items: Item[] = catalogue.agents.map((agent) => {
     const method = installMethod(agent);
     const installed = records.find((r) => r.id === agent.id && r.version === agent.version);
+    const older = !installed && records.find((r) => r.id === agent.id && compareVersions(r.version, agent.version) < 0);
     return {
       label: agent.name,
-      description: `${agent.version} · ${method ? METHOD_LABEL[method] : 'not for this platform'}${installed ? ' · installed' : ''}`,
+      description: `${agent.version} · ${method ? METHOD_LABEL[method] : 'not for this platform'}${installed ? ' · installed' : older ? ` · ${older.version} installed: an update` : ''}`,
       detail: agent.description,
       agent,
     };
@@ -65,14 +75,53 @@ export async function addAgent(ctx: AgentsContext): Promise<void> {
   }
 }
 
+/** Symposium: Update Agent: the installed agents whose catalogue version is newer; the one picked is installed in its place. */
+export async function updateAgent(ctx: AgentsContext): Promise<void> {
+  const catalogue = await readCatalogue(ctx, true);
+  const records = readRecords(agentsRoot(ctx.storage));
+  const newest = new Map<string, InstallRecord>();
+  for (const record of records) {
+    const seen = newest.get(record.id);
+    if (!seen || compareVersions(record.version, seen.version) > 0) {
+      newest.set(record.id, record);
+    }
+  }
+  const updates = [...newest.values()].flatMap((record) => {
+    const agent = updateFor(record, catalogue.agents);
+    return agent ? [{ label: agent.name, description: `${record.version} → ${agent.version}`, detail: agent.description, agent }] : [];
+  });
+  if (!updates.length) {
+    const from = catalogue.source === 'registry' ? 'the ACP registry' : `the ${catalogue.source} catalogue${catalogue.note ? ` (${catalogue.note})` : ''}`;
+    void vscode.window.showInformationMessage(records.length ? `Symposium: every installed agent is at the newest version ${from} lists.` : 'Symposium: no agent installed from the catalogue yet; add one with Symposium: Add Agent.');
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(updates, { title: 'Symposium: Update Agent', placeHolder: 'Pick an agent to update: the new version is installed, pinned, beside the old one' });
+  if (picked) {
+    await install(picked.agent, ctx);
+  }
+}
+
 async function install(agent: CatalogueAgent, ctx: AgentsContext): Promise<void> {
   let record: InstallRecord;
   try {
     record = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Symposium: installing ${agent.name} ${agent.version}` },
-      () => installAgent(agent, { root: agentsRoot(ctx.storage), python: ctx.python, log: ctx.log }),
+      () => installAgent(agent, { root: agentsRoot(ctx.storage), python: ctx.python, requiresPython: pypiRequiresPython, log: ctx.log }),
     );
   } catch (error) {
+    if (error instanceof VersionMissing && error.newest) {
+      // The registry lacks this version (npm's ETARGET): offer the newest it has.
+      const instead = `Install ${error.newest}`;
+      ctx.log.error(`Could not install ${agent.name}: ${error.message}\n${error.detail}`);
+      const choice = await vscode.window.showErrorMessage(`Could not install ${agent.name}: ${error.message}.`, instead, 'Show Log');
+      if (choice === instead) {
+        return install(withNpmVersion(agent, error.newest), ctx);
+      }
+      if (choice === 'Show Log') {
+        ctx.log.show();
+      }
+      return;
+    }
     showFailure(`Could not install ${agent.name}`, error, ctx.log);
     return;
   }
@@ -99,7 +148,9 @@ async function install(agent: CatalogueAgent, ctx: AgentsContext): Promise<void>
   }
   record.auth = { ready: started?.ready ?? false, methods: started?.authMethods ?? [], ...(started?.error ? { error: started.error } : {}) };
   saveRecord(record);
-  const pinned = `${agent.name} ${agent.version} is installed (${record.method === 'binary' ? `sha256 ${record.sha256?.slice(0, 12)}…` : 'pinned'})`;
+  const pinned = `${agent.name} ${agent.version} is installed (${record.method !== 'binary' ? 'pinned'
+    : record.verified === 'unverified' ? `unverified: the catalogue gives no sha256 for this download; it hashed to ${record.sha256?.slice(0, 12)}…`
+    : `sha256 ${record.sha256?.slice(0, 12)}… checked`})`;
   const auth = authNote(record);
   if (!auth) {
     void vscode.window.showInformationMessage(`${pinned} and running: pick "${agent.name} (ACP)" in the chat's model picker.`);

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { Backend } from '../backend';
 import { findPython } from '../setup';
 import { Warmup } from '../warmup';
-import { addAgent, agentsRoot } from './addAgent';
+import { addAgent, agentsRoot, updateAgent } from './addAgent';
 import { addByHand, manageAgents } from './manage';
 
 export interface AgentManagement {
@@ -30,5 +30,6 @@ export function registerAgentCommands({ extensionPath, storage, backend, warmup,
   return [
     vscode.commands.registerCommand('symposium.manageAgents', () => manageAgents(agentsRoot(storage), backend)),
     vscode.commands.registerCommand('symposium.addAgent', () => addAgent(context)),
+    vscode.commands.registerCommand('symposium.updateAgent', () => updateAgent(context)),
   ];
 }

@@ -1,8 +1,11 @@
 // Installs a catalogue agent, pinned, under the extension's global storage (`<root>/<id>@<version>`):
-// an npm package with `npm install --prefix` (run with `node` on its bin script, never through npx),
-// a PyPI package into a venv of its own (uv when present), or this platform's binary archive
-// (its sha256 recorded, and checked when the catalogue gives one). What was installed is recorded
-// beside it in `symposium-install.json`. No `vscode` import, so the unit tests run it in plain node.
+// an npm package with `npm install --prefix` (install scripts not run unless the catalogue's
+// overrides list the package, with why; run with `node` on its bin script, never through npx), a
+// PyPI package into a venv of its own with a Python its `requires-python` accepts (uv when present),
+// or this platform's binary archive (its sha256 recorded, and checked against the registry's or the
+// one our catalogue build recorded; `verified` says which, or that neither was there). What was
+// installed is recorded beside it in `symposium-install.json` (docs/usage.md, "Adding an agent").
+// No `vscode` import, so the unit tests run it in plain node.
 //
 // A catalogue entry is trusted to name a package, not to do anything it likes to this machine: the
 // download and what it unpacks to are bounded (`LIMITS`), archives are unpacked only with Python's
@@ -14,9 +17,9 @@ import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Log } from '../backend';
-import { BinaryTarget, CatalogueAgent, installMethod, Method, platformKey } from './catalogue';
+import { BinaryTarget, CatalogueAgent, checkSha256, installMethod, Method, npmName, platformKey } from './catalogue';
 import { AgentSetting, findOnPath } from '../config';
-import { buildingTag, createVenv, pipInstall, Python, removeAbandoned, run, SetupError, venvPython } from '../setup';
+import { buildingTag, createVenv, pipInstall, probePython, Python, removeAbandoned, run, Run, SetupError, venvPython } from '../setup';
 import { AuthMethod } from '../wire';
 
 export const RECORD = 'symposium-install.json';
@@ -29,6 +32,10 @@ export interface InstallRecord {
   method: Method;
   source: string; // the npm / PyPI package spec, or the archive's URL
   sha256?: string; // of the archive (binary installs)
+  /** What the archive's sha256 was checked against (binary installs): `unverified` when the catalogue had no hash. */
+  verified?: 'registry' | 'recorded' | 'unverified';
+  /** Whether npm ran the package's install scripts (npm installs). */
+  installScripts?: boolean;
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -61,6 +68,8 @@ export interface InstallOptions {
   root: string; // <global storage>/agents
   /** The Python to build venvs and unpack archives with (found on demand). */
   python: () => Promise<Python>;
+  /** What a PyPI package says it needs (`requires-python`), if it can be read; absent: not asked. */
+  requiresPython?: (name: string, version: string) => Promise<string | undefined>;
   env?: NodeJS.ProcessEnv;
   log: Log;
   platform?: string;
@@ -142,7 +151,55 @@ export function saveRecord(record: InstallRecord): void {
 
 // npm --------------------------------------------------------------------------------------------
 
-type Installed = Pick<InstallRecord, 'source' | 'sha256' | 'command' | 'args' | 'env'>;
+type Installed = Pick<InstallRecord, 'source' | 'sha256' | 'verified' | 'installScripts' | 'command' | 'args' | 'env'>;
+
+/**
+ * Runs npm (`npm`: how `npmCommand` says to start it on this platform) with `args`: the one place npm
+ * is started. Never throws for a non-zero exit.
+ */
+export function runNpm(npm: string[], args: string[], env: NodeJS.ProcessEnv, timeoutMs = 10 * 60_000): Promise<Run> {
+  return run(npm[0], [...npm.slice(1), ...args], { env, timeoutMs });
+}
+
+/** Why an `npm install` failed, read from its output (npm's own error codes). */
+export type NpmFailure =
+  | { kind: 'missing-version'; spec: string } // ETARGET: the package exists, that version does not
+  | { kind: 'missing-package'; spec: string } // E404
+  | { kind: 'install-script'; path: string; command: string } // a lifecycle script exited non-zero
+  | { kind: 'offline' }
+  | { kind: 'other' };
+
+export function classifyNpmFailure(output: string): NpmFailure {
+  const line = (pattern: RegExp) => pattern.exec(output)?.[1]?.trim();
+  // A failing install script first: its own output may say ENOTFOUND about its own download host.
+  const command = line(/^npm (?:error|ERR!) command (?!failed)(.+)$/m);
+  if (/^npm (?:error|ERR!) command failed/m.test(output) || (command && /^npm (?:error|ERR!) code (?:\d+|ELIFECYCLE)$/m.test(output))) {
+    return { kind: 'install-script', path: line(/^npm (?:error|ERR!) path (.+)$/m) ?? '', command: command ?? '' };
+  }
+  if (/^npm (?:error|ERR!) code ETARGET/m.test(output)) {
+    return { kind: 'missing-version', spec: line(/No matching version found for (.+?)\.?$/m) ?? '' };
+  }
+  if (/^npm (?:error|ERR!) code E404/m.test(output)) {
+    return { kind: 'missing-package', spec: line(/The requested resource '(.+?)' could not be found/m) ?? line(/404 Not Found - GET (\S+)/m) ?? '' };
+  }
+  if (/ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network/i.test(output)) {
+    return { kind: 'offline' };
+  }
+  return { kind: 'other' };
+}
+
+/** A version the npm registry lacks: `newest` is the one it has (its `latest`), when it said. */
+export class VersionMissing extends SetupError {
+  constructor(message: string, fix: string, detail: string, readonly newest?: string) {
+    super(message, fix, detail);
+  }
+}
+
+/** `agent` pinned to `version` of its npm package (to offer the version that exists). */
+export function withNpmVersion(agent: CatalogueAgent, version: string): CatalogueAgent {
+  const npx = agent.distribution.npx!;
+  return { ...agent, version, distribution: { ...agent.distribution, npx: { ...npx, package: `${npmName(npx.package)}@${version}` } } };
+}
 
 async function installNpm(agent: CatalogueAgent, building: string, folder: string, options: InstallOptions): Promise<Installed> {
   const dist = agent.distribution.npx!;
@@ -152,17 +209,41 @@ async function installNpm(agent: CatalogueAgent, building: string, folder: strin
   if (!npm || !node) {
     throw new SetupError(`${agent.name} is an npm package: installing and running it needs Node.js, and there is no ${npm ? 'node' : 'npm'} on PATH`, 'Install Node.js 20 or later, then add the agent again.');
   }
-  const args = [...npm.slice(1), 'install', '--prefix', building, '--no-audit', '--no-fund', '--loglevel=error', '--omit=dev', dist.package];
-  options.log.info(`installing ${agent.name}: ${npm[0]} ${args.join(' ')}`);
-  const done = await run(npm[0], args, { env, timeoutMs: 10 * 60_000 });
+  // Install scripts run only for packages that need them (catalogue/overrides.json, `npmScripts`).
+  const scripts = Boolean(agent.installScripts);
+  const args = ['install', '--prefix', building, '--no-audit', '--no-fund', '--loglevel=error', '--omit=dev', ...(scripts ? [] : ['--ignore-scripts']), dist.package];
+  options.log.info(`installing ${agent.name}: ${[...npm, ...args].join(' ')}${scripts ? ` (its install scripts run: ${agent.installScripts})` : ''}`);
+  const done = await runNpm(npm, args, env);
   if (done.code !== 0) {
     const output = `${done.stderr}\n${done.stdout}`;
-    const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|network/i.test(output);
-    throw new SetupError(
-      `npm could not install ${dist.package}${offline ? ': the npm registry could not be reached (offline?)' : ''}`,
-      offline ? 'Connect to the network (or configure an npm mirror) and add the agent again.' : 'See the Symposium log for npm\'s output.',
-      output.trim().split(/\r?\n/).slice(-12).join('\n'),
-    );
+    const detail = output.trim().split(/\r?\n/).slice(-12).join('\n');
+    const failure = classifyNpmFailure(output);
+    const name = npmName(dist.package);
+    switch (failure.kind) {
+      case 'missing-version': {
+        const latest = await runNpm(npm, ['view', name, 'version'], env, 60_000);
+        const newest = latest.code === 0 ? latest.stdout.trim().split(/\r?\n/).pop() : undefined;
+        const wanted = dist.package.slice(name.length + 1) || agent.version;
+        throw new VersionMissing(
+          `the npm registry has no version ${wanted} of ${name}${newest ? `; the newest it has is ${newest}` : ''}`,
+          newest ? `Install ${newest} instead, or try again when the registry has ${wanted}.` : 'Try again later, or report it to the catalogue\'s maintainers.',
+          detail,
+          newest,
+        );
+      }
+      case 'missing-package':
+        throw new SetupError(`the npm registry has no package ${name}`, 'Check your npm registry (npm config get registry), or report it to the catalogue\'s maintainers.', detail);
+      case 'install-script':
+        throw new SetupError(
+          `the install script of ${path.basename(failure.path) || name} failed${failure.command ? ` (${failure.command})` : ''}`,
+          'Its output is in the Symposium log; it may need a network host of its own, or a tool this machine lacks.',
+          detail,
+        );
+      case 'offline':
+        throw new SetupError(`npm could not install ${dist.package}: the npm registry could not be reached (offline?)`, 'Connect to the network (or configure an npm mirror) and add the agent again.', detail);
+      default:
+        throw new SetupError(`npm could not install ${dist.package}`, 'See the Symposium log for npm\'s output.', detail);
+    }
   }
   // The package's name from what npm recorded (the spec may be a tarball or a URL).
   const manifest = JSON.parse(fs.readFileSync(path.join(building, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
@@ -170,8 +251,8 @@ async function installNpm(agent: CatalogueAgent, building: string, folder: strin
   if (names.length !== 1) {
     throw new SetupError(`npm installed ${names.length} packages for ${dist.package}; expected one`, 'Report this to the catalogue\'s maintainers.');
   }
-  const bin = binScript(path.join(building, 'node_modules', names[0]), names[0]);
-  return { source: dist.package, command: node, args: [path.join(folder, 'node_modules', names[0], bin), ...(dist.args ?? [])], env: dist.env ?? {} };
+  const bin = binScript(path.join(building, 'node_modules', names[0]), names[0], building);
+  return { source: dist.package, command: node, args: [path.join(folder, 'node_modules', names[0], bin), ...(dist.args ?? [])], env: dist.env ?? {}, installScripts: scripts };
 }
 
 /**
@@ -197,10 +278,12 @@ export function npmCommand(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = p
 
 /**
  * The package's executable as npx would pick it (its only bin, or the one named as the package),
- * relative to `packageDir`. It must be a file inside the package, symlinks followed: what the
- * package.json says is the package's to say, and `../../somewhere` is not the package.
+ * relative to `packageDir`, its path read as npm reads it (a leading `../` or `/` stays in the
+ * package: `../dist/x.js` is `dist/x.js`). It must be a file, and, symlinks followed, lie inside
+ * `root` (the install folder): what the package.json says is the package's to say, and a link to
+ * `~/somewhere` is not what was installed.
  */
-export function binScript(packageDir: string, name: string): string {
+export function binScript(packageDir: string, name: string, root: string = packageDir): string {
   const pkg = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
   const bins = typeof pkg.bin === 'string' ? [[name, pkg.bin]] : Object.entries(pkg.bin ?? {});
   const unscoped = name.replace(/^@[^/]+\//, '');
@@ -209,19 +292,20 @@ export function binScript(packageDir: string, name: string): string {
     throw new SetupError(`${name} has ${bins.length ? `several executables (${bins.map(([k]) => k).join(', ')}) and none named ${unscoped}` : 'no executable'}`, 'Add it by hand with Manage Agents.');
   }
   const script = chosen[1];
+  const normalised = path.posix.join('/', script.replace(/\\/g, '/')).slice(1); // as npm-normalize-package-bin does
   let real: string | undefined;
   try {
-    real = fs.realpathSync(path.resolve(packageDir, script));
+    real = fs.realpathSync(path.resolve(packageDir, normalised));
   } catch {
     // not there: said below
   }
-  if (!real || !inside(real, fs.realpathSync(packageDir)) || !fs.statSync(real).isFile()) {
+  if (!real || !inside(real, fs.realpathSync(root)) || !fs.statSync(real).isFile()) {
     throw new SetupError(
-      `${name}'s executable ${JSON.stringify(script)} is ${real ? 'not a file inside the package' : 'not in the package'}; it was not installed`,
+      `${name}'s executable ${JSON.stringify(script)} is ${real ? 'not a file inside its install folder' : 'not in the package'}; it was not installed`,
       'Report this to the package\'s maintainers, or add the agent by hand with Manage Agents.',
     );
   }
-  return path.relative(packageDir, path.resolve(packageDir, script));
+  return normalised;
 }
 
 const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
@@ -261,17 +345,140 @@ else:
     print("null")
 `;
 
+/** Whether Python `version` (`3.12.4`) meets a `requires-python` specifier set (PEP 440: `>=3.12,<3.16`,
+ * `~=3.11`, `==3.12.*`, `!=3.13.0`); an operator we do not read is taken as met (pip has the last word). */
+export function pythonSatisfies(spec: string, version: string): boolean {
+  const parts = (v: string) => v.split('.').map((p) => Number(p) || 0);
+  const cmp = (a: number[], b: number[]) => {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      if ((a[i] ?? 0) !== (b[i] ?? 0)) {
+        return (a[i] ?? 0) < (b[i] ?? 0) ? -1 : 1;
+      }
+    }
+    return 0;
+  };
+  const have = parts(version);
+  return spec.split(',').map((c) => c.trim()).filter(Boolean).every((clause) => {
+    const m = /^(~=|==|!=|<=|>=|<|>|===)\s*([0-9][0-9.]*)(\.\*)?$/.exec(clause);
+    if (!m) {
+      return true;
+    }
+    const [, op, raw, star] = m;
+    const want = parts(raw);
+    if (star) {
+      const same = cmp(have.slice(0, want.length), want) === 0;
+      return op === '!=' ? !same : op === '==' ? same : true;
+    }
+    const order = cmp(have, want);
+    switch (op) {
+      case '>=': return order >= 0;
+      case '<=': return order <= 0;
+      case '>': return order > 0;
+      case '<': return order < 0;
+      case '==': case '===': return order === 0;
+      case '!=': return order !== 0;
+      case '~=': return order >= 0 && cmp(have.slice(0, want.length - 1), want.slice(0, -1)) === 0;
+      default: return true;
+    }
+  });
+}
+
+/** The newest of `candidates` that `spec` accepts. */
+export function choosePython(spec: string, candidates: Python[]): Python | undefined {
+  return candidates
+    .filter((p) => pythonSatisfies(spec, p.version))
+    .sort((a, b) => -a.version.localeCompare(b.version, undefined, { numeric: true }))[0];
+}
+
+/** The Python `version` of a package needs, as pip's or uv's refusal states it; undefined when it does not. */
+export function requiredPython(output: string, version: string): string | undefined {
+  const escaped = version.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const pip = new RegExp(`(?:^|[\\s:;])${escaped} Requires-Python ([^;\\n]+)`).exec(output)?.[1]; // "Ignored the following versions that require a different python version"
+  const pipOld = /requires a different Python: [\d.]+ not in '([^']+)'/.exec(output)?.[1];
+  const uv = /depends on Python([<>=!~][^\s]*?)(?:,? and |\s|$)/.exec(output)?.[1];
+  return (pip ?? pipOld ?? uv)?.trim().replace(/,$/, '');
+}
+
+/** What PyPI says `name` `version` needs (`requires-python`), read from its JSON API; undefined when it cannot be read. */
+export async function pypiRequiresPython(name: string, version: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(`https://pypi.org/pypi/${encodeURIComponent(name)}/json`, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok || Number(response.headers.get('content-length') ?? 0) > 32 * 1024 * 1024) {
+      await response.body?.cancel();
+      return undefined;
+    }
+    const json = (await response.json()) as { releases?: Record<string, { requires_python?: string | null }[]> };
+    return json.releases?.[version]?.find((f) => f.requires_python)?.requires_python ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const PYTHON_NAMES = ['python3.14', 'python3.13', 'python3.12', 'python3.11', 'python3.10', 'python3.9', 'python3'];
+
+/**
+ * A Python for `agent`'s venv: the one Symposium uses when the package accepts it, else the newest on
+ * PATH it accepts, else uv's choice (uv finds, or fetches, a Python for the specifier), else a
+ * message naming the version it needs. Returns the Python, or a uv `--python` request.
+ */
+async function pythonFor(agent: CatalogueAgent, name: string, version: string | undefined, options: InstallOptions): Promise<Python | { uv: string; spec: string }> {
+  const python = await options.python();
+  const spec = version && options.requiresPython ? await options.requiresPython(name, version) : undefined;
+  if (!spec || pythonSatisfies(spec, python.version)) {
+    return python;
+  }
+  const env = options.env ?? process.env;
+  const seen: Python[] = [python];
+  for (const candidate of PYTHON_NAMES) {
+    const onPath = findOnPath(candidate, env.PATH ?? '');
+    const found = onPath ? await probePython(onPath, env) : undefined;
+    if (found && !seen.some((p) => p.path === found.path)) {
+      seen.push(found);
+    }
+  }
+  const chosen = choosePython(spec, seen);
+  if (chosen) {
+    options.log.info(`${agent.name} needs Python ${spec}: using ${chosen.path} (${chosen.version})`);
+    return chosen;
+  }
+  const uv = findOnPath(process.platform === 'win32' ? 'uv.exe' : 'uv', env.PATH ?? '');
+  if (uv) {
+    options.log.info(`${agent.name} needs Python ${spec}, and this machine has ${seen.map((p) => p.version).join(', ')}: asking uv for one`);
+    return { uv, spec };
+  }
+  throw new SetupError(
+    `${agent.name} ${version} needs Python ${spec}; this machine has ${seen.map((p) => `${p.version} (${p.path})`).join(', ')}`,
+    `Install a Python it accepts (or uv, which fetches one), or set symposium.python to one, then add the agent again.`,
+  );
+}
+
 async function installPypi(agent: CatalogueAgent, _building: string, folder: string, options: InstallOptions): Promise<Installed> {
   const dist = agent.distribution.uvx!;
   const env = options.env ?? process.env;
   const { requirement, name } = pipRequirement(dist.package);
-  const python = await options.python();
+  const pinned = /==([^=,;\s]+)$/.exec(requirement)?.[1];
+  const python = await pythonFor(agent, name, pinned, options);
   fs.rmSync(folder, { recursive: true, force: true });
   fs.mkdirSync(folder, { mode: 0o700 });
   const venv = path.join(folder, 'venv');
   try {
-    await createVenv(venv, python, env, options.log);
-    await pipInstall(venv, [requirement], agent.name, env, options.log);
+    if ('uv' in python) {
+      const made = await run(python.uv, ['venv', '--quiet', '--python', python.spec, venv], { env, timeoutMs: 10 * 60_000 });
+      if (made.code !== 0) {
+        throw new SetupError(`${agent.name} needs Python ${python.spec}, and uv could not find or fetch one`, 'Install a Python it accepts, or set symposium.python to one, then add the agent again.', made.stderr.trim());
+      }
+    } else {
+      await createVenv(venv, python, env, options.log);
+    }
+    try {
+      await pipInstall(venv, [requirement], agent.name, env, options.log);
+    } catch (error) {
+      // PyPI's requires-python could not be read beforehand (another index, say): pip's refusal names it.
+      const spec = error instanceof SetupError && pinned ? requiredPython(error.detail, pinned) : undefined;
+      throw spec && error instanceof SetupError && !('uv' in python)
+        ? new SetupError(`${agent.name} ${pinned} needs Python ${spec}; it was installed with ${python.version} (${python.path})`, 'Install a Python it accepts (or uv, which fetches one), or set symposium.python to one, then add the agent again.', error.detail)
+        : error;
+    }
     const listed = await run(venvPython(venv), ['-c', SCRIPTS, name], { env });
     const scripts = JSON.parse(listed.stdout.trim() || 'null') as string[] | null;
     if (!scripts) {
@@ -362,8 +569,15 @@ async function installBinary(agent: CatalogueAgent, target: BinaryTarget, buildi
   };
   await pipeline(body, counted, fs.createWriteStream(download, { mode: 0o600 }));
   const sha256 = hash.digest('hex');
-  if (target.sha256 && target.sha256.toLowerCase() !== sha256) {
-    throw new SetupError(`The download of ${agent.name} does not match the catalogue: sha256 ${sha256}, expected ${target.sha256.toLowerCase()}`, 'Do not use it; try again later, or report it to the catalogue\'s maintainers.');
+  const checked = checkSha256(target, sha256);
+  if (!checked.ok) {
+    throw new SetupError(
+      `The download of ${agent.name} does not match the catalogue: sha256 ${sha256}, expected ${checked.expected}${checked.against === 'recorded' ? ' (recorded when Symposium\'s catalogue was built)' : ''}`,
+      'Do not use it; try again later, or report it to the catalogue\'s maintainers.',
+    );
+  }
+  if (!checked.against) {
+    options.log.warn(`${agent.name}: the catalogue gives no sha256 for ${target.archive}; installed unverified (sha256 ${sha256})`);
   }
   const cmd = path.join(building, target.cmd);
   if (!path.resolve(cmd).startsWith(path.resolve(building) + path.sep)) {
@@ -403,6 +617,7 @@ async function installBinary(agent: CatalogueAgent, target: BinaryTarget, buildi
   return {
     source: target.archive,
     sha256,
+    verified: checked.against ?? 'unverified',
     command: path.join(folder, path.relative(building, cmd)),
     args: target.args ?? [],
     env: target.env ?? {},

@@ -18,7 +18,8 @@ type Item = vscode.QuickPickItem & { run?: () => Promise<void> };
 function settingsTarget() {
   const config = vscode.workspace.getConfiguration('symposium');
   const { agents } = readAgents(config.get('agents'));
-  // `symposium.agents` is machine-scoped (it names programs to run): only the user's settings hold it.
+  // `symposium.agents` is machine-scoped (it names programs to run): Global is the User settings in a
+  // local window and the Remote settings in a remote one, where VS Code reads it (settingsPlace.ts).
   const save = (list: AgentSetting[]) => config.update('agents', list, vscode.ConfigurationTarget.Global);
   return { agents, save };
 }
@@ -47,7 +48,7 @@ export async function manageAgents(agentsRoot: string, backend: Backend): Promis
       const auth = record ? authNote(record) : '';
       return {
         label: agent.name,
-        description: record ? `${agent.id} · ${record.version}, pinned` : agent.id,
+        description: record ? `${agent.id} · ${record.version}, pinned${record.verified === 'unverified' ? ', unverified download' : ''}` : agent.id,
         detail: auth ? `$(key) ${auth}` : joinCommandLine([agent.command, ...(agent.args ?? [])]),
         run: async () => {
           const actions = ['$(edit) Edit', '$(settings) Options (mode, effort, …)', '$(trash) Remove'];

@@ -8,10 +8,13 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { installMethod, loadCatalogue, parseRegistry, platformKey, shown } from '../../agents/catalogue';
+import {
+  applyOverrides, checkSha256, compareVersions, installMethod, loadCatalogue, MAX_AGE_MS, npmName, parseRegistry, platformKey, REFRESH_MS, shown, updateFor,
+} from '../../agents/catalogue';
 import { FileServer } from '../fixtures';
 
 const SHIPPED = path.resolve(__dirname, '../../../catalogue/registry.json');
+const OVERRIDES = path.resolve(__dirname, '../../../catalogue/overrides.json');
 const agent = (id: string, distribution: object, extra: object = {}) => ({ id, name: id.toUpperCase(), version: '1.0.0', description: `the ${id} agent`, distribution, ...extra });
 const TEST_REGISTRY = { version: '1.0.0', agents: [agent('only-here', { npx: { package: 'only-here@1.0.0' } })], extensions: [] };
 
@@ -20,13 +23,17 @@ describe('the catalogue shipped with the extension', () => {
     const { agents, problems } = parseRegistry(JSON.parse(fs.readFileSync(SHIPPED, 'utf8')));
     assert.deepEqual(problems, []);
     const ids = agents.map((a) => a.id);
-    for (const id of ['claude-acp', 'codex-acp', 'gemini', 'fast-agent', 'opencode', 'goose']) {
+    for (const id of ['claude-acp', 'codex-acp', 'gemini', 'fast-agent', 'opencode', 'goose', 'github-copilot-cli', 'cline', 'cursor', 'junie', 'kilo', 'amp-acp', 'devin', 'pi-acp']) {
       assert.ok(ids.includes(id), `${id} is missing`);
     }
     const byId = Object.fromEntries(agents.map((a) => [a.id, a]));
     assert.equal(byId['claude-acp'].distribution.npx?.package, '@agentclientprotocol/claude-agent-acp@0.100.0');
     assert.equal(installMethod(byId['claude-acp'], 'linux-x86_64'), 'npx');
-    assert.equal(installMethod(byId['codex-acp'], 'linux-x86_64'), 'binary');
+    assert.equal(byId['codex-acp'].distribution.npx?.package.split('@')[1], 'agentclientprotocol/codex-acp');
+    assert.equal(installMethod(byId['codex-acp'], 'linux-x86_64'), 'npx');
+    assert.equal(installMethod(byId['goose'], 'linux-x86_64'), 'binary');
+    assert.equal(installMethod(byId['kilo'], 'linux-x86_64'), 'npx'); // a package before a binary: npm checks its integrity
+    assert.deepEqual(byId['gemini'].distribution.npx?.args, ['--acp']);
     assert.equal(installMethod(byId['fast-agent'], 'linux-x86_64'), 'uvx');
     assert.equal(installMethod(byId['kimi'], 'darwin-x86_64'), undefined); // no build for it
   });
@@ -103,12 +110,44 @@ describe('refreshing from the registry', () => {
     assert.equal(fs.statSync(path.dirname(saved)).mode & 0o777, 0o700);
   });
 
-  it('falls back to the saved answer when the registry fails, saying why', async () => {
+  it('uses a saved answer younger than the refresh interval without asking the registry', async () => {
     server.routes.set('/registry.json', { status: 503, body: 'down' });
     const catalogue = await load(server.url('/registry.json'));
     assert.equal(catalogue.source, 'saved');
+    assert.match(catalogue.note ?? '', /saved 0 minutes ago/);
+  });
+
+  it('falls back to the saved answer when the registry fails, saying why', async () => {
+    server.routes.set('/registry.json', { status: 503, body: 'down' });
+    const catalogue = await loadCatalogue({ url: server.url('/registry.json'), shipped: SHIPPED, saved, now: Date.now() + REFRESH_MS + 1000 });
+    assert.equal(catalogue.source, 'saved');
     assert.deepEqual(catalogue.agents.map((a) => a.id), ['only-here']);
     assert.match(catalogue.note ?? '', /503/);
+  });
+
+  it('does not use a saved answer older than its maximum age', async () => {
+    server.routes.set('/registry.json', { status: 503, body: 'down' });
+    const catalogue = await loadCatalogue({ url: server.url('/registry.json'), shipped: SHIPPED, saved, now: Date.now() + MAX_AGE_MS + 1000 });
+    assert.equal(catalogue.source, 'shipped');
+    assert.match(catalogue.note ?? '', /503.*older than 30 days/);
+  });
+
+  it('applies our overrides and recorded hashes to what the registry says', async () => {
+    const shipped = path.join(dir, 'shipped.json');
+    const overrides = path.join(dir, 'overrides.json');
+    const archive = 'https://example.invalid/tool-1.0.0.tar.gz';
+    fs.writeFileSync(shipped, JSON.stringify({ agents: [agent('tool', { binary: { 'linux-x86_64': { archive, cmd: './tool', recordedSha256: 'a'.repeat(64) } } })] }));
+    fs.writeFileSync(overrides, JSON.stringify({ patch: { tool: { args: ['--acp'], env: { NO_UPDATE: '1' } } }, npmScripts: { 'needs-scripts': 'fetches its binary' } }));
+    server.routes.set('/registry.json', { body: JSON.stringify({ agents: [
+      agent('tool', { binary: { 'linux-x86_64': { archive, cmd: './tool', args: ['--experimental-acp'], env: { A: 'b' } } } }),
+      agent('needs-scripts', { npx: { package: 'needs-scripts@1.0.0' } }),
+    ] }) });
+    const catalogue = await loadCatalogue({ url: server.url('/registry.json'), shipped, overrides, saved: path.join(dir, 'other', 'saved.json'), refresh: true });
+    assert.equal(catalogue.source, 'registry');
+    const [tool, scripts] = catalogue.agents;
+    assert.deepEqual(tool.distribution.binary?.['linux-x86_64'], { archive, cmd: './tool', args: ['--acp'], env: { A: 'b', NO_UPDATE: '1' }, recordedSha256: 'a'.repeat(64) });
+    assert.equal(scripts.installScripts, 'fetches its binary');
+    assert.equal(tool.installScripts, undefined);
   });
 
   it('falls back to the shipped copy when nothing was saved: unreachable, no answer in time, not a registry', async () => {
@@ -175,4 +214,72 @@ describe('a registry that answers too much', () => {
       }
     });
   }
+});
+
+describe('versions', () => {
+  it('compares as semver does, and calendar versions part by part', () => {
+    const ordered = ['0.9.2', '0.10.0', '0.10.48', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0', '1.6.2', '2026.8.11', '2026.10.01'];
+    for (let i = 0; i < ordered.length - 1; i++) {
+      assert.equal(compareVersions(ordered[i], ordered[i + 1]), -1, `${ordered[i]} < ${ordered[i + 1]}`);
+      assert.equal(compareVersions(ordered[i + 1], ordered[i]), 1, `${ordered[i + 1]} > ${ordered[i]}`);
+    }
+    assert.equal(compareVersions('1.2.3', '1.2.3+build.5'), 0);
+    assert.equal(compareVersions('v1.2.3', '1.2.3'), 0);
+    assert.equal(compareVersions('2698.3', '2698.3.0'), 0);
+  });
+
+  it('offers an update only when the catalogue\'s version is newer', () => {
+    const agents = parseRegistry({ agents: [agent('claude-acp', { npx: { package: 'x@0.85.1' } }, { version: '0.85.1' }), agent('gemini', { npx: { package: 'g@0.56.0' } }, { version: '0.56.0' })] }).agents;
+    assert.equal(updateFor({ id: 'claude-acp', version: '0.100.0' }, agents), undefined); // ours is ahead of the registry
+    assert.equal(updateFor({ id: 'gemini', version: '0.27.3' }, agents)?.version, '0.56.0');
+    assert.equal(updateFor({ id: 'gemini', version: '0.56.0' }, agents), undefined);
+    assert.equal(updateFor({ id: 'gone', version: '1.0.0' }, agents), undefined);
+  });
+});
+
+describe('our overrides', () => {
+  it('replace the registry\'s entry while its version is not newer, remove, and patch args and env', () => {
+    const registry = { version: '1.0.0', agents: [
+      agent('claude-acp', { npx: { package: 'c@0.85.1' } }, { version: '0.85.1' }),
+      agent('codex-acp', { npx: { package: 'x@2.0.0' } }, { version: '2.0.0' }),
+      agent('old', { npx: { package: 'o@1.0.0' } }),
+      agent('gemini', { npx: { package: 'g@1.0.0', args: ['--experimental-acp'] } }),
+    ] };
+    const overrides = {
+      remove: ['old'],
+      agents: [agent('claude-acp', { npx: { package: 'c@0.100.0' } }, { version: '0.100.0' }), agent('codex-acp', { npx: { package: 'x@1.0.0' } }, { version: '1.0.0' }), agent('new', { uvx: { package: 'n==1.0.0' } })],
+      patch: { gemini: { args: ['--acp'], env: { GEMINI_CLI_NO_RELAUNCH: 'true' } } },
+    };
+    const { agents } = parseRegistry(applyOverrides(registry, overrides, true));
+    const byId = Object.fromEntries(agents.map((a) => [a.id, a]));
+    assert.deepEqual(Object.keys(byId).sort(), ['claude-acp', 'codex-acp', 'gemini', 'new']); // the build adds ours
+    assert.ok(!parseRegistry(applyOverrides(registry, overrides)).agents.some((a) => a.id === 'new')); // at run time, the registry's list stands
+    assert.equal(byId['claude-acp'].version, '0.100.0'); // ours, while the registry's is older
+    assert.equal(byId['codex-acp'].version, '2.0.0'); // the registry's, once it is newer
+    assert.deepEqual(byId.gemini.distribution.npx, { package: 'g@1.0.0', args: ['--acp'], env: { GEMINI_CLI_NO_RELAUNCH: 'true' } });
+    assert.equal((registry.agents[3].distribution as { npx: { args: string[] } }).npx.args[0], '--experimental-acp'); // the input is left as it was
+  });
+
+  it('are the shipped file, and the shipped catalogue is built with them', () => {
+    const overrides = JSON.parse(fs.readFileSync(OVERRIDES, 'utf8'));
+    const shipped = JSON.parse(fs.readFileSync(SHIPPED, 'utf8'));
+    assert.deepEqual(parseRegistry(applyOverrides(shipped, overrides)).agents, parseRegistry(shipped).agents);
+    for (const name of Object.keys(overrides.npmScripts ?? {})) {
+      assert.ok(overrides.npmScripts[name].length > 20, `${name}: say why its install scripts run`);
+    }
+    assert.equal(npmName('@agentclientprotocol/codex-acp@1.6.2'), '@agentclientprotocol/codex-acp');
+    assert.equal(npmName('droid@0.215.0'), 'droid');
+    assert.equal(npmName('droid'), 'droid');
+  });
+});
+
+describe('sha256 of a download', () => {
+  it('is checked against the registry\'s, else the recorded one, else unverified', () => {
+    const hash = 'ab'.repeat(32);
+    assert.deepEqual(checkSha256({ sha256: hash.toUpperCase() }, hash), { ok: true, against: 'registry', expected: hash });
+    assert.deepEqual(checkSha256({ sha256: hash, recordedSha256: 'cd'.repeat(32) }, 'cd'.repeat(32)), { ok: false, against: 'registry', expected: hash });
+    assert.deepEqual(checkSha256({ recordedSha256: hash }, hash), { ok: true, against: 'recorded', expected: hash });
+    assert.deepEqual(checkSha256({ recordedSha256: hash }, 'ef'.repeat(32)), { ok: false, against: 'recorded', expected: hash });
+    assert.deepEqual(checkSha256({}, hash), { ok: true });
+  });
 });

@@ -12,7 +12,9 @@ import { spawnSync } from 'node:child_process';
 import { Backend } from '../../backend';
 import { CatalogueAgent, platformKey } from '../../agents/catalogue';
 import { wireAgent } from '../../config';
-import { InstallRecord, installAgent, LIMITS, pipRequirement, readRecords, recordOf, settingFor } from '../../agents/install';
+import {
+  choosePython, classifyNpmFailure, requiredPython, InstallRecord, installAgent, LIMITS, pipRequirement, pythonSatisfies, readRecords, recordOf, settingFor, VersionMissing,
+} from '../../agents/install';
 import { findPython, run, SetupError } from '../../setup';
 import { ResponsePart } from '../../wire';
 import { buildEchoWheel, FileServer, FIXTURES, packEchoAgent } from '../fixtures';
@@ -90,6 +92,7 @@ describe('installing a catalogue agent', () => {
 
     const record = await installAgent(entry('echo-bin', { binary: { [platformKey()]: target } }), options());
     assert.equal(record.sha256, sha256);
+    assert.equal(record.verified, 'unverified'); // the entry gives no hash: installed, and said so
     assert.equal(record.command, path.join(root, 'echo-bin@1.0.0', 'dist', 'run'));
     assert.equal(fs.statSync(record.command).mode & 0o111, 0o111);
     assert.equal(await ask(record, 'Hello'), 'Bin: Hello');
@@ -99,6 +102,12 @@ describe('installing a catalogue agent', () => {
       assert.match(error.message, new RegExp(`does not match the catalogue: sha256 ${sha256}`));
       return true;
     });
+    // The hash our catalogue build recorded is checked as the registry's is.
+    const recorded = entry('echo-recorded', { binary: { [platformKey()]: { ...target, recordedSha256: '1'.repeat(64) } } });
+    await assert.rejects(installAgent(recorded, options()), /does not match the catalogue: .* expected 1{64} \(recorded when Symposium's catalogue was built\)/);
+    const good = await installAgent(entry('echo-recorded', { binary: { [platformKey()]: { ...target, recordedSha256: sha256 } } }), options());
+    assert.equal(good.verified, 'recorded');
+    fs.rmSync(good.folder, { recursive: true });
     const elsewhere = entry('echo-elsewhere', { binary: { 'plan9-mips': target } });
     await assert.rejects(installAgent(elsewhere, options()), /no build for/);
     assert.deepEqual(fs.readdirSync(root).sort(), ['echo-bin@1.0.0', 'echo-py@1.0.0', 'echo@1.0.0']);
@@ -108,6 +117,122 @@ describe('installing a catalogue agent', () => {
     const missing = entry('missing', { npx: { package: path.join(dir, 'no-such-package-1.0.0.tgz') } });
     await assert.rejects(installAgent(missing, options()), /npm could not install/);
     assert.ok(!fs.existsSync(path.join(root, 'missing@1.0.0')));
+  });
+});
+
+/** The echo agent's package with `changes` to its package.json, packed into a tarball of `dir`. */
+async function variant(name: string, changes: object): Promise<string> {
+  const source = fs.mkdtempSync(path.join(dir, `${name}-`));
+  fs.cpSync(path.join(FIXTURES, 'echo-agent'), source, { recursive: true });
+  const manifest = JSON.parse(fs.readFileSync(path.join(source, 'package.json'), 'utf8'));
+  fs.writeFileSync(path.join(source, 'package.json'), JSON.stringify({ ...manifest, name: `@symposium-test/${name}`, ...changes }));
+  const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: source });
+  assert.equal(packed.code, 0, packed.stderr);
+  return path.join(dir, packed.stdout.trim().split(/\r?\n/).pop()!);
+}
+
+describe('npm installs as npm does them', () => {
+  it('accepts a bin npm accepts: "../bin/x.js" is read as npm reads it, inside the package', async () => {
+    // As @github/copilot-language-server's "../dist/language-server.js".
+    const tarball = await variant('dotdot-bin', { bin: { 'dotdot-bin': '../bin/echo-agent.js' } });
+    const record = await installAgent(entry('dotdot', { npx: { package: tarball, args: ['--prefix', 'Dots'] } }), options());
+    assert.equal(record.args[0], path.join(root, 'dotdot@1.0.0', 'node_modules', '@symposium-test', 'dotdot-bin', 'bin', 'echo-agent.js'));
+    assert.equal(await ask(record, 'Hello'), 'Dots: Hello');
+    fs.rmSync(record.folder, { recursive: true });
+  });
+
+  it('runs install scripts only for a package the catalogue says needs them', async () => {
+    const mark = path.join(dir, 'postinstall-ran');
+    const tarball = await variant('with-script', { scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(process.env.SYMPOSIUM_TEST_MARK, \'ran\')"' } });
+    const env = { ...options().env, SYMPOSIUM_TEST_MARK: mark };
+    const quiet = await installAgent(entry('scripted', { npx: { package: tarball } }), { ...options(), env });
+    assert.ok(!fs.existsSync(mark), 'the install script ran without being allowed');
+    assert.equal(quiet.installScripts, false);
+    const allowed = await installAgent({ ...entry('scripted', { npx: { package: tarball } }), installScripts: 'it fetches its binary' }, { ...options(), env });
+    assert.equal(fs.readFileSync(mark, 'utf8'), 'ran');
+    assert.equal(allowed.installScripts, true);
+    fs.rmSync(allowed.folder, { recursive: true });
+  });
+
+  it('reports a failing install script as that, not as a network failure', async () => {
+    const tarball = await variant('bad-script', { scripts: { postinstall: 'node -e "console.error(\'getaddrinfo ENOTFOUND download.example\'); process.exit(1)"' } });
+    await assert.rejects(installAgent({ ...entry('bad-script', { npx: { package: tarball } }), installScripts: 'test' }, options()), (error: SetupError) => {
+      assert.match(error.message, /^the install script of bad-script failed \(sh -c node -e /);
+      assert.doesNotMatch(error.message, /offline/);
+      assert.match(error.detail, /ENOTFOUND download\.example/);
+      return true;
+    });
+  });
+
+  it('reads npm\'s own failure texts', () => {
+    // npm 11's words, as it printed them on this machine.
+    const etarget = 'npm error code ETARGET\nnpm error notarget No matching version found for droid@0.218.0.\nnpm error notarget In most cases you or one of your dependencies are requesting a package version that doesn\'t exist.\nnpm error A complete log of this run can be found in: /root/.npm/_logs/x-debug-0.log\n';
+    assert.deepEqual(classifyNpmFailure(etarget), { kind: 'missing-version', spec: 'droid@0.218.0' });
+    const script = 'npm error code 1\nnpm error path /tmp/npmt/b/node_modules/failing-script\nnpm error command failed\nnpm error command sh -c node scripts/install.js\nnpm error getaddrinfo ENOTFOUND download.qoder.example\nnpm error A complete log of this run can be found in: /root/.npm/_logs/x-debug-0.log\n';
+    assert.deepEqual(classifyNpmFailure(script), { kind: 'install-script', path: '/tmp/npmt/b/node_modules/failing-script', command: 'sh -c node scripts/install.js' });
+    const e404 = "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/no-such-package-symposium-xyz\nnpm error 404\nnpm error 404  The requested resource 'no-such-package-symposium-xyz@1.0.0' could not be found or you do not have permission to access it.\n";
+    assert.deepEqual(classifyNpmFailure(e404), { kind: 'missing-package', spec: 'no-such-package-symposium-xyz@1.0.0' });
+    assert.deepEqual(classifyNpmFailure('npm error code ENOTFOUND\nnpm error syscall getaddrinfo\nnpm error errno ENOTFOUND\nnpm error network request to https://registry.npmjs.org/x failed'), { kind: 'offline' });
+    assert.deepEqual(classifyNpmFailure('npm error code EACCES'), { kind: 'other' });
+  });
+
+  it('says a version the npm registry lacks is missing, and names the newest it has', { skip: spawnSync('npm', ['view', 'droid', 'version'], { timeout: 60_000 }).status !== 0 && 'the npm registry is out of reach' }, async () => {
+    // droid exists on the registry; version 0.0.0-symposium-missing never will.
+    await assert.rejects(installAgent(entry('droid-missing', { npx: { package: 'droid@0.0.0-symposium-missing' } }), options()), (error: unknown) => {
+      assert.ok(error instanceof VersionMissing, String(error));
+      assert.match(error.message, /^the npm registry has no version 0\.0\.0-symposium-missing of droid; the newest it has is \d+\.\d+\.\d+/);
+      assert.match(error.fix, /^Install \d+\.\d+\.\d+ instead/);
+      return true;
+    });
+  });
+});
+
+describe('a Python for a PyPI agent', () => {
+  it('reads requires-python as pip does', () => {
+    assert.ok(pythonSatisfies('>=3.12,<3.16', '3.12.0'));
+    assert.ok(!pythonSatisfies('>=3.12,<3.16', '3.11.7'));
+    assert.ok(!pythonSatisfies('>=3.12,<3.16', '3.16.0'));
+    assert.ok(pythonSatisfies('~=3.11', '3.13.1'));
+    assert.ok(!pythonSatisfies('~=3.11.2', '3.12.0'));
+    assert.ok(pythonSatisfies('==3.12.*', '3.12.9'));
+    assert.ok(!pythonSatisfies('!=3.12.*', '3.12.9'));
+    assert.ok(pythonSatisfies('>=3.9, !=3.10.0', '3.10.1'));
+    assert.ok(pythonSatisfies('', '3.8.0'));
+  });
+
+  it("reads the version a package needs from pip's and uv's refusals", () => {
+    // pip 23.2's words, from this machine's Python 3.11 asked for fast-agent-acp 0.10.1.
+    const pip = 'ERROR: Ignored the following versions that require a different python version: 0.10.0 Requires-Python <3.15,>=3.12; 0.10.1 Requires-Python <3.15,>=3.12; 0.10.10 Requires-Python <3.15,>=3.12; 0.3.28 Requires-Python <3.14,>=3.13.5\nERROR: Could not find a version that satisfies the requirement fast-agent-acp==0.10.1 (from versions: none)\nERROR: No matching distribution found for fast-agent-acp==0.10.1';
+    assert.equal(requiredPython(pip, '0.10.1'), '<3.15,>=3.12');
+    assert.equal(requiredPython(pip, '0.3.28'), '<3.14,>=3.13.5');
+    assert.equal(requiredPython("ERROR: Package 'fast-agent-acp' requires a different Python: 3.11.7 not in '<3.16,>=3.12'", '0.10.48'), '<3.16,>=3.12');
+    assert.equal(requiredPython('  × No solution found when resolving dependencies:\n  ╰─▶ Because the current Python version (3.11.7) does not satisfy Python>=3.12,<3.15 and fast-agent-acp==0.10.1 depends on Python>=3.12,<3.15, we can conclude', '0.10.1'), '>=3.12,<3.15');
+    assert.equal(requiredPython('ERROR: No matching distribution found for x==1.0', '1.0'), undefined);
+  });
+
+  it('chooses the newest Python the package accepts, or none', () => {
+    const pythons = [{ path: '/usr/bin/python3.11', version: '3.11.7' }, { path: '/usr/bin/python3.9', version: '3.9.18' }, { path: '/opt/python3.13', version: '3.13.2' }, { path: '/usr/bin/python3.12', version: '3.12.4' }];
+    assert.equal(choosePython('>=3.12,<3.16', pythons)?.path, '/opt/python3.13');
+    assert.equal(choosePython('<3.12', pythons)?.path, '/usr/bin/python3.11');
+    assert.equal(choosePython('>=3.14', pythons), undefined);
+  });
+
+  it('names the version a package needs when this machine has none', async () => {
+    const python = await findPython('');
+    const wheel = await buildEchoWheel(dir, python.path);
+    const env = { ...options().env, PATH: path.dirname(process.execPath) }; // no uv, no other Python
+    await assert.rejects(
+      installAgent(entry('picky', { uvx: { package: 'echo-py-agent==1.0.0' } }), { ...options(), env, requiresPython: async () => '>=3.99' }),
+      (error: SetupError) => {
+        assert.match(error.message, new RegExp(`^Test picky 1\\.0\\.0 needs Python >=3\\.99; this machine has ${python.version.replace(/\./g, '\\.')}`));
+        assert.match(error.fix, /uv/);
+        return true;
+      },
+    );
+    // A Python it accepts: installed as before.
+    const record = await installAgent(entry('easy', { uvx: { package: wheel } }), { ...options(), requiresPython: async () => `>=${python.version}` });
+    assert.equal(await ask(record, 'Hi'), 'Echo: Hi');
+    fs.rmSync(record.folder, { recursive: true });
   });
 });
 
