@@ -24,7 +24,8 @@ lock: $(READY)
 chat: $(READY)
 	@$(BIN)/symposium chat
 
-# The real ACP agents the tests run offline (Claude Code's and Codex's adapters, Gemini CLI), cached outside the repo.
+# The real ACP agents the tests run offline (Claude Code's and Codex's adapters, Gemini CLI, and every npm/PyPI
+# agent of the catalogue for tests/agents/test_conformance.py), cached outside the repo.
 agents:
 	@bash scripts/install-agents.sh || echo "make: scripts/install-agents.sh failed; the tests of the agents it could not install will say why and skip" >&2
 

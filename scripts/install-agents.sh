@@ -12,7 +12,19 @@
 #   gemini  @google/gemini-cli, entry point node_modules/.bin/gemini (its ACP mode: `--acp`)
 # Needs node and npm; only the npm registry is used. Without npm it says so and exits 0: the tests
 # that need an agent then skip with that reason. It exits 1 if an install failed.
+#
+# With no AGENT it also installs every npm and PyPI agent of the bundled catalogue at its catalogue
+# version, for the conformance suite (tests/support/catalogue_agents.py says how; `--pinned` installs
+# only the agents above).
 set -euo pipefail
+
+if [[ $# -eq 0 ]]; then
+    status=0
+    bash "$0" --pinned || status=1
+    (cd "$(dirname "$0")/.." && python3 -m tests.support.catalogue_agents install) || status=1
+    exit $status
+fi
+[[ "$1" != "--pinned" ]] || shift
 
 CLAUDE_AGENT_ACP_VERSION=0.100.0   # @agentclientprotocol/claude-agent-acp; tests/support/claude.py reads this line
 CODEX_ACP_VERSION=0.16.0           # @zed-industries/codex-acp; tests/support/codex.py reads this line

@@ -60,3 +60,10 @@ def agent(request: pytest.FixtureRequest) -> RealAgent:
 def cautious_agent(request: pytest.FixtureRequest) -> RealAgent:
     """Each real agent in turn, asking before it runs a command (Claude Code does by default)."""
     return request.getfixturevalue(request.param)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """docs/agents.md from the conformance suite's rows, when it ran (tests/support/agents_doc.py)."""
+    from tests.support import agents_doc, catalogue_agents
+
+    agents_doc.write([a.id for a in catalogue_agents.load()])

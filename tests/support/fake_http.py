@@ -1,5 +1,5 @@
 """The HTTP core and scripting the tests' fake model APIs share (tests/support/fake_anthropic.py,
-tests/support/fake_openai.py): each says only what its API's replies and requests look like.
+tests/support/fake_openai.py, tests/support/fake_chat.py, tests/support/fake_gemini.py): each says only what its API's replies and requests look like.
 
 A scripted model server on 127.0.0.1: each *main-conversation* model request takes the next
 scripted reply that fits it; every request is recorded, so a test can assert what the model
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from typing import Any, ClassVar
 
@@ -61,12 +62,15 @@ class Reply:
         return cls(tuple(parts), **how)
 
     def fits(self, request: Any) -> bool:
-        return self.answers is None or request.user_texts()[-1:] == [self.answers]
+        # The user's text as the agent sent it, or wrapped whole in one tag (Grok Build's <user_query>).
+        return self.answers is None or [re.sub(r"^<(\w+)>\s*(.*?)\s*</\1>$", r"\2", t, flags=re.S) for t in request.user_texts()[-1:]] == [self.answers]
 
 
 @attrs.frozen
 class Event:
-    """One server-sent event of a streamed reply; `delta` marks the ones `paced` and `stall_after` count."""
+    """One server-sent event of a streamed reply; `delta` marks the ones `paced` and `stall_after` count.
+    An empty `name` sends a data-only event (Gemini's and Chat Completions' streams); `data` as a str is
+    sent as it is (Chat Completions' closing `[DONE]`)."""
 
     name: str
     data: JSON
@@ -222,7 +226,8 @@ class FakeServer:
                     await trio.sleep(chosen.delay)
                 if chosen.paced and event.delta and deltas_sent:
                     await self._paced_step()
-                await self._chunk(stream, f"event: {event.name}\ndata: {json.dumps(event.data)}\n\n".encode())
+                data = event.data if isinstance(event.data, str) else json.dumps(event.data)
+                await self._chunk(stream, (f"event: {event.name}\n" if event.name else "").encode() + f"data: {data}\n\n".encode())
                 if event.delta:
                     deltas_sent += 1
                     if deltas_sent == chosen.stall_after:

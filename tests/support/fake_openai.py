@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from typing import Any
 
 import attrs
@@ -129,8 +130,16 @@ class Request(fake_http.Request):
         return items if isinstance(items, list) else []
 
     def _texts(self, role: str) -> list[str]:
-        return [c.get("text", "") for i in self.input if i.get("type") == "message" and i.get("role") == role
-                for c in i.get("content") or [] if c.get("type") in ("input_text", "output_text")]
+        texts = []
+        for i in self.input:
+            if i.get("type", "message") != "message" or i.get("role") != role:
+                continue
+            content = i.get("content")
+            if isinstance(content, str):  # a message's content may be a plain string (Grok Build sends it so)
+                texts.append(content)
+            else:
+                texts.extend(c.get("text", "") for c in content or [] if c.get("type") in ("input_text", "output_text"))
+        return texts
 
     def user_texts(self) -> list[str]:
         """The text of every user message, Codex's own context messages left out."""
@@ -183,7 +192,9 @@ class FakeOpenAI(fake_http.FakeServer):
     async def _respond(self, stream: trio.SocketStream, request: Request, raw: bytes) -> None:
         route = request.path.split("?", 1)[0]
         if request.method == "POST" and route == "/v1/responses" and isinstance(request.body, dict):
-            request.main = bool(request.body.get("tools"))  # the agent's own turn offers its tools
+            # The agent's own turn offers its tools; a side call may offer one, to have its answer
+            # structured (Grok Build's session title), and is not the conversation.
+            request.main = len(request.body.get("tools") or []) > 1
             if request.main:
                 request.reply = self._take(request)
             chosen = request.reply or reply(text("(unscripted)" if request.main else ""))
@@ -196,7 +207,7 @@ class FakeOpenAI(fake_http.FakeServer):
     async def _stream(self, stream: trio.SocketStream, request: Request, chosen: Reply) -> None:
         response_id = f"resp_fake{next(self._ids):04d}"
         model = request.body.get("model", "gpt-fake")
-        response = {"id": response_id, "object": "response", "status": "in_progress", "model": model, "output": []}
+        response = {"id": response_id, "object": "response", "created_at": int(time.time()), "status": "in_progress", "model": model, "output": []}
         events: list[dict[str, JSON]] = [{"type": "response.created", "response": response}]
         for index, item in enumerate(chosen.items):
             events.append({"type": "response.output_item.added", "output_index": index, "item": item.added})
@@ -209,7 +220,7 @@ class FakeOpenAI(fake_http.FakeServer):
         completed = response | {"status": "completed", "output": [i.done for i in chosen.items], "usage": usage}
         events.append({"type": "response.completed", "response": completed})
 
-        sse = [fake_http.Event(e["type"], e, delta=e["type"].endswith(".delta")) for e in events]
+        sse = [fake_http.Event(e["type"], e | {"sequence_number": n}, delta=e["type"].endswith(".delta")) for n, e in enumerate(events)]
         await self._send_events(stream, request, chosen, sse)
 
 
