@@ -253,9 +253,8 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
         { answers: 'Finish the plan', text: [] },
       );
       // Copilot folds a round that ended in a tool call into its "steps"; the last round says where the plan stands.
-      const answer = await chat.send('Finish the plan');
-      assert.match(answer.text, /Plan: 1 of 1 done/);
-      assert.doesNotMatch(answer.text, /Sorry|no response|without a reply/i);
+      const answer = await chat.sendUntil('Finish the plan', /Plan: 1 of 1 done/);
+      assert.doesNotMatch(answer, /Sorry|no response|without a reply/i);
     }],
     ['Codex\'s edit on disk shows as a diff in the chat', async () => {
       await chat.newChat('Agent');
