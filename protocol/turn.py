@@ -388,12 +388,26 @@ class PendingCall:
 
 
 @attrs.frozen
-class PendingPermission:
-    """A permission shown as a `symposium-agent-action` card."""
+class PendingAsk:
+    """Something of the agent's asked of the user through a tool call of VS Code's: what the
+    tool's result answers the agent with, and what it gets when the user moves on."""
 
     call_id: str
     handle: Any = attrs.field(eq=False)
     params: dict[str, Any]
+
+    def reply(self, result: ToolResultPart) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def refused(self, result: ToolResultPart) -> bool:
+        return False
+
+    def unanswered(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class PendingPermission(PendingAsk):
+    """A permission shown as a `symposium-agent-action` card."""
 
     def reply(self, result: ToolResultPart) -> dict[str, Any]:
         return permission_outcome(self.params.get("options"), allow=approves(result))
@@ -405,19 +419,11 @@ class PendingPermission:
         return acp.CANCELLED_OUTCOME
 
 
-@attrs.frozen
-class PendingQuestion:
+class PendingQuestion(PendingAsk):
     """An agent's question asked through Copilot's `vscode_askQuestions`."""
-
-    call_id: str
-    handle: Any = attrs.field(eq=False)
-    params: dict[str, Any]
 
     def reply(self, result: ToolResultPart) -> dict[str, Any]:
         return elicitation.response(self.params, result)
-
-    def refused(self, result: ToolResultPart) -> bool:
-        return False
 
     def unanswered(self) -> dict[str, Any]:
         return elicitation.CANCEL
@@ -451,7 +457,7 @@ class TurnMachine:
         self.state = State.IDLE
         self._turn: Turn | None = None  # the turn being answered; in WAITING, the one that asked
         self._calls: list[PendingCall] = []  # GATHERING, WAITING: VS Code tool calls emitted
-        self._asked: PendingPermission | PendingQuestion | None = None  # WAITING: the card or question shown
+        self._asked: PendingAsk | None = None  # WAITING: the card or question shown
         self._refused = False  # the user said no to the prompt's latest permission
         self._todo: dict[str, Any] | None = None  # the prompt's plan as last mirrored into Copilot's todo widget
         self._after_todo: int | None = None  # the turn that carries the prompt on after only that widget's round
