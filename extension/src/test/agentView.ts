@@ -35,6 +35,7 @@ const FILES: Record<string, string> = {
   'undo.txt': 'one\ntwo\nthree\n',
   'codex.txt': 'red\ngreen\n',
   'items.txt': Array.from({ length: LONG_TURN_EDITS }, (_, i) => `item ${i + 1}: todo`).join('\n') + '\n',
+  'tasks.txt': Array.from({ length: LONG_TURN_EDITS }, (_, i) => `task ${i + 1}: todo`).join('\n') + '\n',
 };
 
 export function prepareWorkspace(workspace: string): void {
@@ -204,6 +205,25 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       const asked = await claude.request(lastUser('How many were there?'));
       assert.ok(!asked.userTexts.some((t) => t.includes('Earlier in this conversation')), `not primed: ${JSON.stringify(asked.userTexts).slice(0, 500)}`);
       assert.equal(asked.toolResults.length, LONG_TURN_EDITS, 'the model still has every edit of the long turn, natively');
+    }],
+    ['Claude Code: a new message at Copilot\'s request limit; the agent hears the pending edit\'s real result and goes on in its session', async () => {
+      await chat.newChat('Agent');
+      const ask = 'Mark every task done';
+      const edits = Array.from({ length: LONG_TURN_EDITS }, (_, i) => ({
+        answers: ask,
+        calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: file('tasks.txt'), oldString: `task ${i + 1}: todo`, newString: `task ${i + 1}: done` } }],
+      }));
+      claude.script(...edits, { answers: 'Stop there', text: ['Stopped.'] }, { answers: 'How many are done?', text: ['Some.'] });
+      await chat.sendUntilContinue(ask);
+      assert.match((await chat.send('Stop there')).text, /Stopped\./);
+      const stopped = await claude.request(lastUser('Stop there'));
+      assert.ok(!stopped.userTexts.some((t) => t.includes('Earlier in this conversation')), 'not primed');
+      const pending = stopped.toolResults[stopped.toolResults.length - 1] ?? '';
+      assert.doesNotMatch(pending, /did not run the tool/, `the pending call's real outcome: ${pending}`);
+      const next = await chat.send('How many are done?');
+      assert.match(next.text, /Some\./);
+      const asked = await claude.request(lastUser('How many are done?'));
+      assert.ok(!asked.userTexts.some((t) => t.includes('Earlier in this conversation')), 'still the same session');
     }],
     ['Claude Code\'s usage shows in the chat\'s context window indicator', async () => {
       await chat.newChat('Agent');
