@@ -5,7 +5,8 @@ The agents are the catalogue's (extension/catalogue/registry.json), installed at
 by `make agents` (tests/support/catalogue_agents.py) and started as Add Agent starts them, behind
 tests/support/acp_tee.py so the test reads their ACP traffic, each with a HOME of the test's own. What the
 suite knows of an agent (the fake model API it can be pointed at, what goes in its entry for that, the
-call that has it run a command) is data in tests/support/agents.toml. The flows:
+call that has it run a command, the programs it runs and does not bring: `requires`, installed beside it and
+put on its PATH) is data in tests/support/agents.toml. The flows:
 
 - initialize: what the agent declares (its version, sign-in methods, capabilities);
 - sign-in: a chat with no credentials anywhere: how it ends (a session, or the failure and its methods);
@@ -146,12 +147,21 @@ async def test_conformance(catalogue_agent: catalogue_agents.CatalogueAgent, tmp
         failed = agent.failure()
         row.install = f"✗ {failed['reason']}" if failed else "not installed (run `make agents`)"
         pytest.skip(f"{agent.id} is not installed: {failed['reason'] if failed else 'run make agents'}")
-    row.install = "✓"
+    for need in catalogue_agents.requires(agent):
+        if not need.installed():
+            failed = need.failure()
+            why = failed["reason"] if failed else "not installed (run `make agents`)"
+            row.install = f"✗ it needs `{need.cmd}` ({need.spec}): {why}"
+            pytest.skip(f"{agent.id} needs {need.spec}: {why}")
+    # What `{requires}` and `{PATH}` stand for in its entry (tests/support/agents.toml).
+    paths = {"requires": os.pathsep.join(str(need.bin_folder) for need in catalogue_agents.requires(agent)), "PATH": os.environ.get("PATH", "")}
+    row.install = "✓" + (f" (with what it runs, on its PATH: {', '.join(f'`{need.cmd}` from npm `{need.spec}`' for need in catalogue_agents.requires(agent))})"
+                         if paths["requires"] else "")
     problems: list[str] = []
 
     async with BackendClient.spawn(["--log-level", "info", "vscodelm"]) as backend:
         # Initialize and sign-in: no credentials anywhere.
-        bare = Run(agent, tmp_path / "bare", fill(known.get("always_env", {}), home=str(tmp_path / "bare" / "home")))
+        bare = Run(agent, tmp_path / "bare", fill(known.get("always_env", {}), home=str(tmp_path / "bare" / "home"), **paths))
         with trio.move_on_after(SIGNIN_GUARD) as guard:
             signin = await bare.chat(backend, [user("Hello")])
         initialized, row.initialize, methods = describe_initialize(bare.result_of("initialize"))
@@ -176,18 +186,18 @@ async def test_conformance(catalogue_agent: catalogue_agents.CatalogueAgent, tmp
             row.prompt = f"– {why}"
             row.permission = row.cancel = "–"
         else:
-            await answered_flows(agent, known, tmp_path, nursery, backend, row, problems)
+            await answered_flows(agent, known, tmp_path, nursery, backend, row, problems, paths)
     if problems:
         pytest.fail(f"{agent.id}: " + "; ".join(problems))
 
 
 async def answered_flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], tmp_path: Path, nursery: trio.Nursery,
-                         backend: BackendClient, row: agents_doc.Row, problems: list[str]) -> None:
+                         backend: BackendClient, row: agents_doc.Row, problems: list[str], paths: dict[str, str]) -> None:
     server_class, reply, text, call = FAKES[known["api"]]
     api = server_class()
     await nursery.start(api.serve)
     try:
-        await _flows(agent, known, tmp_path, api, backend, row, problems, reply, text, call)
+        await _flows(agent, known, tmp_path, api, backend, row, problems, reply, text, call, paths)
     finally:
         # What the fake was asked, for whoever reads a failure (the test's own folder).
         with open(tmp_path / "api.jsonl", "w") as log:
@@ -196,10 +206,10 @@ async def answered_flows(agent: catalogue_agents.CatalogueAgent, known: dict[str
 
 
 async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], tmp_path: Path, api: Any, backend: BackendClient,
-                 row: agents_doc.Row, problems: list[str], reply: Any, text: Any, call: Any) -> None:
+                 row: agents_doc.Row, problems: list[str], reply: Any, text: Any, call: Any, paths: dict[str, str]) -> None:
     root = tmp_path / "keyed"
     home = root / "home"
-    names = {"api": api.url, "home": str(home)}
+    names = {"api": api.url, "home": str(home), **paths}
     run = Run(agent, root, fill(known.get("always_env", {}) | known.get("env", {}), **names))
     for path, content in fill(known.get("files", {}), **names).items():
         target = home / path
@@ -212,7 +222,7 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
         prompt = await run.chat(backend, [user("Say hello")])
     if prompt.error is None and prompt.completed and prompt.text().endswith("Hello from the fake model."):
         row.prompt = f"✓ {known['api']} fake: {', '.join(sorted(set(known.get('env', {})) - set(known.get('always_env', {}))))}" \
-            + (f"; {', '.join(known.get('files', {}))}" if known.get("files") else "")
+            + (f"; in its HOME, its own configuration: {', '.join(known.get('files', {}))}" if known.get("files") else "")
     else:
         row.prompt = f"✗ {failure_cell(prompt) if prompt.error else short(prompt.text() or 'no answer') }"
         problems.append(f"prompt: {row.prompt}")
@@ -240,7 +250,7 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
                 else:
                     row.permission = f"✗ approved, then {failure_cell(done) if done.error else 'the command did not run'}"
             elif ask.error is None and out.exists():
-                row.permission = "ran the command without asking (its default mode)"
+                row.permission = "ran the command without asking (" + known.get("permission", "its default mode") + ")"
                 history.append(ask.assistant_message())
             elif ask.error is not None:
                 row.permission = f"✗ {failure_cell(ask)}"

@@ -12,6 +12,11 @@ list: an npm agent (`distribution.npx`) is `npm install --prefix`ed into
 executable npx would pick (its `cmd`, its only bin, or the one named as the package); a PyPI agent
 (`distribution.uvx`) gets a venv of its own there, from a python3 on PATH whose version the package accepts.
 
+An agent that runs another program it does not bring (its prerequisite: an executable the user installs
+first, as its README says) lists it under `requires` in tests/support/agents.toml, as data:
+`requires = [{ npm = "package@version", bin = "name" }]`; it is installed into the same cache, the same way,
+and its executables' folder (`bin_folder`) is what the agent's entry puts on its PATH.
+
 An install that fails leaves `<folder>.failed` (JSON: why, when, how long it took), which the tests read to
 skip with that reason; it is tried again after RETRY_AFTER (or with SYMPOSIUM_AGENTS_RETRY=1). The whole
 run is bounded: each install by INSTALL_TIMEOUT, all of them by SYMPOSIUM_AGENTS_BUDGET seconds (an install
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+TABLE = Path(__file__).resolve().parent / "agents.toml"  # what the suite knows of each agent, `requires` included
 # SYMPOSIUM_TEST_CATALOGUE: another catalogue file, to try the suite on agents the bundled one does not list yet.
 CATALOGUE = Path(os.environ.get("SYMPOSIUM_TEST_CATALOGUE") or ROOT / "extension" / "catalogue" / "registry.json")
 INSTALL_TIMEOUT = 600  # seconds for one install (the biggest agents take two minutes here)
@@ -95,6 +101,26 @@ class CatalogueAgent:
                 return [shutil.which("node") or "node", str(script), *self.args]
             return [str(script), *self.args]  # a native executable (or a script for another interpreter)
         return [str(self.folder / "venv" / "bin" / venv_script(self.folder / "venv", self.package, self.cmd)), *self.args]
+
+    @property
+    def bin_folder(self) -> Path:
+        """Where its executables are linked (what `npm install -g` puts on a user's PATH)."""
+        return self.folder / "node_modules" / ".bin" if self.kind == "npm" else self.folder / "venv" / "bin"
+
+
+def requires(agent: CatalogueAgent, table: Path = TABLE) -> list[CatalogueAgent]:
+    """The programs `agent` runs and does not bring, from agents.toml's `requires` (npm packages, each
+    with the executable the agent runs), as installable packages of their own."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11: no prerequisite known, the agent's own test says what is missing
+        return []
+    listed = tomllib.loads(table.read_text()).get(agent.id, {}).get("requires", [])
+    found = []
+    for need in listed:
+        package, _, version = need["npm"].rpartition("@")
+        found.append(CatalogueAgent(f"{agent.id} needs {need['bin']}", need["bin"], version, "npm", package, need["npm"], need["bin"], ()))
+    return found
 
 
 def load(catalogue: Path = CATALOGUE) -> list[CatalogueAgent]:
@@ -331,10 +357,12 @@ def install_all(ids: list[str], budget: float) -> int:
         return 2
     retry = os.environ.get("SYMPOSIUM_AGENTS_RETRY") == "1"
     todo = []
-    for agent in chosen:
+    seen = set()
+    for agent in [need for a in chosen for need in requires(a)] + chosen:
         failed = agent.failure()
-        if agent.installed():
+        if agent.installed() or agent.folder in seen:
             continue
+        seen.add(agent.folder)
         if failed and not retry and time.time() - failed.get("at", 0) < RETRY_AFTER:
             print(f"install-agents: {agent.id} {agent.spec}: failed before, not retried until a day has passed "
                   f"(SYMPOSIUM_AGENTS_RETRY=1 retries now): {failed['reason']}", file=sys.stderr)
