@@ -35,11 +35,13 @@ import tempfile
 import attrs
 import trio
 
+from actors.windows import windows
+
 from actors.private import open_private
 
 log = logging.getLogger(__name__)
 
-UNIX_SOCKETS = hasattr(socket, "AF_UNIX")  # the default transport; False: loopback TCP (the fallback)
+UNIX_SOCKETS = hasattr(socket, "AF_UNIX") and not windows()  # the default transport; False: loopback TCP (the fallback)
 SOCKET_NAME = "bridge"
 KEY_PREFIX = "key-"
 # A Unix socket's path must fit `sun_path` (104 bytes on macOS, 108 on Linux, its NUL included).
@@ -72,17 +74,17 @@ def private_folder(unix: bool) -> str:
     """A new folder only this user can enter, with a name nobody can predict. Raises OSError."""
     parents: list[str | None] = []
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.name == "posix" and os.path.isabs(runtime) and _own_private_folder(runtime):
+    if not windows() and os.path.isabs(runtime) and _own_private_folder(runtime):
         parents.append(runtime)
     parents.append(None)  # tempfile's choice: $TMPDIR, else /tmp
-    if os.name == "posix":
+    if not windows():
         parents.append("/tmp")  # a $TMPDIR too deep for a socket's path
     for parent in parents:
         base = parent if parent is not None else tempfile.gettempdir()
         if unix and len(os.path.join(base, "symposium-12345678", SOCKET_NAME)) > MAX_SOCKET_PATH:
             continue
         folder = tempfile.mkdtemp(prefix="symposium-", dir=parent)
-        if os.name == "posix" and not _own_private_folder(folder):
+        if not windows() and not _own_private_folder(folder):
             # mkdir(0o700) cannot make it anything else; refuse rather than trust what we cannot explain.
             with contextlib.suppress(OSError):
                 os.rmdir(folder)
