@@ -224,6 +224,20 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.match(next.text, /Some\./);
       const asked = await claude.request(lastUser('How many are done?'));
       assert.ok(!asked.userTexts.some((t) => t.includes('Earlier in this conversation')), 'still the same session');
+      // The turn's "Continue to iterate?" is still there; clicked late, it starts nothing.
+      const stale = view.getByRole('button', { name: 'Continue' }).filter({ visible: true });
+      if ((await stale.count()) > 0) {
+        const before = claude.requests.length;
+        const onDisk = fs.readFileSync(file('tasks.txt'), 'utf8');
+        await stale.first().dispatchEvent('click'); // scrolled under the chat's sticky title
+        const said = view.locator('.interactive-response', { hasText: /continues a turn that has ended/ }).first();
+        await said.waitFor({ timeout: ANSWER_MS });
+        options.print(`    a late Continue: ${(await said.innerText()).trim().split('\n').pop()}`);
+        assert.equal(claude.requests.length, before, 'no model request: nothing started the task over');
+        assert.equal(fs.readFileSync(file('tasks.txt'), 'utf8'), onDisk);
+      } else {
+        options.print('    (Copilot left no stale Continue to click)');
+      }
     }],
     ['Claude Code\'s usage shows in the chat\'s context window indicator', async () => {
       await chat.newChat('Agent');
