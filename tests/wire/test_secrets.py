@@ -126,7 +126,7 @@ def test_sessions_stored_by_an_earlier_version_lose_their_env_values(tmp_path: P
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     store.save("c2", definition, "s2", "/w")
     store.close()  # the save lands
-    assert trio.run(SessionStore(path, b"k" * 32).find, "c2", definition) == ("s2", "/w")
+    assert trio.run(SessionStore(path, b"k" * 32).find, "c2", definition) == ("s2", "/w", None)
     assert trio.run(SessionStore(path, b"x" * 32).find, "c2", definition) is None  # keyed: another key, another digest
 
 
