@@ -215,6 +215,8 @@ class HistoryActor:
     def _dispatch(self, live: _Live, request: ChatRequest, route: Route) -> None:
         params = request.params
         tools = params.options.tools
+        resumable = live.record.resumable
+        self._conversations.begin(live.record, route.read)
         turn = Turn(
             number=next(self._turns),
             messages=route.new,
@@ -225,12 +227,12 @@ class HistoryActor:
             offers_todo_list=any(t.name == TODO_TOOL for t in tools),
             offers_questions=any(t.name == ASK_TOOL for t in tools),
             cwd=params.cwd,
-            resumable=live.record.resumable,
+            resumable=resumable,
+            seq=live.record.seq,
             model_id=params.model_id,
             options=params.agent_options.items,
             bridged=params.bridged_tools,
         )
-        self._conversations.begin(live.record, route.read)
         delivery = Delivery(turn, window=request.window)
         live.streaming = _Streaming(request, delivery)
         if not live.record.throwaway:

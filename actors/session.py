@@ -46,6 +46,7 @@ from protocol.settings import Settings
 from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
 from actors.racing import race
+from protocol.conversations import resumes_saved
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
 from protocol.failures import AgentError, Failure, FailureKind, failure
 from protocol.rendering import ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
@@ -241,7 +242,11 @@ class SessionActor:
         chat opened to continue one of the agent's own sessions)."""
         found = await self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
         if found is not None:
-            session_id, cwd = found
+            session_id, cwd, saved_turn = found
+            if not resumes_saved(first.seq, saved_turn):
+                # The chat lost turns the saved session holds: a fork, primed with what it shows.
+                log.info("conversation %s goes on after turn %d, its saved session after turn %s: a new session, primed", self.conversation[:8], first.seq - 1, saved_turn)
+                return None
             return Resume(session_id, cwd, named=False)
         catalog = self._catalog
         named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None else None
@@ -302,6 +307,8 @@ class SessionActor:
         turn = delivery.turn
         self._window = (turn.number, delivery.window)
         self._delivered = {turn.number: delivery}  # an older turn is answered: the machine holds only this one
+        if self._store is not None:
+            self._store.handed(self.conversation, session.id, turn.seq)  # what a restart may resume after
         return TurnArrived(self._as_sent(turn, session))
 
     def _as_sent(self, turn: Turn, session: AgentSession) -> Turn:

@@ -9,6 +9,11 @@ write-ahead log and `synchronous = normal`: in the default rollback mode every c
 fsyncs (6 ms typical, 24 ms seen). A crash may then lose the last saves, which costs a
 transcript instead of a `session/load`.
 
+Beside each session, the conversation's last turn handed to it: after a restart, a
+marker older than that turn must not resume the session past it (`protocol/conversations.py`
+`resumes_saved`; docs/DESIGN.md, "Identity and markers"). Files written before it have no such
+column: it is added, empty (unknown), and unknown resumes as before.
+
 The agent a session belongs to is kept as a keyed digest of its definition, never the
 definition itself: definitions carry environment values (API keys). The file is 0600.
 """
@@ -32,7 +37,8 @@ create table if not exists sessions (
     agent text not null,       -- a keyed digest of the agent definition: a session belongs to its agent
     session_id text not null,
     cwd text not null,
-    updated real not null
+    updated real not null,
+    turn integer               -- the last turn handed to the session (markers' numbering); null: unknown
 )
 """
 VERSION = 1  # 0: `agent` held the definition itself, env values included
@@ -49,6 +55,8 @@ class SessionStore:
     def _setup(self, db: sqlite3.Connection) -> None:
         db.execute("pragma secure_delete = on")  # what is replaced or deleted is overwritten
         db.execute(SCHEMA)
+        if "turn" not in {row[1] for row in db.execute("pragma table_info(sessions)")}:
+            db.execute("alter table sessions add column turn integer")  # a file of an earlier version: unknown turns
         self._migrate(db)
         try:  # after the migration, whose `vacuum` must rewrite the main file, not a log beside it
             db.execute("pragma journal_mode = wal")
@@ -76,20 +84,30 @@ class SessionStore:
         return hmac.new(self._key, b"agent\0" + agent.encode(), hashlib.sha256).hexdigest()
 
     def save(self, conversation: str, agent: str, session_id: str, cwd: str) -> None:
-        """Remember the conversation's session; returns at once (the write is queued)."""
+        """Remember the conversation's session (its last turn not yet known); returns at
+        once (the write is queued)."""
         if self._db is not None:
-            self._db.write("insert or replace into sessions values (?, ?, ?, ?, ?)", (conversation, self.digest(agent), session_id, cwd, time.time()))
+            self._db.write(
+                "insert or replace into sessions (conversation, agent, session_id, cwd, updated, turn) values (?, ?, ?, ?, ?, null)",
+                (conversation, self.digest(agent), session_id, cwd, time.time()),
+            )
 
-    async def find(self, conversation: str, agent: str) -> tuple[str, str] | None:
-        """(session id, cwd) of the conversation's session with this agent, if remembered."""
+    def handed(self, conversation: str, session_id: str, turn: int) -> None:
+        """The session was handed the conversation's turn `turn` (markers' numbering); queued."""
+        if self._db is not None:
+            self._db.write("update sessions set turn = ?, updated = ? where conversation = ? and session_id = ?", (turn, time.time(), conversation, session_id))
+
+    async def find(self, conversation: str, agent: str) -> tuple[str, str, int | None] | None:
+        """(session id, cwd, last turn prompted or None if unknown) of the conversation's
+        session with this agent, if remembered."""
         if self._db is None:
             return None
         try:
-            rows = await self._db.read("select session_id, cwd from sessions where conversation = ? and agent = ?", (conversation, self.digest(agent)))
+            rows = await self._db.read("select session_id, cwd, turn from sessions where conversation = ? and agent = ?", (conversation, self.digest(agent)))
         except (sqlite3.Error, RuntimeError) as exc:  # RuntimeError: no thread to be had
             log.warning("could not look up the session of conversation %s: %s", conversation, exc)
             return None
-        return (rows[0][0], rows[0][1]) if rows else None
+        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     def close(self) -> None:
         """Let queued saves land, then close the file."""

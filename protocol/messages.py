@@ -29,6 +29,7 @@ class Turn:
     offers_questions: bool = False  # Copilot's `vscode_askQuestions`: the agent's questions go to its UI
     cwd: str | None = None
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
+    seq: int = 0  # the conversation's own number for this turn, as its markers count (`Conversations.begin`)
     model_id: str = ""  # the model entry the request was for
     options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
     bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (protocol/tool_policy.py)

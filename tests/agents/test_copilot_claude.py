@@ -68,3 +68,45 @@ async def test_a_turn_past_copilots_request_limit_keeps_claude_codes_session(bac
     assert claude.prompts() == ["Check the weather everywhere", "How many cities?"], "no new session primed with the history"
     assert len(set(sessions(claude))) == 1 and len(claude.requests("session/new")) == 1
     assert len(claude.api.main[-1].tool_results()) == rounds  # the model still has every round, natively
+
+
+async def test_after_a_restart_claude_code_never_sees_a_turn_the_reloaded_chat_lost(claude: ClaudeCode) -> None:
+    """docs/DESIGN.md, "Identity and markers": Copilot writes a chat's history a little after each
+    turn, so a window reloaded at once can come back without the last one. The restarted backend
+    must not resume Claude Code's saved session past the turn the chat shows."""
+    claude.api.script(reply(text("Hi there.")), reply(text("Forty-two noted.")), reply(text("You said hello.")))
+    async with BackendClient.spawn() as first_backend:
+        copilot = Copilot(first_backend, claude.agent)
+        with trio.fail_after(GUARD):
+            await copilot.ask("Hello")
+            await copilot.ask("Remember the secret number 42")
+    copilot.rounds = copilot.rounds[:1]  # the reloaded chat: turn 2 was never written
+    async with BackendClient.spawn() as second_backend:
+        copilot.backend = second_backend
+        with trio.fail_after(GUARD):
+            answer = await copilot.ask("What did I say?")
+    assert answer.text() == "You said hello."
+    last = claude.api.main[-1]
+    said = "\n".join(last.user_texts() + last.assistant_texts())
+    assert "42" not in said and "Forty-two" not in said  # turn 2 is gone for the model too
+    assert "Hello" in said and "Hi there." in said  # turn 1 is not (here as the priming text)
+    assert not claude.requests("session/resume") and not claude.requests("session/load")
+
+
+async def test_after_a_restart_claude_code_resumes_its_own_session_unprimed(claude: ClaudeCode) -> None:
+    claude.api.script(reply(text("Hi there.")), reply(text("Forty-two noted.")), reply(text("You said 42.")))
+    async with BackendClient.spawn() as first_backend:
+        copilot = Copilot(first_backend, claude.agent)
+        with trio.fail_after(GUARD):
+            await copilot.ask("Hello")
+            await copilot.ask("Remember the secret number 42")
+    async with BackendClient.spawn() as second_backend:
+        copilot.backend = second_backend
+        with trio.fail_after(GUARD):
+            answer = await copilot.ask("What did I say?")
+    assert answer.text() == "You said 42."
+    first_session = sessions(claude)[0]
+    assert [m["params"]["sessionId"] for m in claude.requests("session/resume") + claude.requests("session/load")] == [first_session]
+    assert sessions(claude) == [first_session] * 3
+    # The model has the two turns natively, in the agent's own session: no priming text.
+    assert claude.api.main[-1].user_texts()[-3:] == ["Hello", "Remember the secret number 42", "What did I say?"]

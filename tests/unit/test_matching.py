@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.conversations import Conversations, Route
+from protocol.conversations import Conversations, MarkerAt, Route, resumes_saved
+from protocol.markers import Marker
 from protocol.matching import Conversation, canonical, normalise
 from protocol.lm import (
     ChatParams,
@@ -242,3 +243,27 @@ def test_a_request_ending_with_an_answer_starts_nothing_new() -> None:
     params = ChatParams("m", tuple(to_wire(m) for m in [user("Mark every item done"), assistant("All done.")]), AGENT, Options(()))  # type: ignore[arg-type]
     refused = Conversations().route(params, None)
     assert not isinstance(refused, Route) and "continues a turn that has ended" in refused.message
+
+
+def test_after_a_restart_only_a_marker_of_the_saved_sessions_last_turn_resumes_it() -> None:
+    """A marker of a conversation this process does not hold: its first turn numbers on from the
+    marker, and the saved session goes on only when the marker is of the last turn it was handed."""
+    history = [user("Hello"), assistant("How do you do."), user("I feel sad")]
+    params = ChatParams("m", tuple(to_wire(m) for m in history), AGENT, Options(()))  # type: ignore[arg-type]
+    probe = Conversations().route(params, None)
+    assert isinstance(probe, Route)
+    prefix = probe.read.seen[1][0]  # what the user saw before the marker's reply
+
+    def first_turn(marker_turn: int) -> Route:
+        conversations = Conversations()
+        route = conversations.route(params, MarkerAt(1, Marker("ab" * 16, marker_turn, prefix, 0)))
+        assert isinstance(route, Route) and route.started and route.record.resumable
+        assert route.context == tuple(history[:2])  # the history, to prime a new session with
+        conversations.begin(route.record, route.read)
+        return route
+
+    assert first_turn(1).record.seq == 2
+    assert resumes_saved(first_turn(1).record.seq, saved_turn=1)  # the chat shows what the session holds
+    assert not resumes_saved(first_turn(1).record.seq, saved_turn=2)  # the chat lost turn 2: never resumed past it
+    assert not resumes_saved(first_turn(2).record.seq, saved_turn=1)  # the store lost a save: the session lacks a turn shown
+    assert resumes_saved(first_turn(1).record.seq, saved_turn=None)  # not known (an earlier store): as before

@@ -231,3 +231,52 @@ async def test_after_a_restart_an_agent_that_can_load_sessions_resumes_its_own(t
     [load] = [m for m in sent if m["method"] == "session/load"]
     assert load["params"]["sessionId"] == first_session
     assert [m["params"]["sessionId"] for m in sent if m["method"] == "session/prompt"] == [first_session, first_session]
+
+
+async def test_after_a_restart_a_chat_that_lost_its_last_turn_is_primed_not_resumed_past_it(tmp_path: Path) -> None:
+    """Copilot writes a chat's history a little after each turn: a window reloaded at once can
+    come back without the last one. Its newest marker is then older than the saved session's
+    last turn, and loading that session would show the agent a turn the chat no longer shows."""
+    log = tmp_path / "quirky.jsonl"
+    agent = process_agent("loader", sys.executable, [str(HERE / "acp_tee.py"), str(log), "--", sys.executable, str(HERE / "quirky_agent.py"), "--load"])
+    async with BackendClient.spawn() as first_backend:
+        copilot = Copilot(first_backend, agent)
+        with trio.fail_after(GUARD):
+            await copilot.ask("Hello")
+            await copilot.ask("the lost turn")
+    copilot.rounds = copilot.rounds[:1]  # the reloaded chat: turn 2 was never written
+    async with BackendClient.spawn() as second_backend:
+        copilot.backend = second_backend
+        with trio.fail_after(GUARD):
+            answer = await copilot.ask("again")
+            later = await copilot.ask("and on")
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    sent = [r["msg"] for r in records if r.get("dir") == "c2a" and "method" in r.get("msg", {})]
+    assert not [m for m in sent if m["method"] == "session/load"]
+    prompts = [" ".join(b.get("text", "") for b in m["params"]["prompt"]) for m in sent if m["method"] == "session/prompt"]
+    assert len(prompts) == 4
+    assert "User: Hello" in prompts[2] and "again" in prompts[2]  # primed with what the chat shows
+    assert "lost turn" not in prompts[2]
+    assert answer.text().startswith("echo: Earlier in this conversation")
+    assert later.completed and prompts[3] == "and on"  # and it goes on in that new session
+    sessions_prompted = [m["params"]["sessionId"] for m in sent if m["method"] == "session/prompt"]
+    assert sessions_prompted[0] == sessions_prompted[1] != sessions_prompted[2] == sessions_prompted[3]
+
+
+async def test_after_a_restart_a_chat_showing_every_turn_resumes_its_session_unprimed(tmp_path: Path) -> None:
+    log = tmp_path / "quirky.jsonl"
+    agent = process_agent("loader", sys.executable, [str(HERE / "acp_tee.py"), str(log), "--", sys.executable, str(HERE / "quirky_agent.py"), "--load"])
+    async with BackendClient.spawn() as first_backend:
+        copilot = Copilot(first_backend, agent)
+        with trio.fail_after(GUARD):
+            await copilot.ask("Hello")
+            await copilot.ask("the second turn")
+    async with BackendClient.spawn() as second_backend:
+        copilot.backend = second_backend
+        with trio.fail_after(GUARD):
+            resumed = await copilot.ask("again")
+    assert resumed.text() == "echo: again"  # not primed: the agent has its session back
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    sent = [r["msg"] for r in records if r.get("dir") == "c2a" and "method" in r.get("msg", {})]
+    [load] = [m for m in sent if m["method"] == "session/load"]
+    assert [m["params"]["sessionId"] for m in sent if m["method"] == "session/prompt"] == [load["params"]["sessionId"]] * 3

@@ -111,22 +111,28 @@ async def test_what_an_agent_says_of_its_secrets_reaches_no_log_trace_or_error(t
 def test_sessions_stored_by_an_earlier_version_lose_their_env_values(tmp_path: Path) -> None:
     import sqlite3
 
-    from actors.session_store import SCHEMA, SessionStore
+    from actors.session_store import SessionStore
+
+    # The first version's table: the definition itself, and no turn column.
+    schema = "create table sessions (conversation text primary key, agent text not null, session_id text not null, cwd text not null, updated real not null)"
 
     definition = json.dumps({"mcp_server": {"name": "claude", "command": "npx", "env": [{"name": "KEY", "value": SECRET}]}})
     path = tmp_path / "sessions.sqlite3"
     db = sqlite3.connect(path, isolation_level=None)
-    db.execute(SCHEMA)
+    db.execute(schema)
     db.execute("insert into sessions values ('c1', ?, 's1', '/w', 0)", (definition,))
     db.close()
     assert SECRET.encode() in path.read_bytes()
     store = SessionStore(path, b"k" * 32)
-    assert trio.run(store.find, "c1", definition) == ("s1", "/w")  # still found, by digest
+    assert trio.run(store.find, "c1", definition) == ("s1", "/w", None)  # still found, by digest; its last turn unknown
     assert SECRET.encode() not in path.read_bytes()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     store.save("c2", definition, "s2", "/w")
-    store.close()  # the save lands
-    assert trio.run(SessionStore(path, b"k" * 32).find, "c2", definition) == ("s2", "/w")
+    store.handed("c2", "s2", 3)
+    store.handed("c1", "another session", 5)  # a session the conversation no longer has: nothing changes
+    store.close()  # the saves land
+    assert trio.run(SessionStore(path, b"k" * 32).find, "c2", definition) == ("s2", "/w", 3)
+    assert trio.run(SessionStore(path, b"k" * 32).find, "c1", definition) == ("s1", "/w", None)
     assert trio.run(SessionStore(path, b"x" * 32).find, "c2", definition) is None  # keyed: another key, another digest
 
 
