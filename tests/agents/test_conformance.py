@@ -216,6 +216,10 @@ async def answered_flows(agent: catalogue_agents.CatalogueAgent, known: dict[str
                 log.write(json.dumps({"method": r.method, "path": r.path, "main": r.main, "scripted": r.reply is not None, "body": r.body}) + "\n")
 
 
+# A VS Code tool offered with the prompt: the agent's model must be given it (through `vscode_tools`).
+PROBE = {"name": "symposium_probe", "description": "Look up a project note by key", "inputSchema": {"type": "object", "properties": {"key": {"type": "string"}}}}
+
+
 async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], tmp_path: Path, api: Any, backend: BackendClient,
                  row: agents_doc.Row, problems: list[str], reply: Any, text: Any, call: Any, paths: dict[str, str]) -> None:
     root = tmp_path / "keyed"
@@ -230,11 +234,15 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
     # Prompt: the fake's scripted answer comes out as the chat's text.
     api.script(reply(text("Hello ", "from the fake model.")))
     with trio.move_on_after(FLOW_GUARD):
-        prompt = await run.chat(backend, [user("Say hello")])
+        prompt = await run.chat(backend, [user("Say hello")], tools=[PROBE])
     if prompt.error is None and prompt.completed and prompt.text().endswith("Hello from the fake model."):
         row.prompt = f"✓ {known['api']} fake: {', '.join(sorted(set(known.get('env', {})) - set(known.get('always_env', {}))))}" \
             + (f"; in its HOME, its own configuration: {', '.join(known.get('files', {}))}" if known.get("files") else "")
+        # VS Code's tools reach the agent only if it starts our MCP server and gives its model the tools.
+        given = [r for r in api.main if PROBE["name"] in json.dumps(r.body)]
+        row.tools = "✓ given to its model" if given else "✗ not among the tools its model was given"
     else:
+        row.tools = "– (no answer)"
         row.prompt = f"✗ {failure_cell(prompt) if prompt.error else short(prompt.text() or 'no answer') }"
         problems.append(f"prompt: {row.prompt}")
         row.permission = row.cancel = "– (no answer)"

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "agents.md"
 BEGIN = "<!-- agents table: written by the conformance suite (tests/agents/test_conformance.py) -->"
 END = "<!-- end of agents table -->"
-COLUMNS = ("Agent", "Version", "Installs", "Initialize", "Sign-in methods", "Sign-in with no credentials", "Prompt against a fake", "Permission", "Cancel")
+COLUMNS = ("Agent", "Version", "Installs", "Initialize", "Sign-in methods", "Sign-in with no credentials", "Prompt against a fake", "VS Code's tools", "Permission", "Cancel")
 
 INTRO = f"""# Agents, tested
 
@@ -26,7 +26,9 @@ Every agent of the catalogue that is distributed on npm or PyPI, installed at it
 Add Agent installs it and driven through the backend by the conformance suite
 (`tests/agents/test_conformance.py`, run by `make test`), against fake model APIs on this machine. The table is
 written by that run: a row per agent, a column per flow. "Prompt against a fake" says what went in the agent's
-entry for it (an API key, a base URL, a model) and which fake answered; a cell starting with – is a flow the
+entry for it (an API key, a base URL, a model) and which fake answered; "VS Code's tools" whether a tool the
+request offered (through Symposium's `vscode_tools` MCP server) was among the tools the agent's model was
+given; a cell starting with – is a flow the
 agent cannot be taken through here, and why. What the suite knows of each agent is data in
 `tests/support/agents.toml`.
 
@@ -46,12 +48,13 @@ class Row:
     methods: str = "–"
     signin: str = "–"
     prompt: str = "–"
+    tools: str = "–"  # whether a tool VS Code offered was among those the agent's model was given
     permission: str = "–"
     cancel: str = "–"
 
     def cells(self) -> list[str]:
         return [f"{self.name} (`{self.id}`)", f"{self.kind} `{self.spec}`", self.install, self.initialize, self.methods, self.signin,
-                self.prompt, self.permission, self.cancel]
+                self.prompt, self.tools, self.permission, self.cancel]
 
 
 _rows: dict[str, Row] = {}
