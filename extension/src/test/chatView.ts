@@ -90,6 +90,7 @@ export type ViewTest = [string, () => Promise<void>];
 /**
  * Runs a view's tests in order, printing one line each; a failed test leaves its screenshot as
  * `<prefix>-<n>-failed.png` in `options.out`, then `afterFailure` says whether to stop there.
+ * VIEW_TESTS (a regular expression) runs only the tests whose names match: for working on a few.
  */
 export async function runViewTests(
   page: Page,
@@ -102,7 +103,11 @@ export async function runViewTests(
   let passed = 0;
   let failed = 0;
   options.print(`  ${heading}`);
+  const only = process.env.VIEW_TESTS ? new RegExp(process.env.VIEW_TESTS) : undefined;
   for (const [index, [name, test]] of tests.entries()) {
+    if (only && !only.test(name)) {
+      continue;
+    }
     const started = Date.now();
     try {
       await test();

@@ -11,6 +11,7 @@
 // only prints "first text: N ms", Enter -> first text of a new chat with Claude Code prepared.
 //
 // Environment: CODE_SERVER (the code-server script; required), CHROMIUM (default /usr/bin/chromium),
+// VIEW_TESTS (a regular expression: only the view tests whose names match),
 // SYMPOSIUM_BACKEND (the `symposium` script; default ../.venv/bin/symposium). code-server needs
 // Node 24 first on PATH. Logs, screenshots and the Chat view's backend transcript (trace/) go to
 // out/integration/; --screenshots puts the screenshots in DIR instead.
