@@ -216,8 +216,38 @@ async def answered_flows(agent: catalogue_agents.CatalogueAgent, known: dict[str
                 log.write(json.dumps({"method": r.method, "path": r.path, "main": r.main, "scripted": r.reply is not None, "body": r.body}) + "\n")
 
 
-# A VS Code tool offered with the prompt: the agent's model must be given it (through `vscode_tools`).
+# What `vscode_tools` tells an agent of itself (its MCP `instructions`, actors/tool_bridge.py): an agent that
+# defers MCP tools behind a search of its own may describe the server to its model with it.
+BRIDGE_INSTRUCTIONS = "Tools of the VS Code window this conversation runs in."
+
+# A VS Code tool offered with every request: the agent's model must be given it (through `vscode_tools`).
 PROBE = {"name": "symposium_probe", "description": "Look up a project note by key", "inputSchema": {"type": "object", "properties": {"key": {"type": "string"}}}}
+
+
+def declared_tools(body: Any) -> list[str]:
+    """The names of the tools a model request declares, in any of the fakes' APIs (Anthropic's and the
+    Responses API's `tools[].name`, Chat Completions' `tools[].function.name`, Gemini's
+    `tools[].functionDeclarations[].name`)."""
+    names: list[str] = []
+    for tool in (body.get("tools") or []) if isinstance(body, dict) else []:
+        if isinstance(tool, dict):
+            names += [str(tool.get("name") or (tool.get("function") or {}).get("name") or "")]
+            names += [str(d.get("name")) for d in tool.get("functionDeclarations") or [] if isinstance(d, dict)]
+    return names
+
+
+def tools_cell(bodies: list[Any]) -> str:
+    """Whether the agent's model was given the tool VS Code offered (`PROBE`, under the agent's own name for it,
+    which contains ours): declared among its tools; or named to it and declared on demand (an agent that defers
+    MCP tools behind a tool search of its own, naming them in its prompt); or its server named, the tools found by
+    that search; or not at all."""
+    if any(PROBE["name"] in name for body in bodies for name in declared_tools(body)):
+        return "✓ given to its model"
+    if any(PROBE["name"] in json.dumps(body) for body in bodies):
+        return "✓ named to its model, declared when the model asks (the agent's own tool search)"
+    if any(BRIDGE_INSTRUCTIONS in json.dumps(body) for body in bodies):
+        return "✓ `vscode_tools` described to its model, its tools found through the agent's own tool search"
+    return "✗ not among the tools its model was given"
 
 
 async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], tmp_path: Path, api: Any, backend: BackendClient,
@@ -238,9 +268,7 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
     if prompt.error is None and prompt.completed and prompt.text().endswith("Hello from the fake model."):
         row.prompt = f"✓ {known['api']} fake: {', '.join(sorted(set(known.get('env', {})) - set(known.get('always_env', {}))))}" \
             + (f"; in its HOME, its own configuration: {', '.join(known.get('files', {}))}" if known.get("files") else "")
-        # VS Code's tools reach the agent only if it starts our MCP server and gives its model the tools.
-        given = [r for r in api.main if PROBE["name"] in json.dumps(r.body)]
-        row.tools = "✓ given to its model" if given else "✗ not among the tools its model was given"
+        first_turn = len(api.main)  # the model requests of the first turn, for the tools cell
     else:
         row.tools = "– (no answer)"
         row.prompt = f"✗ {failure_cell(prompt) if prompt.error else short(prompt.text() or 'no answer') }"
@@ -255,7 +283,7 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
         out = run.cwd / "out.txt"
         api.script(reply(text("I will write it."), call(shell["tool"], fill(shell["args"], command=f"echo hi > {out}"))),
                    reply(text("Done: the file is written.")))
-        tools = [AGENT_ACTION_TOOL_DEF]
+        tools = [AGENT_ACTION_TOOL_DEF, PROBE]
         history.append(user("Write hi to out.txt"))
         with trio.move_on_after(FLOW_GUARD):
             ask = await run.chat(backend, history, tools=tools)
@@ -283,16 +311,17 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
         row.permission = "– (no shell tool known)"
 
     # Cancel: mid-stream, then the next chat is answered.
-    api.script(reply(text("one ", "two ", "three"), stall_after=1), reply(text("Fresh ", "answer."), answers="Say something else"))
+    # Each for its own prompt: an agent's side request between turns (Grok Build's dashboard line) takes neither.
+    api.script(reply(text("one ", "two ", "three"), stall_after=1, answers="Count to three"), reply(text("Fresh ", "answer."), answers="Say something else"))
     history.append(user("Count to three"))
     with trio.move_on_after(FLOW_GUARD):
-        pending = backend.start_chat(history, agent=run.agent, cwd=str(run.cwd))
+        pending = backend.start_chat(history, agent=run.agent, cwd=str(run.cwd), tools=[PROBE])
         await pending.first_part.wait()
         await backend.cancel(pending.request_id)
         await pending.done.wait()
         cancelled = pending.error is not None and pending.error.code == -32800
         history += [pending.assistant_message(), user("Say something else")]
-        after = await run.chat(backend, history)
+        after = await run.chat(backend, history, tools=[PROBE])
         if cancelled and after.error is None and after.text().endswith("Fresh answer."):
             row.cancel = "✓ cancelled, next turn answered"
         else:
@@ -301,3 +330,16 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
         row.cancel = f"✗ no answer in {FLOW_GUARD} s"
     if row.cancel.startswith("✗"):
         problems.append(f"cancel: {row.cancel}")
+
+    # VS Code's tools reach the agent only if it starts our MCP server and gives its model the tools. VS Code
+    # offers them with every request, as the flows above did: on the first turn already, or only later.
+    bodies = [r.body for r in api.main]
+    row.tools = tools_cell(bodies[:first_turn])
+    if not row.tools.startswith("✓") and (later := tools_cell(bodies[first_turn:])).startswith("✓"):
+        row.tools = f"{later}, from a later turn on (not on the first)"
+    if known.get("tools"):
+        if row.tools.startswith("✓"):
+            problems.append(f"VS Code's tools: {row.tools}, yet tests/support/agents.toml says it cannot ({known['tools']})")
+        row.tools += f": {known['tools']}"
+    elif not row.tools.startswith("✓"):
+        problems.append(f"VS Code's tools: {row.tools}")

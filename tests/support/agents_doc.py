@@ -26,10 +26,11 @@ Every agent of the catalogue that is distributed on npm or PyPI, installed at it
 Add Agent installs it and driven through the backend by the conformance suite
 (`tests/agents/test_conformance.py`, run by `make test`), against fake model APIs on this machine. The table is
 written by that run: a row per agent, a column per flow. "Prompt against a fake" says what went in the agent's
-entry for it (an API key, a base URL, a model) and which fake answered; "VS Code's tools" whether a tool the
-request offered (through Symposium's `vscode_tools` MCP server) was among the tools the agent's model was
-given; a cell starting with – is a flow the
-agent cannot be taken through here, and why. What the suite knows of each agent is data in
+entry for it (an API key, a base URL, a model) and which fake answered. "VS Code's tools" says whether a tool
+the request offered (through Symposium's `vscode_tools` MCP server) reached the agent's model: declared among
+its tools, or named to it and declared when the model asks (agents that defer MCP tools behind a tool search of
+their own), or not, and then why (measured). A cell starting with – is a flow the agent cannot be taken through
+here, and why. What the suite knows of each agent is data in
 `tests/support/agents.toml`.
 
 {BEGIN}
@@ -87,6 +88,11 @@ def existing_rows(page: str) -> dict[str, str]:
     return found
 
 
+def _tools_given(text: str) -> bool:
+    cells = [c.strip() for c in re.split(r"(?<!\\)\|", text)[1:-1]]
+    return len(cells) == len(COLUMNS) and cells[COLUMNS.index("VS Code's tools")].startswith("✓")
+
+
 def render(page: str, rows: dict[str, Row], order: list[str]) -> str:
     """`page` with its table rebuilt: this run's rows, the page's own for agents the run did not reach."""
     if BEGIN not in page or END not in page:
@@ -99,7 +105,9 @@ def render(page: str, rows: dict[str, Row], order: list[str]) -> str:
         elif agent_id in kept:
             lines.append(kept[agent_id])
     answered = sum(1 for text in lines[2:] if "| ✓ " in text and re.search(r"\| ✓ [a-z]+ fake", text))
-    summary = f"{answered} of {len(order)} agents answered a prompt against a fake model API."
+    tools = sum(1 for text in lines[2:] if _tools_given(text))
+    summary = (f"{answered} of {len(order)} agents answered a prompt against a fake model API; "
+               f"VS Code's tools reached the models of {tools} of them.")
     head, _, rest = page.partition(BEGIN)
     _, _, tail = rest.partition(END)
     return f"{head}{BEGIN}\n{summary}\n\n" + "\n".join(lines) + f"\n{END}{tail}"

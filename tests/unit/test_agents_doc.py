@@ -20,13 +20,13 @@ def test_docs_agents_has_a_row_per_catalogue_agent_at_its_version() -> None:
 
 def test_a_partial_run_keeps_the_other_rows_and_drops_agents_gone_from_the_catalogue() -> None:
     first = agents_doc.render(agents_doc.INTRO, {"a": agents_doc.Row("a", "A", "a@1", "npm", install="✓"), "gone": agents_doc.Row("gone", "G", "g@1", "npm")}, ["a", "gone", "b"])
-    ran = agents_doc.Row("b", "B", "b@2", "npm", install="✓", prompt="✓ chat fake: KEY")
+    ran = agents_doc.Row("b", "B", "b@2", "npm", install="✓", prompt="✓ chat fake: KEY", tools="✓ given to its model")
     second = agents_doc.render(first, {"b": ran}, ["a", "b"])
     rows = agents_doc.existing_rows(second)
     assert sorted(rows) == ["a", "b"]
     assert rows["a"] == agents_doc.existing_rows(first)["a"]
     assert "`b@2`" in rows["b"] and "| ✓ chat fake: KEY |" in rows["b"]
-    assert "1 of 2 agents answered a prompt against a fake model API." in second
+    assert "1 of 2 agents answered a prompt against a fake model API; VS Code's tools reached the models of 1 of them." in second
     assert second.startswith("# Agents, tested")
 
 
