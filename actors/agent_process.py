@@ -32,6 +32,7 @@ from actors.racing import race
 from protocol import auth
 from protocol.agent_options import CHOICE_UPDATES
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
+from protocol.forking import Fork, fork_params
 from protocol.settings import Settings
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits
 from actors.version import version
@@ -127,6 +128,7 @@ class _NewSession:
     resume: str | None = None  # an earlier session of this agent to resume or load, if it can
     must_resume: bool = False  # fail rather than start a new session when it cannot
     hand_off_edits: bool = False  # switch the agent's own file editing off, if we know how (protocol/tool_policy.py)
+    fork: Fork | None = None  # fork this session instead (protocol/forking.py), else start a new one (unless `fork.must`)
 
 
 @attrs.frozen
@@ -577,10 +579,11 @@ class AgentProcess:
         resume: str | None = None,
         must_resume: bool = False,
         hand_off_edits: bool = False,
+        fork: Fork | None = None,
     ) -> AgentSession:
         reply_send, reply = trio.open_memory_channel[AgentSession | AgentError](1)
         try:
-            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, hand_off_edits))
+            self._commands_send.send_nowait(_NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, hand_off_edits, fork))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AgentError(self._failure(f"Agent {self.name!r} is not running", FailureKind.AGENT_EXITED)) from None
         with reply:  # closed if the caller gives up (lm/cancel): the session opened is then closed, not kept
@@ -666,6 +669,10 @@ class AgentProcess:
         # Fixed for the session's life: Claude Code reads its options once, at session/new.
         handing_off = self.own_edits if command.hand_off_edits else None
         meta = merge_meta(acp.SESSION_META, handing_off.meta) if handing_off is not None else acp.SESSION_META
+        if command.fork is not None:
+            forked = await self._forked(command, command.fork, peer, meta, handing_off is not None)
+            if forked is not None:
+                return forked
         if command.resume and command.resume in self._sessions:
             # Another live conversation holds it (two chats continued from one token): the
             # agent's replies go to one route per session, so a second would take the first's.
@@ -710,6 +717,32 @@ class AgentProcess:
             return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", FailureKind.SESSION_NEW_FAILED))
         self._sessions[session_id] = command.events
         return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=handing_off is not None)
+
+    async def _forked(self, command: _NewSession, fork: Fork, peer: Peer, meta: dict[str, Any], handed_off: bool) -> AgentSession | AgentError | None:
+        """The session `session/fork` makes of `fork.session_id` (the agent holds the history up
+        to the fork point: no transcript is sent); None when the agent refused and a new session,
+        primed, is to be made instead (docs/DESIGN.md, "Forks")."""
+        if (closing := self._closing.get(fork.session_id)) is not None:
+            await closing.wait()  # a session closed a moment ago is forked only once the agent has closed it
+        params = fork_params(fork.session_id, command.cwd, command.mcp_servers, merge_meta(meta, fork.meta))
+        try:
+            result = await self._request(peer, "session/fork", params)
+            session_id = result["sessionId"]
+            if not isinstance(session_id, str) or session_id in self._sessions:
+                raise TypeError("sessionId is not a new session's")
+        except RpcError as exc:
+            if fork.must:
+                return AgentError(self._failure(f"Agent {self.name!r} could not continue session {fork.session_id}: {exc.message}", FailureKind.RESUME_FAILED))
+            log.info("agent %s could not fork session %s (%s); starting a new one, primed", self.name, fork.session_id, exc.message)
+            return None
+        except (KeyError, TypeError) as exc:
+            if fork.must:
+                return AgentError(self._failure(f"Agent {self.name!r} answered session/fork oddly: {exc}", FailureKind.RESUME_FAILED))
+            log.info("agent %s answered session/fork oddly (%s); starting a new session, primed", self.name, exc)
+            return None
+        log.info("agent %s: session %s forked from %s", self.name, session_id, fork.session_id)
+        self._sessions[session_id] = command.events
+        return AgentSession(session_id, self.name, self.capabilities, self._commands_send, loaded=True, answer=result, edits_handed_off=handed_off)
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
         self._prompting[session_id] += 1

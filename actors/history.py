@@ -232,6 +232,8 @@ class HistoryActor:
             model_id=params.model_id,
             options=params.agent_options.items,
             bridged=params.bridged_tools,
+            fork=route.fork if route.started else None,
+            after_marker=route.after_marker,
         )
         delivery = Delivery(turn, window=request.window)
         live.streaming = _Streaming(request, delivery)
@@ -337,8 +339,9 @@ class HistoryActor:
             case PartEvent(part=part):
                 self._conversations.reply(live.record, part)
                 self._forward(streaming, Reply(part=part))
-            case CompleteEvent():
+            case CompleteEvent(fork_point=point):
                 if not live.record.throwaway:
+                    self._conversations.completed(live.record, point)
                     token = self._markers.encode(self._conversations.marker(live.record))
                     self._forward(streaming, Reply(part=MarkerPart(token)))
                 self._finish(live, Reply(complete=True))

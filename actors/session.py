@@ -46,7 +46,7 @@ from protocol.settings import Settings
 from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
 from actors.racing import race
-from protocol.conversations import resumes_saved
+from protocol.forking import ForkPoint, Opening, continue_in_fork, fork_at, fork_point, last_message_id, opening_after_restart
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
 from protocol.failures import AgentError, Failure, FailureKind, failure
 from protocol.rendering import ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
@@ -118,6 +118,15 @@ class Resume:
     named: bool  # named by the chat's opening (continue an agent session): fail rather than start anew
 
 
+@attrs.frozen
+class Origin:
+    """Where a conversation's agent session comes from: resumed, forked at a point where the
+    agent can (else new, primed), or new (both None)."""
+
+    resume: Resume | None = None
+    point: ForkPoint | None = None
+
+
 class SessionActor:
     def __init__(
         self,
@@ -162,6 +171,8 @@ class SessionActor:
         self._window: tuple[int, Window] | None = None  # the newest turn's window: its parts are counted there
         self._delivered: dict[int, Delivery] = {}  # turn number → its delivery, while the machine may hold it
         self._usage: TurnUsage | None = None  # the ended prompt's, for the response it completes
+        self._message_id: str | None = None  # the agent's latest message in the running prompt (protocol/forking.py)
+        self._seqs: dict[int, int] = {}  # turn number → the conversation's own number (markers')
 
     async def run(self) -> None:
         if self._after is not None:
@@ -171,13 +182,14 @@ class SessionActor:
         except trio.EndOfChannel:
             return
         first = delivery.turn
-        resume = await self._resume(first)
+        origin = await self._origin(first)
+        resume = origin.resume
         # Whether the agent's own editing goes, for this session's life, in favour of VS Code's
         # edit tools: decided by the first turn (docs/DESIGN.md, "Tool bridge").
         hand_off = hands_off_edits(first.tools, first.bridged)
         # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
         spares = self._spares
-        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, hand_off) if spares is not None and not resume else None
+        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, hand_off) if spares is not None and origin == Origin() else None
         if spare is not None:
             self._events_send, self._events = spare.events_send, spare.events
         bridge = spare.bridge if spare is not None else None
@@ -195,7 +207,14 @@ class SessionActor:
                     tools = bridged_tools(first.tools, first.bridged, process.hands_off(hand_off))
                     bridge = await self._bridges.open(self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
                     folder = os.path.abspath(cwd or self._pool.cwd)
-                    return await process.new_session(folder, [bridge.entry()], self._events_send, resumed, named, hand_off)
+                    # Forked where the agent can (docs/DESIGN.md, "Forks"): a chat's edit of
+                    # history at the last turn it keeps; an agent's own session continued.
+                    if resume is not None and resume.named:
+                        fork = continue_in_fork(process.initialized, resume.session_id)
+                    else:
+                        fork = fork_at(process.initialized, origin.point)
+                    resuming, must = (None, False) if fork is not None else (resumed, named)
+                    return await process.new_session(folder, [bridge.entry()], self._events_send, resuming, must, hand_off, fork=fork)
 
                 session = await self._opened(delivery, opening)
         except AgentError as exc:
@@ -236,24 +255,33 @@ class SessionActor:
             raise session
         return session
 
-    async def _resume(self, first: Turn) -> Resume | None:
+    async def _origin(self, first: Turn) -> Origin:
         """The agent's own session this conversation goes on in, if any: the one remembered
-        for a conversation of an earlier backend run, else one the chat's opening names (a
-        chat opened to continue one of the agent's own sessions)."""
-        found = await self._store.find(self.conversation, agent_key(self.agent)) if first.resumable and self._store else None
-        if found is not None:
+        for a conversation of an earlier backend run (resumed at its last turn, else forked at
+        the marker's: `forking.opening_after_restart`), one forked at the turn an edit of
+        history keeps (`Turn.fork`), else one the chat's opening names (a chat opened to
+        continue one of the agent's own sessions)."""
+        store = self._store
+        found = await store.find(self.conversation, agent_key(self.agent)) if first.resumable and store else None
+        if found is not None and store is not None:
             session_id, cwd, saved_turn = found
-            if not resumes_saved(first.seq, saved_turn):
-                # The chat lost turns the saved session holds: a fork, primed with what it shows.
-                log.info("conversation %s goes on after turn %d, its saved session after turn %s: a new session, primed", self.conversation[:8], first.seq - 1, saved_turn)
-                return None
-            return Resume(session_id, cwd, named=False)
+            marker_turn = first.seq - 1
+            older = saved_turn is not None and marker_turn < saved_turn and first.after_marker
+            point = await store.fork_point(self.conversation, marker_turn) if older else None
+            opening = opening_after_restart(first.seq, saved_turn, point)
+            if opening is Opening.RESUME:
+                return Origin(Resume(session_id, cwd, named=False))
+            # The chat lost or changed turns the saved session holds: never resumed past them.
+            log.info("conversation %s goes on after turn %d, its saved session after turn %s: a new session, %s", self.conversation[:8], marker_turn, saved_turn, opening.value)
+            return Origin(point=point if opening is Opening.FORK else None)
+        if first.fork is not None:
+            return Origin(point=first.fork)
         catalog = self._catalog
         named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None else None
         if named is not None:
             session_id, cwd = named
-            return Resume(session_id, cwd, named=True)
-        return None
+            return Origin(Resume(session_id, cwd, named=True))
+        return Origin()
 
     async def _serve(self, first: Delivery, session: AgentSession, bridge: ToolBridge) -> None:
         """The loop: wait for what the machine wants, feed it, carry out its effects."""
@@ -307,6 +335,7 @@ class SessionActor:
         turn = delivery.turn
         self._window = (turn.number, delivery.window)
         self._delivered = {turn.number: delivery}  # an older turn is answered: the machine holds only this one
+        self._seqs = {turn.number: turn.seq}
         if self._store is not None:
             self._store.handed(self.conversation, session.id, turn.seq)  # what a restart may resume after
         return TurnArrived(self._as_sent(turn, session))
@@ -405,7 +434,7 @@ class SessionActor:
                         self._part(turn, part)
                 case EmitPart(turn=turn, part=part):
                     self._part(turn, part)
-                case Complete(turn=turn, empty_note=empty_note):
+                case Complete(turn=turn, empty_note=empty_note, ended_turn=ended_turn):
                     if self._visible != turn:
                         self._part(turn, TextPart(empty_note))  # consumers report a bare end as "no response"
                     # A response that ends the prompt says what the agent reported it cost. One
@@ -414,12 +443,16 @@ class SessionActor:
                     usage, self._usage = self._usage, None
                     if usage is not None and (part := usage_part(usage)) is not None:
                         self._send(turn, PartEvent(part))
-                    self._send(turn, CompleteEvent())
+                    point = fork_point(session.id, self._message_id, ended_turn)
+                    if self._store is not None and point is not None and (seq := self._seqs.get(turn)) is not None:
+                        self._store.left(self.conversation, seq, point)
+                    self._send(turn, CompleteEvent(point))
                 case Fail(turn=turn, error=error, retire=retire):
                     self._fail(turn, error, retire=retire)
                 case Answer(handle=handle, reply=reply):
                     handle.answer(reply)
                 case SendPrompt(blocks=blocks):
+                    self._message_id = None
                     self._meter.start_turn(list(blocks))
                     session.prompt(list(blocks))
                 case CancelPrompt(then=then):
@@ -470,6 +503,7 @@ class SessionActor:
         (merged: chunks read together go out as one part)."""
         self._meter.observe_all(updates)
         self._note_options(updates)
+        self._message_id = last_message_id(updates, self._message_id)
         return render_updates(updates, self._tracker)
 
     def _note_options(self, updates: Sequence[dict]) -> None:

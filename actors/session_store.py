@@ -12,7 +12,11 @@ transcript instead of a `session/load`.
 Beside each session, the conversation's last turn handed to it: after a restart, a
 marker older than that turn must not resume the session past it (`protocol/conversations.py`
 `resumes_saved`; docs/DESIGN.md, "Identity and markers"). Files written before it have no such
-column: it is added, empty (unknown), and unknown resumes as before.
+column: it is added, empty (unknown), and unknown resumes as before. And per turn whose prompt
+ended, its fork point (`fork_points`: the session and the message the agent's turn ended with), so
+such a marker goes on in a fork of the session at its own turn where the agent can
+(`protocol/forking.py`); a turn handed anew (after a fork, the numbers go on from the marker's)
+drops the points of its number and later, which named another branch.
 
 The agent a session belongs to is kept as a keyed digest of its definition, never the
 definition itself: definitions carry environment values (API keys). The file is 0600.
@@ -28,6 +32,7 @@ import time
 from pathlib import Path
 
 from actors.database import Database, open_store
+from protocol.forking import ForkPoint
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,15 @@ create table if not exists sessions (
     cwd text not null,
     updated real not null,
     turn integer               -- the last turn handed to the session (markers' numbering); null: unknown
+)
+"""
+FORK_POINTS = """
+create table if not exists fork_points (
+    conversation text not null,
+    turn integer not null,      -- markers' numbering
+    session_id text not null,
+    message_id text not null,   -- the last message the agent's turn ended with (ACP messageId)
+    primary key (conversation, turn)
 )
 """
 VERSION = 1  # 0: `agent` held the definition itself, env values included
@@ -55,6 +69,7 @@ class SessionStore:
     def _setup(self, db: sqlite3.Connection) -> None:
         db.execute("pragma secure_delete = on")  # what is replaced or deleted is overwritten
         db.execute(SCHEMA)
+        db.execute(FORK_POINTS)
         if "turn" not in {row[1] for row in db.execute("pragma table_info(sessions)")}:
             db.execute("alter table sessions add column turn integer")  # a file of an earlier version: unknown turns
         self._migrate(db)
@@ -96,6 +111,26 @@ class SessionStore:
         """The session was handed the conversation's turn `turn` (markers' numbering); queued."""
         if self._db is not None:
             self._db.write("update sessions set turn = ?, updated = ? where conversation = ? and session_id = ?", (turn, time.time(), conversation, session_id))
+            self._db.write("delete from fork_points where conversation = ? and turn >= ?", (conversation, turn))
+
+    def left(self, conversation: str, turn: int, point: ForkPoint) -> None:
+        """The conversation's turn `turn` left its session at `point` (protocol/forking.py); queued."""
+        if self._db is not None:
+            self._db.write(
+                "insert or replace into fork_points (conversation, turn, session_id, message_id) values (?, ?, ?, ?)",
+                (conversation, turn, point.session_id, point.message_id),
+            )
+
+    async def fork_point(self, conversation: str, turn: int) -> ForkPoint | None:
+        """Where the conversation's session can be forked to go on after turn `turn`, if saved."""
+        if self._db is None:
+            return None
+        try:
+            rows = await self._db.read("select session_id, message_id from fork_points where conversation = ? and turn = ?", (conversation, turn))
+        except (sqlite3.Error, RuntimeError) as exc:
+            log.warning("could not look up a fork point of conversation %s: %s", conversation, exc)
+            return None
+        return ForkPoint(rows[0][0], rows[0][1]) if rows else None
 
     async def find(self, conversation: str, agent: str) -> tuple[str, str, int | None] | None:
         """(session id, cwd, last turn prompted or None if unknown) of the conversation's

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from protocol.failures import Failure, FailureKind, failure
+from protocol.forking import ForkPoint, forks_after_marker
 from protocol.lm import ChatParams, EditPart, Message, Part, ThinkingPart, UsagePart
 from protocol.markers import Marker
 from protocol.matching import (
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 # longer one back whole: it exceeds every model's input window (2M tokens hold about 8 MB of
 # text), so the consumer trims or summarises it. Beyond it, nothing more of the reply is held.
 REPLY_KEPT = 16 * 1024 * 1024
+MAX_FORK_POINTS = 1024  # turns of a conversation whose fork points are kept (the newest)
 
 
 @attrs.frozen
@@ -57,6 +59,9 @@ class Record:
     throwaway: bool = False  # a one-off session (a summary), never matched, retired when done
     resumable: bool = False  # named by a marker of a conversation this process no longer held (until its first turn)
     read: Read | None = None  # its latest request, as read: the next one reuses it
+    # Per turn (markers' numbering): where its agent session can be forked to go on after it
+    # (`protocol/forking.py`). Only the last MAX_FORK_POINTS are kept.
+    fork_points: dict[int, ForkPoint] = attrs.Factory(dict)
 
 
 @attrs.frozen
@@ -71,6 +76,8 @@ class Route:
     canceled: bool  # the previous reply was not accepted
     started: bool  # a new conversation: History starts its Session
     error: Failure | None = None  # nothing to answer: the request fails (a new conversation is then not kept)
+    fork: ForkPoint | None = None  # a new conversation that goes on in a fork of this agent session, where the agent can
+    after_marker: bool = False  # a new conversation: all that follows the request's newest marker is its turn
 
 
 class Conversations:
@@ -109,7 +116,7 @@ class Conversations:
             # polluted by the request or by its summary.
             record = self._new(params, messages, None, throwaway=True)
             return Route(record, read, 0, messages[:-1], messages[-1:], canceled=False, started=True)
-        match, conversation_id = self._match(params, read, found)
+        match, conversation_id, fork = self._match(params, read, found)
         if match.conversation is None:
             context, new = split_context(messages)
             if not any(m.role == "user" for m in new):
@@ -123,7 +130,8 @@ class Conversations:
                 # Its turns go on numbering from the marker's, so an older marker of its first
                 # life still reads as a fork, never as this life's head.
                 record.seq = found.marker.turn
-            return Route(record, read, 0, context, new, canceled=False, started=True)
+            after_marker = found is not None and forks_after_marker(messages, found.index)
+            return Route(record, read, 0, context, new, canceled=False, started=True, fork=fork, after_marker=after_marker)
         record = self._records[match.conversation.id]
         context, new = split_context(messages[match.start :])
         record.state.begin_turn(match.committed, list(messages[match.start :]), read.after[-1])
@@ -147,6 +155,15 @@ class Conversations:
         if not isinstance(part, (ThinkingPart, EditPart, UsagePart)):
             record.state.add_reply(part, REPLY_KEPT)
             self._dirty.add(record.state.id)  # re-indexed lazily: parts can come by the thousand
+
+    def completed(self, record: Record, point: ForkPoint | None) -> None:
+        """The turn's reply ended, leaving its agent session at `point` (None: nowhere to fork)."""
+        if point is None:
+            record.fork_points.pop(record.seq, None)
+            return
+        record.fork_points[record.seq] = point
+        while len(record.fork_points) > MAX_FORK_POINTS:
+            del record.fork_points[min(record.fork_points)]
 
     def marker(self, record: Record) -> Marker:
         """The marker ending the reply: it names this point of the conversation, after exactly this history."""
@@ -181,12 +198,14 @@ class Conversations:
             if (record := self._records.get(conversation_id)) is not None and record.read is not None:
                 yield record.read
 
-    def _match(self, params: ChatParams, read: Read, found: MarkerAt | None) -> tuple[Match, str | None]:
+    def _match(self, params: ChatParams, read: Read, found: MarkerAt | None) -> tuple[Match, str | None, ForkPoint | None]:
         """The conversation a request continues: by our newest marker if it has one (`found`),
         else by content.
 
-        Returns the match, and for a new conversation the id it should take (a marker from an
-        earlier backend run names a conversation this process does not hold: keep its name).
+        Returns the match, for a new conversation the id it should take (a marker from an
+        earlier backend run names a conversation this process does not hold: keep its name),
+        and for a fork of a conversation held, where its agent session can be forked
+        (`protocol/forking.py`).
         """
         for conversation_id in self._dirty:
             if conversation_id in self._records:
@@ -203,25 +222,32 @@ class Conversations:
             log.info("a marker of conversation %s follows another history: matching by content", found.marker.conversation)
             found = None
         if found is None:
-            return self._index.match(params.agent, messages, read.prefixes()), None
+            return self._index.match(params.agent, messages, read.prefixes()), None, None
         marker = found.marker
         record = self._records.get(marker.conversation)
         if record is None:
-            log.info("marker names conversation %s, which this backend does not hold: starting it primed", marker.conversation)
-            return new_conversation, marker.conversation
+            log.info("marker names conversation %s, which this backend does not hold: starting it afresh", marker.conversation)
+            return new_conversation, marker.conversation, None
         if record.state.agent != params.agent:
             log.info("marker names conversation %s of another agent: a new conversation", marker.conversation)
-            return new_conversation, None
+            return new_conversation, None, None
         match = match_after_marker(record.state, messages, found.index, marker.turn, record.seq, read.after)
         if match is None:
             # Turns without a marker since this one (stopped replies, or a consumer that drops
             # markers): the content decides, within the conversation the marker names.
             by_content = self._index.match(params.agent, messages, read.prefixes())
             if by_content.conversation is record.state:
-                return by_content, None
-            log.info("request forks conversation %s at turn %d (head %d): a new conversation", marker.conversation, marker.turn, record.seq)
-            return new_conversation, None
-        return match, None
+                return by_content, None, None
+            point = record.fork_points.get(marker.turn) if forks_after_marker(messages, found.index) else None
+            log.info(
+                "request forks conversation %s at turn %d (head %d): a new conversation, %s",
+                marker.conversation,
+                marker.turn,
+                record.seq,
+                "in a fork of its agent session where the agent can" if point is not None else "primed",
+            )
+            return new_conversation, None, point
+        return match, None, None
 
 
 def resumes_saved(seq: int, saved_turn: int | None) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import attrs
 
 from protocol.failures import Failure
+from protocol.forking import ForkPoint
 from protocol.lm import BridgedTools, Message, Part, Tool
 
 
@@ -33,6 +34,10 @@ class Turn:
     model_id: str = ""  # the model entry the request was for
     options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
     bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (protocol/tool_policy.py)
+    # A conversation's first turn after an edit of history: the agent session to go on from, where
+    # the agent can fork it there; `context` primes a new session where it cannot (protocol/forking.py).
+    fork: ForkPoint | None = None
+    after_marker: bool = False  # all that follows the request's newest marker is this turn's (forking.forks_after_marker)
 
 
 @attrs.frozen
@@ -42,7 +47,7 @@ class PartEvent:
 
 @attrs.frozen
 class CompleteEvent:
-    pass
+    fork_point: ForkPoint | None = None  # where the agent session can be forked to go on after this turn
 
 
 @attrs.frozen

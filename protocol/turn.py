@@ -302,6 +302,9 @@ class Complete:
 
     turn: int
     empty_note: str = EMPTY_REPLY
+    # The agent's prompt ended here with `end_turn`: its session holds exactly this turn (a fork
+    # point, protocol/forking.py). Not compared: it says nothing of what the response is.
+    ended_turn: bool = attrs.field(default=False, eq=False)
 
 
 @attrs.frozen
@@ -723,7 +726,7 @@ class TurnMachine:
                     out.append(EmitPart(turn.number, TextPart(STOP_NOTES[event.stop_reason])))
                 # A reply shown before the widget's round is not "no reply": the plan's state is the news.
                 carried = self._after_todo == turn.number and self._todo is not None
-                out.append(Complete(turn.number, todo_note(self._todo) if carried and self._todo else EMPTY_REPLY))
+                out.append(Complete(turn.number, todo_note(self._todo) if carried and self._todo else EMPTY_REPLY, event.stop_reason == "end_turn"))
             self._idle()
         elif self.state is State.CANCELLING:
             out += [SetTimer(None), ForgetToolCalls()]
