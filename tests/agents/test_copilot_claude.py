@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import json
+
 import trio
 
 from symposium.client import BackendClient
@@ -110,3 +113,64 @@ async def test_after_a_restart_claude_code_resumes_its_own_session_unprimed(clau
     assert sessions(claude) == [first_session] * 3
     # The model has the two turns natively, in the agent's own session: no priming text.
     assert claude.api.main[-1].user_texts()[-3:] == ["Hello", "Remember the secret number 42", "What did I say?"]
+
+
+def model_text(request: object) -> str:
+    """Everything a model request holds as text: its messages' text blocks and tool results."""
+    return json.dumps(request.messages)  # type: ignore[attr-defined]
+
+
+async def test_an_edited_second_message_goes_on_in_claude_codes_own_session_forked_after_turn_one(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/DESIGN.md, "Forks": after an edit of the second of three messages, Claude Code's model
+    has turn 1 as it really was (its own Bash call and result, natively), nothing of the old turns 2
+    and 3, and no transcript; the original chat's session still answers."""
+    looks = reply(text("Let me look."), tool_use("Bash", {"command": f"ls {claude.cwd}", "description": "List the files"}))
+    claude.api.script(
+        looks,
+        reply(text("There is one file.")),
+        reply(text("Old second answer.")),
+        reply(text("Old third answer.")),
+        reply(text("Edited second answer."), answers="Edited second question"),
+        reply(text("The original goes on."), answers="Fourth question"),
+    )
+    (claude.cwd / "notes.txt").write_text("hello\n")
+    copilot = Copilot(backend, claude.agent)
+    with trio.fail_after(GUARD):
+        first = await copilot.ask("What is here?")
+        for _ in range(3):  # Claude Code may ask before it runs ls: Allow
+            if not first.tool_calls():
+                break
+            first = await copilot.allow()
+        assert first.text().endswith("There is one file."), first.parts
+        second_round = len(copilot.rounds)
+        await copilot.ask("Old second question")
+        await copilot.ask("Old third question")
+        original = Copilot(backend, claude.agent)
+        original.rounds = copy.deepcopy(copilot.rounds)
+        copilot.edit(second_round, "")
+        edited = await copilot.ask("Edited second question")
+        assert edited.text() == "Edited second answer.", edited.parts
+        went_on = await original.ask("Fourth question")
+    assert went_on.text() == "The original goes on.", went_on.parts
+    [bash] = looks.call_ids()
+    at_edit = next(r for r in claude.api.main if "Edited second question" in model_text(r))
+    # Turn 1, natively: Claude Code's own tool_use and its tool_result, with the same id.
+    assert [(u["id"], u["name"]) for u in at_edit.tool_uses()] == [(bash, "Bash")]
+    assert [r["tool_use_id"] for r in at_edit.tool_results()] == [bash]
+    assert "notes.txt" in json.dumps(at_edit.tool_results())
+    seen = model_text(at_edit)
+    assert "There is one file." in seen
+    for gone in ("Old second", "Old third", "Earlier in this conversation"):
+        assert gone not in seen, gone
+    # A fork of the first session at turn 1's last message; no new session, no transcript.
+    [fork] = claude.requests("session/fork")
+    first_session = claude.requests("session/prompt")[0]["params"]["sessionId"]
+    assert fork["params"]["sessionId"] == first_session
+    assert fork["params"]["_meta"]["jetbrains"]["air"]["fork"]["version"] == 1
+    assert len(claude.requests("session/new")) == 1
+    assert not any("Earlier in this conversation" in p for p in claude.prompts())
+    # The original chat went on in its own session, with its three turns.
+    last = claude.requests("session/prompt")[-1]["params"]["sessionId"]
+    assert last == first_session
+    at_fourth = next(r for r in claude.api.main if "Fourth question" in model_text(r))
+    assert "Old third" in model_text(at_fourth) and "Edited second" not in model_text(at_fourth)
