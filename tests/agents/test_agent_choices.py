@@ -248,14 +248,46 @@ async def test_a_claude_code_session_started_outside_vs_code_is_continued(backen
         result = await backend.chat([*continuing(session["title"], session["token"]), user("What number did I say?")], agent=claude.agent, cwd=str(claude.cwd))
     assert answered(result) == "You said 42."
     sent = [m for m in claude.messages()[mark:] if "method" in m]
-    assert [m["params"]["sessionId"] for m in sent if m["method"] == "session/resume"] == [outside]
-    for method, model in (("session/list", schema.ListSessionsRequest), ("session/resume", schema.ResumeSessionRequest)):
+    # Claude Code declares session/fork: the chat goes on in a fork of the whole session, and the
+    # session itself stays as the user left it (docs/DESIGN.md, "Forks").
+    [fork] = [m for m in sent if m["method"] == "session/fork"]
+    assert fork["params"]["sessionId"] == outside and "jetbrains" not in fork["params"]["_meta"]
+    for method, model in (("session/list", schema.ListSessionsRequest), ("session/fork", schema.ForkSessionRequest)):
         for message in (m for m in sent if m["method"] == method):
             validate_payload(model, message["params"], method)
-    assert not [m for m in sent if m["method"] == "session/new"]
+    assert not [m for m in sent if m["method"] in ("session/new", "session/resume")]
     last = claude.api.main[-1]
     assert last.user_texts()[0] == "Remember the number 42" and last.user_texts()[-1] == "What number did I say?"
     assert not any("Continue the session" in t for t in last.user_texts()), "the opening exchange is not sent to the agent"
+
+
+async def test_a_continued_claude_code_session_whose_first_question_is_edited_is_answered_from_the_session_as_it_was(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/DESIGN.md, "Forks": the edited question goes on in a fork of the agent's own session, which
+    holds its history and nothing of the question the edit replaced; the first chat goes on too."""
+    claude.api.script(
+        claude_reply(claude_text("I will remember 42.")),
+        claude_reply(claude_text("You said 42.")),
+        claude_reply(claude_text("Doubled: 84."), answers="What is it doubled?"),
+        claude_reply(claude_text("Still 42."), answers="And again?"),
+    )
+    with trio.fail_after(GUARD):
+        outside = await run_outside(claude.agent, str(claude.cwd), ["Remember the number 42"])
+        [session] = [s for s in (await backend.list_sessions(claude.agent, cwd=str(claude.cwd)))["sessions"] if s["sessionId"] == outside]
+        opening = continuing(session["title"], session["token"])
+        first = await backend.chat([*opening, user("What number did I say?")], agent=claude.agent, cwd=str(claude.cwd))
+        assert answered(first) == "You said 42."
+        edited = await backend.chat([*opening, user("What is it doubled?")], agent=claude.agent, cwd=str(claude.cwd))
+        again = await backend.chat([*opening, user("What number did I say?"), first.assistant_message(), user("And again?")], agent=claude.agent, cwd=str(claude.cwd))
+    assert edited.error is None, edited.error
+    assert answered(edited) == "Doubled: 84."
+    at_edit = next(r for r in claude.api.main if "What is it doubled?" in r.user_texts())
+    assert "Remember the number 42" in at_edit.user_texts() and "What number did I say?" not in at_edit.user_texts()
+    assert answered(again) == "Still 42."
+    forks = claude.requests("session/fork")
+    assert [f["params"]["sessionId"] for f in forks] == [outside, outside]
+    first_session, edited_session = (p["params"]["sessionId"] for p in claude.requests("session/prompt")[-3:-1])
+    assert len({outside, first_session, edited_session}) == 3
+    assert claude.requests("session/prompt")[-1]["params"]["sessionId"] == first_session
 
 
 async def test_a_codex_session_started_outside_vs_code_is_continued(backend: BackendClient, codex: Codex) -> None:
