@@ -76,7 +76,8 @@ async def test_a_turn_past_copilots_request_limit_keeps_claude_codes_session(bac
 async def test_after_a_restart_claude_code_never_sees_a_turn_the_reloaded_chat_lost(claude: ClaudeCode) -> None:
     """docs/DESIGN.md, "Identity and markers": Copilot writes a chat's history a little after each
     turn, so a window reloaded at once can come back without the last one. The restarted backend
-    must not resume Claude Code's saved session past the turn the chat shows."""
+    must not resume Claude Code's saved session past the turn the chat shows: it forks it at the
+    turn the chat shows (docs/DESIGN.md, "Forks"), so turn 1 stays the agent's own."""
     claude.api.script(reply(text("Hi there.")), reply(text("Forty-two noted.")), reply(text("You said hello.")))
     async with BackendClient.spawn() as first_backend:
         copilot = Copilot(first_backend, claude.agent)
@@ -92,8 +93,12 @@ async def test_after_a_restart_claude_code_never_sees_a_turn_the_reloaded_chat_l
     last = claude.api.main[-1]
     said = "\n".join(last.user_texts() + last.assistant_texts())
     assert "42" not in said and "Forty-two" not in said  # turn 2 is gone for the model too
-    assert "Hello" in said and "Hi there." in said  # turn 1 is not (here as the priming text)
+    assert "Hello" in said and "Hi there." in said  # turn 1 is not...
+    assert "Earlier in this conversation" not in said  # ...and is the session's own, not a transcript
     assert not claude.requests("session/resume") and not claude.requests("session/load")
+    [fork] = claude.requests("session/fork")
+    assert fork["params"]["sessionId"] == sessions(claude)[0]
+    assert fork["params"]["_meta"]["jetbrains"]["air"]["fork"]["version"] == 1
 
 
 async def test_after_a_restart_claude_code_resumes_its_own_session_unprimed(claude: ClaudeCode) -> None:
