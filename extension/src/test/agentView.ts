@@ -85,6 +85,29 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       const asked = await claude.request(lastUser('After the stop'));
       assert.ok(asked.userTexts.includes('Count slowly'), `the stopped turn is in the session: ${JSON.stringify(asked.userTexts)}`);
     }],
+    ['Claude Code: after an edit of the second of three messages, its model still has turn 1\'s own tool call and result, and nothing of turns 2 and 3', async () => {
+      // docs/DESIGN.md, "Forks": the edit goes on in Claude Code's own session forked after turn 1.
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      claude.script(
+        { answers: 'What files are here?', calls: [{ name: 'Bash', input: { command: `ls ${workspace}`, description: 'List the files' } }] },
+        { answers: 'What files are here?', text: ['I listed them.'] },
+        { answers: 'Old second question', text: ['Old second answer.'] },
+        { answers: 'Old third question', text: ['Old third answer.'] },
+        { answers: 'Edited second question', text: ['Edited second answer.'] },
+      );
+      assert.match(await chat.sendAllowingAny('What files are here?'), /I listed them\./);
+      assert.match((await chat.send('Old second question')).text, /Old second answer\./);
+      assert.match((await chat.send('Old third question')).text, /Old third answer\./);
+      const edited = await chat.edit('Old second question', 'Edited second question');
+      assert.match(edited.text, /Edited second answer\./);
+      const asked = await claude.request(lastUser('Edited second question'));
+      const seen = JSON.stringify(asked);
+      assert.deepEqual(asked.toolCalls, ['Bash'], `turn 1's own tool call, natively: ${seen}`);
+      assert.ok(asked.toolResults.some((r) => r.includes('notes.txt')), `and its result: ${seen}`);
+      assert.ok(asked.assistantTexts.some((t) => t.includes('I listed them.')), seen);
+      assert.doesNotMatch(seen, /Old second|Old third|Earlier in this conversation/, 'nothing of the old turns 2 and 3, and no transcript');
+    }],
     ['Claude Code: a permission card, Allow runs the command', async () => {
       await chat.newChat('Agent');
       const target = file('allowed.txt');

@@ -315,6 +315,33 @@ export class ChatView {
     return { text: (await response.locator('.value').innerText()).trim(), firstTextMs };
   }
 
+  /**
+   * Edits the request that reads `oldText` as a user does (VS Code's default `chat.editRequests`,
+   * "inline": a click on the request opens it for editing in place), sends `newText` instead, and
+   * resolves with the answer to it. The requests after it leave the chat.
+   */
+  async edit(oldText: string, newText: string): Promise<Answer> {
+    const request = this.view.locator('.interactive-request', { hasText: oldText }).last();
+    const editor = this.view.locator('.interactive-request .interactive-input-editor .monaco-editor').first();
+    await retry(this.page, UI_MS * 3, async () => {
+      await request.locator('.value').first().click({ timeout: UI_MS });
+      await editor.waitFor({ timeout: 5_000 });
+    });
+    await editor.click();
+    await this.page.keyboard.press('ControlOrMeta+A');
+    await this.page.keyboard.type(newText);
+    await this.page.keyboard.press('Enter');
+    // The list's rows are not in the page in the order shown once rows left it: the answer is the
+    // row after the edited request's, by the list's own index.
+    const row = this.view.locator('.monaco-list-row').filter({ has: this.page.locator('.interactive-request', { hasText: newText }) }).first();
+    await row.waitFor({ timeout: UI_MS });
+    const index = Number(await row.getAttribute('data-index'));
+    const response = this.view.locator(`.monaco-list-row[data-index="${index + 1}"] .interactive-response`).first();
+    await response.locator('.value .chat-markdown-part.rendered-markdown').first().waitFor({ timeout: ANSWER_MS });
+    await this.view.locator('.interactive-response.chat-response-loading').first().waitFor({ state: 'detached', timeout: ANSWER_MS });
+    return { text: (await response.locator('.value').innerText()).trim(), firstTextMs: 0 };
+  }
+
   async cardShown(): Promise<boolean> {
     return (await this.view.locator('.chat-confirmation-widget-buttons').filter({ visible: true }).count()) > 0;
   }

@@ -1,6 +1,7 @@
 // "Symposium: Continue an Agent Session" in the real Chat view, as a user runs it: Claude Code (its real
 // ACP adapter, its model API faked) had a session of its own in the workspace, started outside VS Code;
-// the command lists it, opens a chat for it, and what the user types there goes on in that session.
+// the command lists it, opens a chat for it, and what the user types there goes on in that session;
+// its first question edited goes on from the session as it was.
 
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
@@ -14,6 +15,7 @@ const VIEW = '.part.auxiliarybar';
 export const CONTINUE_AGENT = { id: 'claude-fake', name: 'Claude (fake API)' };
 const REMEMBERED = 'Remember the number 42';
 const QUESTION = 'What number did I say?';
+const EDITED = 'What number did I say, doubled?';
 
 /** Picks the command in the command palette; its own quick picks follow. */
 async function startCommand(page: Page, title: string): Promise<void> {
@@ -30,7 +32,7 @@ export function prepareContinue(repository: Repository, workspace: string): Prom
 }
 
 export async function runContinueViewTest(page: Page, fake: FakeAgent, options: { out: string; print(line: string): void }): Promise<{ passed: number; failed: number }> {
-  const name = 'Continue an Agent Session: a Claude Code session started outside VS Code goes on in a new chat';
+  const name = 'Continue an Agent Session: a Claude Code session started outside VS Code goes on in a new chat, its first question edited too';
   const started = Date.now();
   try {
     // A window opened anew: Copilot Chat enabled again, our models listed in its picker.
@@ -48,6 +50,12 @@ export async function runContinueViewTest(page: Page, fake: FakeAgent, options: 
     assert.ok(asked.userTexts.includes(REMEMBERED), `the model saw the session's history: ${JSON.stringify(asked.userTexts)}`);
     assert.ok(!asked.userTexts.some((t) => t.includes('Continue the')), 'the opening exchange stayed in VS Code');
     assert.match(answer.text, /\(unscripted\)/);
+    // The first question edited: answered from the session as the user left it (docs/DESIGN.md, "Forks").
+    const edited = await chat.edit(QUESTION, EDITED);
+    assert.match(edited.text, /\(unscripted\)/);
+    const again = await fake.request((r) => r.userTexts.includes(EDITED));
+    assert.ok(again.userTexts.includes(REMEMBERED), `the model saw the session's history: ${JSON.stringify(again.userTexts)}`);
+    assert.ok(!again.userTexts.includes(QUESTION), `and not the question the edit replaced: ${JSON.stringify(again.userTexts)}`);
     options.print(`    ✔ ${name} (${Date.now() - started}ms)`);
     return { passed: 1, failed: 0 };
   } catch (error) {

@@ -26,6 +26,9 @@ export interface ModelRequest {
   userTexts: string[];
   /** The text of each tool result the request carries. */
   toolResults: string[];
+  /** The name of each of the model's own tool calls the request carries. */
+  toolCalls: string[];
+  assistantTexts: string[];
 }
 
 /** A scripted model reply (tests/support/serve_fake_agent.py builds it with the fake API's own builders). */
