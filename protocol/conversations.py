@@ -250,21 +250,6 @@ class Conversations:
         return match, None, None
 
 
-def resumes_saved(seq: int, saved_turn: int | None) -> bool:
-    """Whether the first turn of a conversation named by a marker of an earlier backend run
-    goes on in the agent's saved session, or starts a new one primed with the history.
-
-    `seq` is that turn's number (the marker's turn + 1: `Conversations.route` numbers on from
-    the marker), `saved_turn` the last turn handed to the saved session (None: not
-    known, as in stores written before it was kept). Only a marker of that very turn resumes:
-    an older one (the consumer's history lost the later turns, say a window reloaded before
-    the chat was written) would show the agent turns the user no longer sees, so it forks as
-    it does within one run; a newer one (the store lost its last saves) would hide turns the
-    user sees. See "Identity and markers" in docs/DESIGN.md.
-    """
-    return saved_turn is None or saved_turn == seq - 1
-
-
 NOTHING_TO_ANSWER = "Invalid params: messages: no user message to answer"
 NOTHING_NEW_ASKED = "Nothing new to answer: this request continues a turn that has ended. Send a new message to go on."
 

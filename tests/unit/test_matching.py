@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.conversations import Conversations, MarkerAt, Route, resumes_saved
+from protocol.conversations import Conversations, MarkerAt, Route
+from protocol.forking import Opening, opening_after_restart
 from protocol.markers import Marker
 from protocol.matching import Conversation, canonical, normalise
 from protocol.lm import (
@@ -263,6 +264,9 @@ def test_after_a_restart_only_a_marker_of_the_saved_sessions_last_turn_resumes_i
         return route
 
     assert first_turn(1).record.seq == 2
+    def resumes_saved(seq: int, saved_turn: int | None) -> bool:
+        return opening_after_restart(seq, saved_turn, None) is Opening.RESUME
+
     assert resumes_saved(first_turn(1).record.seq, saved_turn=1)  # the chat shows what the session holds
     assert not resumes_saved(first_turn(1).record.seq, saved_turn=2)  # the chat lost turn 2: never resumed past it
     assert not resumes_saved(first_turn(2).record.seq, saved_turn=1)  # the store lost a save: the session lacks a turn shown
