@@ -32,7 +32,7 @@ from actors.racing import race
 from protocol import auth
 from protocol.agent_options import CHOICE_UPDATES
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
-from protocol.forking import Fork, fork_params
+from protocol.forking import Fork
 from protocol.settings import Settings
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits
 from actors.version import version
@@ -724,7 +724,7 @@ class AgentProcess:
         primed, is to be made instead (docs/DESIGN.md, "Forks")."""
         if (closing := self._closing.get(fork.session_id)) is not None:
             await closing.wait()  # a session closed a moment ago is forked only once the agent has closed it
-        params = fork_params(fork.session_id, command.cwd, command.mcp_servers, merge_meta(meta, fork.meta))
+        params = acp.fork_session_params(fork.session_id, command.cwd, command.mcp_servers, merge_meta(meta, fork.meta))
         try:
             result = await self._request(peer, "session/fork", params)
             session_id = result["sessionId"]

@@ -74,6 +74,12 @@ def resume_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str,
     return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": meta}
 
 
+def fork_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: dict[str, Any] = SESSION_META) -> dict[str, Any]:
+    """`session/fork` (unstable in ACP v1): a new session holding `session_id`'s history; what names
+    the message it ends with, if anything, is in `meta` (docs/DESIGN.md, "Forks")."""
+    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": meta}
+
+
 def list_sessions_params(cwd: str | None, cursor: str | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {}
     if cwd is not None:

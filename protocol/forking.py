@@ -148,11 +148,6 @@ def continue_in_fork(initialized: Mapping[str, Any], session_id: str) -> Fork | 
     return Fork(session_id, must=True) if declares_fork(initialized) else None
 
 
-def fork_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: Mapping[str, Any]) -> dict[str, Any]:
-    """ACP `session/fork` (unstable in ACP v1): a new session holding `session_id`'s history."""
-    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": dict(meta)}
-
-
 class Opening(enum.Enum):
     """How a conversation named by a marker of an earlier backend run gets its agent session."""
 

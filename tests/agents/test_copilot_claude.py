@@ -6,8 +6,10 @@ import copy
 import json
 
 import trio
+from acp.schema import ForkSessionRequest
 
 from symposium.client import BackendClient
+from tests.support.acp_validate import validate_payload
 from tests.support.claude import ClaudeCode
 from tests.support.copilot import Copilot
 from tests.support.fake_anthropic import reply, text, tool_use
@@ -169,6 +171,7 @@ async def test_an_edited_second_message_goes_on_in_claude_codes_own_session_fork
         assert gone not in seen, gone
     # A fork of the first session at turn 1's last message; no new session, no transcript.
     [fork] = claude.requests("session/fork")
+    validate_payload(ForkSessionRequest, fork["params"], "session/fork")
     first_session = claude.requests("session/prompt")[0]["params"]["sessionId"]
     assert fork["params"]["sessionId"] == first_session
     assert fork["params"]["_meta"]["jetbrains"]["air"]["fork"]["version"] == 1

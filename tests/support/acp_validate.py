@@ -40,6 +40,7 @@ METHODS: dict[str, tuple[str, Any, Any]] = {
     "authenticate": (C2A, S.AuthenticateRequest, S.AuthenticateResponse),
     "session/new": (C2A, S.NewSessionRequest, S.NewSessionResponse),
     "session/load": (C2A, S.LoadSessionRequest, S.LoadSessionResponse),
+    "session/fork": (C2A, S.ForkSessionRequest, S.ForkSessionResponse),
     "session/prompt": (C2A, S.PromptRequest, S.PromptResponse),
     "session/set_mode": (C2A, S.SetSessionModeRequest, S.SetSessionModeResponse),
     "session/cancel": (C2A, S.CancelNotification, None),
