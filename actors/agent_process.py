@@ -33,6 +33,8 @@ from protocol import auth
 from protocol.agent_options import CHOICE_UPDATES
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.forking import Fork
+from protocol.mcp_transport import Transport
+from protocol.mcp_transport import transport as mcp_transport
 from protocol.settings import Settings
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits
 from actors.version import version
@@ -565,6 +567,12 @@ class AgentProcess:
     def own_edits(self) -> OwnEdits | None:
         """How this agent's own file editing is switched off, if we know (from its `initialize`)."""
         return own_edits(self.initialized)
+
+    @property
+    def mcp_transport(self) -> Transport:
+        """How `vscode_tools` is offered to this agent: stdio, or HTTP to one that takes no stdio
+        MCP server (protocol/mcp_transport.py)."""
+        return mcp_transport(self.capabilities, http_only=isinstance(self.agent, ProcessAgent) and self.agent.http_mcp_only)
 
     def hands_off(self, asked: bool) -> bool:
         """Whether a session asked to hand its file editing to VS Code's tools does: only where we

@@ -214,7 +214,7 @@ class SessionActor:
                     else:
                         fork = fork_at(process.initialized, origin.point)
                     resuming, must = (None, False) if fork is not None else (resumed, named)
-                    return await process.new_session(folder, [bridge.entry()], self._events_send, resuming, must, hand_off, fork=fork)
+                    return await process.new_session(folder, [await bridge.entry_for(process.mcp_transport)], self._events_send, resuming, must, hand_off, fork=fork)
 
                 session = await self._opened(delivery, opening)
         except AgentError as exc:

@@ -34,9 +34,11 @@ import attrs
 import trio
 
 from actors import bridge_socket
+from actors.http_bridge import HttpEndpoint, new_secret
 from actors.bridge_socket import Endpoint
 from actors.mailbox import answering, queued
 from protocol.failures import AgentError, FailureKind, failure, resource_failure
+from protocol.mcp_transport import HTTP, Transport, http_entry
 from protocol.tool_names import ToolNames
 from protocol.tool_schema import listable
 from protocol.jsonrpc import LineSplitter, Overlong
@@ -262,8 +264,13 @@ class ToolBridge:
         self._index = recorder.next_index("mcp") if recorder else 0
         self._accepted = 0
         self._live = 0  # connections taken and not yet closed (at most MAX_CONNECTIONS)
+        self._http_secret = new_secret()  # the HTTP entry's bearer token (actors/http_bridge.py)
         if recorder is not None:
             recorder.secret(self.token)
+            recorder.secret(self._http_secret)
+        self._http: HttpEndpoint | None = None  # opened for the first HTTP entry
+        self._http_lock = trio.Lock()
+        self._nursery: trio.Nursery | None = None  # run's: whatever serves this bridge ends with it
         self.endpoint: Endpoint | None = None  # where the relay connects, once `run` has started
         self.key_path: str | None = None  # the private file holding `token`, for the relay
         self._accepting = False  # a prompt of the conversation runs: `tools/call`s are taken
@@ -280,10 +287,19 @@ class ToolBridge:
 
     # The Session's side --------------------------------------------------------------------
 
+    async def entry_for(self, transport: Transport) -> dict[str, Any]:
+        """The `mcpServers` entry for `session/new` in the transport `protocol/mcp_transport.py`
+        chose: `entry()`, or for an agent that takes no stdio server the HTTP one, which carries
+        its own secret in a header and opens this bridge's HTTP listener on first use
+        (`actors/http_bridge.py`). Raises AgentError when that cannot be opened."""
+        if transport == HTTP:
+            return http_entry(SERVER_NAME, await self._http_url(), self._http_secret)
+        return self.entry()
+
     def entry(self) -> dict[str, Any]:
-        """The `mcpServers` entry for `session/new`. No secret in it: an agent may put it on a
-        command line (Claude Code's SDK does), where every local user can read it. It names the
-        private file holding the secret instead."""
+        """The stdio `mcpServers` entry. No secret in it: an agent may put it on a command line
+        (Claude Code's SDK does), where every local user can read it. It names the private file
+        holding the secret instead."""
         assert self.endpoint is not None and self.key_path is not None, "the bridge is not running"
         command, *args = self._listener.relay.command
         return {
@@ -292,6 +308,25 @@ class ToolBridge:
             "args": [*args, *self.endpoint.args(), "--key", self.key_path],
             "env": [],
         }
+
+    async def _http_url(self) -> str:
+        async with self._http_lock:
+            if self._http is None:
+                assert self._nursery is not None, "the bridge is not running"
+                try:
+                    server = await self._server()
+                except Exception as exc:  # noqa: BLE001 - e.g. no thread for the import
+                    raise AgentError(failure(FailureKind.BRIDGE_FAILED, f"Cannot start the tool bridge: {type(exc).__name__}")) from None
+                recorder, index = self._recorder, self._index
+                tracer = recorder.channel(f"mcp {index} http") if recorder is not None else None
+                endpoint = HttpEndpoint(server, self._http_secret, lambda: tracer)
+                try:
+                    await self._nursery.start(endpoint.run)
+                except OSError as exc:
+                    raise _failed("open the tool bridge's HTTP listener", exc) from None
+                self._http = endpoint
+            assert self._http.url is not None
+            return self._http.url
 
     def accept_calls(self, accept: bool) -> None:
         """Take `tools/call`s (a prompt runs), or refuse them at once (`NO_PROMPT_CALL`)."""
@@ -355,6 +390,7 @@ class ToolBridge:
         self.key_path = self._listener.register(self.token, inbox_send)
         try:
             async with trio.open_nursery() as nursery:
+                self._nursery = nursery
                 nursery.start_soon(self._take_connections, inbox, nursery)
                 task_status.started()
                 async for change in self._updates:

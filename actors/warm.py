@@ -151,7 +151,7 @@ class Spares:
         try:
             process = await self._pool.start(agent, cwd)
             bridge = await self._bridges.open(events_send, bridged_tools(tools, bridged, process.hands_off(hand_off)), recorder=self._recorder)
-            session = await process.new_session(cwd, [bridge.entry()], events_send, hand_off_edits=hand_off)
+            session = await process.new_session(cwd, [await bridge.entry_for(process.mcp_transport)], events_send, hand_off_edits=hand_off)
         except AgentError as exc:
             if bridge is not None:
                 bridge.close()

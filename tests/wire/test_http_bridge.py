@@ -1,0 +1,96 @@
+"""`vscode_tools` over MCP's Streamable HTTP, for agents that take no stdio server (docs/DESIGN.md, "Tool bridge").
+
+The bridge's HTTP entry, reached with the real `mcp` SDK's HTTP client: without the entry's bearer
+secret, or with another, nothing is served; with it, the same tools as the stdio relay, and a call is
+taken only while a prompt runs. The listener ends with the bridge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+import trio
+
+from actors.tool_bridge import BridgeListener, ToolBridge
+from protocol.lm import TextPart, Tool, ToolResultPart
+from protocol.mcp_transport import HTTP, STDIO
+from protocol.turn import NO_PROMPT_CALL, ToolRequested
+from symposium.launch import RELAY
+
+GUARD = 60
+TOOLS = (Tool("read_notes", "Read contents of a file", {"type": "object", "properties": {"path": {"type": "string"}}}),)
+
+
+async def _bridge(nursery: trio.Nursery) -> tuple[ToolBridge, trio.MemoryReceiveChannel[Any], dict[str, Any]]:
+    events_send, events = trio.open_memory_channel[Any](100)
+    bridge = ToolBridge(events_send, BridgeListener(nursery, RELAY))
+    await nursery.start(bridge.run, TOOLS)
+    return bridge, events, await bridge.entry_for(HTTP)
+
+
+def _client(url: str, headers: dict[str, str]) -> Any:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers=headers, timeout=GUARD)
+    return Client(streamable_http_client(url, http_client=http), mode="legacy", read_timeout_seconds=GUARD)
+
+
+def _headers(entry: dict[str, Any]) -> dict[str, str]:
+    return {h["name"]: h["value"] for h in entry["headers"]}
+
+
+async def test_the_entry_is_acp_http_with_a_bearer_secret_and_stdio_stays_the_default(nursery: trio.Nursery) -> None:
+    bridge, _, entry = await _bridge(nursery)
+    assert entry["type"] == "http" and entry["name"] == "vscode_tools"
+    assert entry["url"].startswith("http://127.0.0.1:") and entry["url"].endswith("/mcp")
+    [(name, value)] = _headers(entry).items()
+    assert name == "Authorization" and value.startswith("Bearer ") and len(value) > 40
+    assert value.removeprefix("Bearer ") != bridge.token  # not the relay's secret
+    assert "command" in await bridge.entry_for(STDIO)
+    assert await bridge.entry_for(HTTP) == entry  # one listener per bridge
+    bridge.close()
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic x"}], ids=["none", "wrong", "basic"])
+async def test_a_request_without_the_secret_is_refused_unread(nursery: trio.Nursery, headers: dict[str, str]) -> None:
+    bridge, _, entry = await _bridge(nursery)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    with trio.fail_after(GUARD):
+        async with httpx2.AsyncClient(headers=headers) as http:
+            response = await http.post(entry["url"], json=body, headers={"Accept": "application/json, text/event-stream"})
+        assert response.status_code == 401
+        assert "read_notes" not in response.text
+        with pytest.raises(Exception):
+            async with _client(entry["url"], headers) as client:
+                await client.list_tools()
+    bridge.close()
+
+
+async def test_with_the_secret_the_tools_are_listed_and_called_only_while_a_prompt_runs(nursery: trio.Nursery) -> None:
+    bridge, events, entry = await _bridge(nursery)
+    with trio.fail_after(GUARD):
+        async with _client(entry["url"], _headers(entry)) as client:
+            listed = (await client.list_tools()).tools
+            assert [t.name for t in listed] == ["read_notes"]
+            refused = await client.call_tool("read_notes", {"path": "a"})
+            assert refused.is_error and refused.content[0].text == NO_PROMPT_CALL
+
+            bridge.accept_calls(True)  # a prompt runs
+
+            async def vscode() -> None:
+                call: ToolRequested = await events.receive()
+                assert (call.name, call.arguments) == ("read_notes", {"path": "a"})
+                call.handle.answer(ToolResultPart("sym-1", (TextPart("the notes"),)))
+
+            nursery.start_soon(vscode)
+            done = await client.call_tool("read_notes", {"path": "a"})
+            assert not done.is_error and done.content[0].text == "the notes"
+            bridge.accept_calls(False)
+    bridge.close()
+    with trio.fail_after(GUARD):
+        await bridge.ended.wait()
+        with pytest.raises(OSError):
+            await trio.open_tcp_stream("127.0.0.1", int(entry["url"].rsplit(":", 1)[1].split("/")[0]))
