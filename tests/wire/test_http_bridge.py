@@ -94,3 +94,24 @@ async def test_with_the_secret_the_tools_are_listed_and_called_only_while_a_prom
         await bridge.ended.wait()
         with pytest.raises(OSError):
             await trio.open_tcp_stream("127.0.0.1", int(entry["url"].rsplit(":", 1)[1].split("/")[0]))
+
+
+async def test_the_secret_is_in_no_transcript(nursery: trio.Nursery, tmp_path: Any) -> None:
+    from actors.transcript import Recorder
+
+    recorder = Recorder(tmp_path / "traces")
+    events_send, events = trio.open_memory_channel[Any](100)
+    bridge = ToolBridge(events_send, BridgeListener(nursery, RELAY), recorder=recorder)
+    await nursery.start(bridge.run, TOOLS)
+    entry = await bridge.entry_for(HTTP)
+    secret = _headers(entry)["Authorization"].removeprefix("Bearer ")
+    # session/new as the agent's channel records it, and the MCP traffic over HTTP.
+    recorder.channel("agent 1 copilot")("send", {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": [entry]}})
+    with trio.fail_after(GUARD):
+        async with _client(entry["url"], _headers(entry)) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["read_notes"]
+    bridge.close()
+    recorder.close()
+    assert recorder.path is not None
+    text = recorder.path.read_text()
+    assert secret not in text and "session/new" in text and "read_notes" in text
