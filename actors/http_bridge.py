@@ -17,6 +17,7 @@ nursery: the listener, its connections and the SDK's tasks end with the conversa
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
 import logging
@@ -36,6 +37,8 @@ MAX_CONNECTIONS = 16
 HEADER_TIMEOUT = 10.0  # a request's line and headers, and its body, must arrive within this
 MAX_HEADER = 64 * 1024
 MAX_BODY = 4 * 1024 * 1024  # the SDK's own limit for Streamable HTTP bodies
+ACCEPT_RETRY = 0.1  # out of file descriptors: accept again after this (connections wait in the backlog)
+ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 
 
 def new_secret() -> str:
@@ -77,8 +80,10 @@ class HttpEndpoint:
                 try:
                     stream = await listener.accept()
                 except OSError as exc:
+                    if exc.errno not in ACCEPT_CAPACITY_ERRNOS:
+                        raise
                     log.warning("vscode_tools (HTTP): cannot accept a connection now: %s", exc.strerror or exc)
-                    await trio.sleep(0.1)
+                    await trio.sleep(ACCEPT_RETRY)
                     continue
                 try:
                     self._slots.acquire_nowait()
@@ -113,6 +118,8 @@ class HttpEndpoint:
                 conn.start_next_cycle()
         except (h11.ProtocolError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             log.info("vscode_tools (HTTP): connection ended: %s", type(exc).__name__)
+        except Exception:  # one connection fails, never the bridge (no header is in what is logged)
+            log.exception("vscode_tools (HTTP): connection failed")
         finally:
             self._slots.release()
             await trio.aclose_forcefully(stream)

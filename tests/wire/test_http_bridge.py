@@ -115,3 +115,21 @@ async def test_the_secret_is_in_no_transcript(nursery: trio.Nursery, tmp_path: A
     assert recorder.path is not None
     text = recorder.path.read_text()
     assert secret not in text and "session/new" in text and "read_notes" in text
+
+
+async def test_garbage_and_oversized_requests_cost_their_connection_only(nursery: trio.Nursery) -> None:
+    from actors.http_bridge import MAX_BODY
+
+    bridge, _, entry = await _bridge(nursery)
+    port = int(entry["url"].rsplit(":", 1)[1].split("/")[0])
+    with trio.fail_after(GUARD):
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        await stream.send_all(b"\x00\x01 not http at all\r\n\r\n")
+        assert await stream.receive_some(4096) == b""  # closed unanswered
+        await stream.aclose()
+        async with httpx2.AsyncClient(headers=_headers(entry)) as http:
+            response = await http.post(entry["url"], content=b"x" * (MAX_BODY + 1), headers={"Content-Type": "application/json"})
+        assert response.status_code == 413
+        async with _client(entry["url"], _headers(entry)) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["read_notes"]
+    bridge.close()
