@@ -47,6 +47,8 @@ def normalise(value: Any, key: str = "") -> Any:
     if isinstance(value, dict):
         if {"name", "command", "args", "env"} <= value.keys() and value.get("name") == "vscode_tools":
             return {"name": "vscode_tools", "command": "<relay>", "args": "<relay>", "env": "<relay>"}
+        if value.get("type") == "http" and value.get("name") == "vscode_tools":  # the HTTP entry: its port and secret are live
+            return {"type": "http", "name": "vscode_tools", "url": "<bridge>", "headers": "<bridge>"}
         return {k: "<cwd>" if k == "cwd" else normalise(v, k) for k, v in value.items()}
     if isinstance(value, list):
         return [normalise(item, key) for item in value]
