@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 SCHEMA = """
 create table if not exists agents (
     agent text primary key,  -- a keyed digest of the agent definition
-    learned text not null,   -- JSON: {"choices": [...], "images": bool, "contexts": {model: tokens}, "sums": [bytes, tokens]}
+    learned text not null,   -- JSON: {"choices": [...], "images": bool or null, "contexts": {model: tokens}, "sums": [bytes, tokens]}
     updated real not null
 )
 """
@@ -46,7 +46,7 @@ RATIO_CHANGE = 0.02  # a change of bytes per token smaller than this is not wort
 @attrs.define
 class Learned:
     choices: tuple[Choice, ...] = ()
-    images: bool = False  # its `promptCapabilities.image`: the model picker lets images through
+    images: bool | None = None  # its `promptCapabilities.image`; None until one of its sessions said (agent_options.takes_images)
     contexts: dict[str, int] = attrs.Factory(dict)  # model value ("" for the agent's default) → context window
     sums: tuple[float, float] | None = None  # (bytes, tokens), see agent_options.add_sample
 
@@ -64,7 +64,8 @@ class Learned:
         sums = raw.get("sums")
         valid = isinstance(sums, list) and len(sums) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in sums)
         sums_read = (float(sums[0]), float(sums[1])) if valid else None
-        return cls(choices_from_json(raw.get("choices")), raw.get("images") is True, contexts, sums_read)
+        images = raw.get("images")
+        return cls(choices_from_json(raw.get("choices")), images if isinstance(images, bool) else None, contexts, sums_read)
 
 
 class AgentCatalog:

@@ -459,3 +459,17 @@ def bytes_per_token(sums: tuple[float, float] | None) -> float:
 def token_count(text: str, ratio: float = DEFAULT_BYTES_PER_TOKEN) -> int:
     """An estimate of `text`'s tokens: its UTF-8 bytes over the agent's bytes per token."""
     return max(1, math.ceil(len(text.encode()) / ratio))
+
+
+# Images, learned ------------------------------------------------------------------------------
+
+
+def takes_images(declared: bool | None) -> bool:
+    """Whether a model entry tells VS Code it takes images (`imageInput`), from what the agent's
+    sessions declared (`promptCapabilities.image`), None before any of them has (docs/DESIGN.md,
+    "Images"). Unknown counts as yes: VS Code strikes an image through for a model that says no
+    and never sends it, so the user's first image would be lost for good, while one sent to an
+    agent that turns out not to take images reaches it as a note saying an image was left out
+    (`rendering.build_prompt`), and from then on the picker says no.
+    """
+    return declared is not False

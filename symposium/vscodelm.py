@@ -79,7 +79,7 @@ CONTEXT_TOKENS = 200_000
 
 
 def _model(
-    id: str, name: str, detail: str, *, context: int | None = None, ratio: float | None = None, tooltip: str | None = None, images: bool = False
+    id: str, name: str, detail: str, *, context: int | None = None, ratio: float | None = None, tooltip: str | None = None, images: bool | None = None
 ) -> ModelInfo:
     return ModelInfo(
         id=id,
@@ -88,7 +88,7 @@ def _model(
         version=version(),
         max_input_tokens=context or CONTEXT_TOKENS,
         max_output_tokens=CONTEXT_TOKENS,
-        capabilities=Capabilities(tool_calling=True, image_input=images),
+        capabilities=Capabilities(tool_calling=True, image_input=agent_options.takes_images(images)),
         detail=detail,
         tooltip=tooltip,
         bytes_per_token=round(ratio, 4) if ratio is not None else None,
@@ -98,9 +98,9 @@ def _model(
 def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list[ModelInfo]:
     """The built-in Eliza, then per configured agent its own entry and, once one of its sessions
     offered them, one entry per model it offers (`<id>/<model value>`), with the context window
-    it reported and the bytes per token its usage showed. Images are let through once one of its
-    sessions said its prompts take them (until then VS Code strikes an attached image through)."""
-    models = [_model(ELIZA_MODEL_ID, "Eliza (Symposium)", "built-in ACP agent")]
+    it reported and the bytes per token its usage showed. Images are let through unless its
+    sessions said its prompts do not take them (`agent_options.takes_images`)."""
+    models = [_model(ELIZA_MODEL_ID, "Eliza (Symposium)", "built-in ACP agent", images=False)]
     for entry in params.agents:
         if entry.id == ELIZA_MODEL_ID:
             continue

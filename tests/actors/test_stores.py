@@ -42,6 +42,19 @@ def test_the_catalog_survives_a_restart_and_keeps_no_definition(tmp_path: Path) 
     assert AgentCatalog(path, os.urandom(32)).get(definition).choices == (), "another key finds nothing"
 
 
+def test_an_agent_that_takes_no_images_is_remembered_as_such_and_an_unused_one_as_unknown(tmp_path: Path) -> None:
+    """docs/DESIGN.md, "Images": the picker lets images through unless the agent said no."""
+    path = tmp_path / "state" / "agents.sqlite3"
+    key = os.urandom(32)
+    catalog = AgentCatalog(path, key)
+    catalog.learn_session("blind", (), images=False)
+    catalog.learn_usage("unused-before", None, TurnUsage(used=10, size=1000))  # a loaded session: images not learned
+    catalog.close()
+    again = AgentCatalog(path, key)
+    assert again.get("blind").images is False
+    assert again.get("unused-before").images is None and again.get("never-seen").images is None
+
+
 def test_the_secret_is_created_private_and_reused(tmp_path: Path) -> None:
     folder = tmp_path / "state"
     key = load_secret(folder)

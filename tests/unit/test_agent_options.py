@@ -23,6 +23,7 @@ from protocol.agent_options import (
     pending_options,
     read_choices,
     set_request,
+    takes_images,
     token_count,
     updated,
 )
@@ -159,6 +160,13 @@ def test_a_first_turn_calibrates_by_its_output_tokens_where_the_agent_reports_th
     silent = UsageMeter()
     silent.start_turn([])
     assert silent.finish(None) == TurnUsage() and not TurnUsage().reported
+
+
+def test_a_model_takes_images_unless_its_agent_said_it_does_not() -> None:
+    assert takes_images(True)
+    assert not takes_images(False)
+    # Not yet known (the agent has not started): let the first image through, or VS Code drops it.
+    assert takes_images(None)
 
 
 def test_bytes_per_token_stay_within_sense() -> None:

@@ -345,3 +345,26 @@ async def test_agent_thoughts_arrive_as_thinking_parts(backend: BackendClient) -
     assert "mother" in result.text()
     assert result.parts[0]["type"] == "thinking"
 
+
+
+# A 1x1 PNG, as VS Code sends a pasted image: a data part of the user's message.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+async def test_an_agent_not_yet_started_takes_images_until_it_says_it_does_not(backend: BackendClient, tap: Tap) -> None:
+    """docs/DESIGN.md, "Images": before the agent has started, the picker lets an image through
+    (VS Code would drop it otherwise); an agent whose prompts take none (Eliza) is sent a note in
+    its place, and from then on the picker says no."""
+    entry = {"id": "blind", "name": "Blind", "agent": tap.agent}
+    [before] = [m for m in await backend.models([entry]) if m["id"] == "blind"]
+    assert before["capabilities"]["imageInput"] is True
+    message = {"role": "user", "content": [{"type": "text", "value": "I feel sad"}, {"type": "data", "mimeType": "image/png", "data": PNG}]}
+    with trio.fail_after(GUARD):
+        result = await backend.chat([message], agent=tap.agent, model_id="blind")
+        await backend.models_changed()
+    assert_well_formed(result)
+    [prompt] = tap.requests("session/prompt")
+    assert {"type": "text", "text": "[image omitted: image/png]"} in prompt["params"]["prompt"]
+    assert not any(b.get("type") == "image" for b in prompt["params"]["prompt"])
+    [after] = [m for m in await backend.models([entry]) if m["id"] == "blind"]
+    assert after["capabilities"]["imageInput"] is False
