@@ -78,8 +78,10 @@ def unwrap(text: str) -> CopilotTurn | None:
     while position < len(stripped):
         opening = _OPEN.match(stripped, position)
         if opening is None:
-            # Loose text between elements (a hint Copilot adds): kept, up to the next element.
-            following = stripped.find("\n<", position)
+            # Loose text between elements (a hint Copilot adds): kept, up to the next element. Searched
+            # from the next character: text starting "\n<" that opens no element (a closing tag, a "<3")
+            # would otherwise be found again where it is, forever.
+            following = stripped.find("\n<", position + 1)
             if following < 0:
                 return None
             other.append(("", stripped[position:following].strip()))

@@ -81,8 +81,22 @@ def normalise(message: Message) -> Message:
         return message if unwrapped is content[0] else attrs.evolve(message, content=(unwrapped,))
     parts = _content_parts(content)
     if message.role == "user":
-        parts = [_unwrapped(part) for part in parts]
+        parts = _unwrapped_turn(parts)
     return attrs.evolve(message, content=tuple(parts))
+
+
+def _unwrapped_turn(parts: list[Any]) -> list[Any]:
+    """A user's parts with a Copilot turn unwrapped. Copilot Chat 0.67 puts an attached image
+    inside the turn's `<attachments>` element, so its text comes in pieces around the image
+    (`<attachments>`, the image, `</attachments>` ... `<userRequest>`): the pieces read together
+    are the turn, and the images go before it (what the user attached, then what they asked,
+    which the agent answers: it comes last)."""
+    texts = [part for part in parts if type(part) is TextPart]
+    if len(texts) > 1 and all(type(part) is TextPart or isinstance(part, DataPart) for part in parts):
+        whole = "".join(part.value for part in texts)
+        if (turn := unwrap(whole)) is not None:
+            return [part for part in parts if type(part) is not TextPart] + [CopilotText(whole, turn=turn)]
+    return [_unwrapped(part) for part in parts]
 
 
 def _unwrapped(part: Any) -> Any:

@@ -104,3 +104,34 @@ def test_a_copilot_turn_is_unwrapped_once_as_the_request_is_read() -> None:
     assert isinstance(part, CopilotText) and part.turn == unwrap(part.value) and part.turn.request == "fix it"
     assert type(answered.content[0]) is TextPart  # only a user's turn is Copilot's wrapper
     assert normalise(asked) == asked  # what was read is read once: reading it again changes nothing
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def test_an_image_inside_copilots_attachments_reaches_the_agent_before_the_request() -> None:
+    """As Copilot Chat 0.67 sends a pasted image: inside the turn's `<attachments>`, so the turn's
+    text comes in two pieces around it (seen in the real Chat view)."""
+    whole = copilot_turn("What is in this image?", attachments="\n")
+    head, tail = whole.split("\n", 1)
+    assert head == "<attachments>"
+    message = normalise(Message("user", (TextPart(head + "\n"), DataPart("image/png", PNG), TextPart(tail))))
+    image, text = message.content
+    assert image == DataPart("image/png", PNG)
+    assert isinstance(text, CopilotText) and text.turn.request == "What is in this image?"
+    assert build_prompt(turn(message), accepts_images=True) == [
+        {"type": "image", "mimeType": "image/png", "data": PNG},
+        {"type": "text", "text": "<editorContext>\nThe user's current file is /w/app.py. \n</editorContext>"},
+        {"type": "text", "text": "What is in this image?"},
+    ]
+    # Re-rendered with another editor context, it is the same turn.
+    again = copilot_turn("What is in this image?", attachments="\n", editor="The user's current file is /w/other.py. ")
+    head, tail = again.split("\n", 1)
+    assert canonical(normalise(Message("user", (TextPart(head + "\n"), DataPart("image/png", PNG), TextPart(tail))))) == canonical(message)
+
+
+def test_text_that_opens_no_element_where_loose_text_may_be_is_read_and_never_loops() -> None:
+    # The piece after an image starts with a closing tag; a user may type "<" anywhere.
+    assert unwrap("\n</attachments>\n<userRequest>\nhi\n</userRequest>") is not None
+    assert unwrap("a\n< b\n</userRequest>") is None
+    assert unwrap("\n<3\n<userRequest>\nhi\n</userRequest>").request == "hi"
