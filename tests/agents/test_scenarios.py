@@ -173,7 +173,9 @@ async def test_an_attached_image_reaches_the_model_and_the_picker_lets_images_th
     # Unknown until one of its sessions says: let through, or VS Code would drop the user's first image.
     assert before["pictured"]["capabilities"]["imageInput"] is True
     agent.api.script(agent.reply(agent.text("A single pixel.")))
-    message = {"role": "user", "content": [{"type": "text", "value": "What is in this image?"}, {"type": "data", "mimeType": "image/png", "data": PNG}]}
+    # As Copilot Chat 0.67 sends a pasted image: inside its turn's <attachments>, the text in two pieces.
+    request_text = "\n</attachments>\n<context>\nThe current date is 2026-11-26.\n</context>\n<userRequest>\nWhat is in this image?\n</userRequest>\n"
+    message = {"role": "user", "content": [{"type": "text", "value": "<attachments>\n"}, {"type": "data", "mimeType": "image/png", "data": PNG}, {"type": "text", "value": request_text}]}
     with trio.fail_after(GUARD):
         result = await agent.chat(backend, [message], model_id="pictured")
         await backend.models_changed()
@@ -181,5 +183,7 @@ async def test_an_attached_image_reaches_the_model_and_the_picker_lets_images_th
     assert result.text() == "A single pixel."
     [request] = agent.api.main
     assert request.images() == [("image/png", PNG)]
+    # Claude Code ends the message with a text naming where it saved the image.
+    assert "What is in this image?" in [t.strip() for t in request.user_texts()]
     after = {m["id"]: m for m in await backend.models([entry])}
     assert after["pictured"]["capabilities"]["imageInput"] is True
