@@ -6,9 +6,10 @@ Serves the fake API on 127.0.0.1 and prints, as JSON lines on stdout: first the 
 `symposium.agents` (`{"agent": {"command", "args", "env"}}`, or `{"error": ...}` when the agent
 cannot be installed); with `--session-in`, then `{"session": ID}` once the agent, run as another
 client would run it, has had a session in FOLDER take PROMPT; then `{"model": ..., "userTexts":
-[...], "toolResults": [...], "toolCalls": [...], "assistantTexts": [...]}` for each model request of an
-agent's own turn, as the API received it (`toolResults`: the text of each tool result it carries;
-`toolCalls`: the name of each tool call of the model's it carries). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
+[...], "toolResults": [...], "toolCalls": [...], "assistantTexts": [...], "images": [...]}` for each model
+request of an agent's own turn, as the API received it (`toolResults`: the text of each tool result it
+carries; `toolCalls`: the name of each tool call of the model's it carries; `images`: each image of the
+user's messages, `{"mediaType", "data"}` with the data in base64). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
 scripted replies (shared with the Python tests' fakes): REPLY is `{"answers": TEXT?, "text": [CHUNK,
 ...]?, "calls": [{"name", "input", "namespace"?} | {"name", "patch"}]?, "stallAfter": N?, "usage": [IN, OUT]?}`; a turn no
 reply fits is answered with a short text. Ends when its stdin closes.
@@ -78,6 +79,7 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
                         "toolResults": [output["text"] for output in request.tool_outputs()],
                         "toolCalls": [u["name"] for u in request.tool_uses()] if isinstance(request, fake_anthropic.Request) else [c.get("name") for c in request.function_calls()],
                         "assistantTexts": request.assistant_texts(),
+                        "images": [{"mediaType": media, "data": data} for media, data in request.images()],
                     })
                 seen = len(api.main)
 

@@ -20,6 +20,10 @@ export const CODEX_AGENT = { id: 'codex-fake', name: 'Codex (fake API)' };
 /** Copilot's `chat.agent.maxRequests` in the agents' window (runner.ts), and a turn that goes past it. */
 export const MAX_REQUESTS = 5;
 const LONG_TURN_EDITS = MAX_REQUESTS + 3;
+/** Claude Code under another name: a definition no chat has started yet, so nothing is known of what its prompts take. */
+export const FRESH_CLAUDE = { id: 'claude-fresh', name: 'Claude Code (not yet started)' };
+/** A 2x2 PNG (red, green, blue, white), as a user pastes it. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAAMIM/4EAAB/uBfsL2WiLAAAAAElFTkSuQmCC', 'base64');
 /** Claude Code with nothing to sign in with: its fake API's entry without the key, an empty home. */
 export const SIGNIN_AGENT = { id: 'claude-no-sign-in', name: 'Claude Code (no sign-in)' };
 
@@ -271,6 +275,49 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       const label = (await ring.getAttribute('aria-label')) ?? '';
       assert.match(label, /Context window usage: [1-9]\d*%/, `the ring shows the agent's use: ${label}`);
     }],
+    // Images, and a restart of the backend (docs/DESIGN.md, "Images" and "Identity and markers").
+    ['A pasted image reaches Claude Code\'s model, even before the agent has ever started', async () => {
+      await chat.pick(FRESH_CLAUDE.name); // never started: what its prompts take is not known yet
+      await chat.newChat('Agent');
+      const attached = await pasteImage(page, PNG);
+      const label = (await attached.getAttribute('aria-label')) ?? '';
+      options.print(`    the pasted image in the input, before the agent ever started: "${label.split('\n')[0]}"`);
+      assert.doesNotMatch(label, /not sent|omitted/i, 'Copilot does not strike the image through');
+      claude.script({ text: ['Four pixels.'] }); // Claude Code's last text names the file it saved the image in
+      assert.match((await chat.send('What is in this image?')).text, /Four pixels\./);
+      const asked = await claude.request((r) => r.userTexts.some((t) => t.trim() === 'What is in this image?'));
+      assert.deepEqual(asked.images, [{ mediaType: 'image/png', data: PNG.toString('base64') }], 'the model has the image, byte for byte');
+    }],
+    ['After a restart of the backend, a chat that lost its last turn goes on without it: the model never sees that turn', async () => {
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      const [first, second, next] = ['Remember the word apple', 'Remember the secret number 42', 'What did I ask you to remember?'];
+      claude.script({ answers: first, text: ['Apple noted.'] }, { answers: second, text: ['Forty-two noted.'] }, { answers: next, text: ['The word apple.'] });
+      assert.match((await chat.send(first)).text, /Apple noted\./);
+      assert.match((await chat.send(second)).text, /Forty-two noted\./);
+      await runCommand(page, 'Symposium: Restart Backend');
+      await restoreCheckpoint(page, second); // the chat as it was before turn 2, as a window reloaded too soon shows it
+      assert.match((await chat.send(next)).text, /The word apple\./);
+      assert.equal(await view.locator('.interactive-request', { hasText: second }).count(), 0, 'the chat no longer shows turn 2');
+      const asked = await claude.request(lastUser(next));
+      const said = [...asked.userTexts, ...asked.assistantTexts].join('\n');
+      assert.doesNotMatch(said, /42|Forty-two/, `turn 2 never reaches the model: ${said.slice(0, 800)}`);
+      assert.match(said, /Remember the word apple/, 'turn 1 does');
+      assert.match(said, /Apple noted\./);
+    }],
+    ['After a restart of the backend, a chat that shows every turn goes on in Claude Code\'s own session, unprimed', async () => {
+      await chat.newChat('Agent');
+      const [first, second, next] = ['Remember the word pear', 'Remember the secret number 7', 'What did I ask you to remember, twice?'];
+      claude.script({ answers: first, text: ['Pear noted.'] }, { answers: second, text: ['Seven noted.'] }, { answers: next, text: ['Pear and 7.'] });
+      assert.match((await chat.send(first)).text, /Pear noted\./);
+      assert.match((await chat.send(second)).text, /Seven noted\./);
+      await runCommand(page, 'Symposium: Restart Backend');
+      assert.match((await chat.send(next)).text, /Pear and 7\./);
+      const asked = await claude.request(lastUser(next));
+      assert.ok(!asked.userTexts.some((t) => t.includes('Earlier in this conversation')), `not primed: ${JSON.stringify(asked.userTexts).slice(0, 500)}`);
+      assert.deepEqual(asked.userTexts.slice(-3), [first, second, next], 'both turns, natively, in the agent\'s own session');
+      assert.deepEqual(asked.assistantTexts.slice(-2), ['Pear noted.', 'Seven noted.']);
+    }],
     ['Codex answers in the same window', async () => {
       await chat.pick(CODEX_AGENT.name);
       await chat.newChat('Agent');
@@ -460,4 +507,40 @@ export class WorkingSet {
     // Kept or undone, nothing is left to review.
     await actions.waitFor({ state: 'hidden', timeout: UI_MS });
   }
+}
+
+/**
+ * Pastes `png` into the chat's input as the browser hands a pasted image to the page: a paste event
+ * whose clipboard data holds the file. Resolves with the attachment the input then shows.
+ */
+async function pasteImage(page: Page, png: Buffer): Promise<Locator> {
+  const view = page.locator(VIEW);
+  await view.locator('.interactive-input-editor .monaco-editor').first().click();
+  await page.evaluate(`(() => {
+    const bytes = Uint8Array.from(atob(${JSON.stringify(png.toString('base64'))}), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], 'image.png', { type: 'image/png' }));
+    document.activeElement.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  })()`);
+  const attached = view.locator('.interactive-input-part .chat-attached-context-attachment.image-attachment').first();
+  await attached.waitFor({ timeout: UI_MS });
+  return attached;
+}
+
+/**
+ * "Restore Checkpoint" above the request that reads `text` (no edits to discard, so no confirmation):
+ * the chat as it was before it ("Checkpoint Restored"). VS Code puts the request's text back in the
+ * input; it is cleared, as a user who moves on clears it.
+ */
+async function restoreCheckpoint(page: Page, text: string): Promise<void> {
+  const view = page.locator(VIEW);
+  const request = view.locator('.interactive-item-container.interactive-request', { hasText: text }).last();
+  await request.hover({ timeout: UI_MS });
+  await request.locator('.chat-restore-checkpoint-item a.action-label:not(.chat-restore-checkpoint-cancel)').first().click({ timeout: UI_MS });
+  await view.locator('.checkpoint-label-text', { hasText: 'Checkpoint Restored' }).filter({ visible: true }).first().waitFor({ timeout: UI_MS });
+  const input = view.locator('.interactive-input-editor .monaco-editor').first();
+  await input.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await input.locator('.view-lines', { hasText: text }).waitFor({ state: 'detached', timeout: UI_MS });
 }

@@ -29,6 +29,8 @@ export interface ModelRequest {
   /** The name of each of the model's own tool calls the request carries. */
   toolCalls: string[];
   assistantTexts: string[];
+  /** Each image of the user's messages: its media type and its bytes in base64. */
+  images: { mediaType: string; data: string }[];
 }
 
 /** A scripted model reply (tests/support/serve_fake_agent.py builds it with the fake API's own builders). */

@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
-import { CODEX_AGENT, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
+import { CODEX_AGENT, FRESH_CLAUDE, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 
@@ -115,7 +115,7 @@ async function main(): Promise<number> {
     const repository = repositoryOf(SYMPOSIUM)!;
     const [fake, codex] = await Promise.all([prepareContinue(repository, dirs.workspace), FakeAgent.start('codex', repository)]);
     const signIn = { ...SIGNIN_AGENT, ...withoutCredentials(fake.entry, path.join(root, 'no-sign-in-home')) };
-    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, signIn], path.join(OUT, 'trace'), {
+    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, signIn, { ...FRESH_CLAUDE, ...fake.entry }], path.join(OUT, 'trace'), {
       'chat.agent.maxRequests': MAX_REQUESTS, // a turn past Copilot's request limit, in a few rounds
     });
     const again = await newPage(browser, OUT, 'agents');
