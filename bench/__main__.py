@@ -143,10 +143,10 @@ def _agent_start() -> list[Row]:
             # A prepared new conversation should cost no more, against a follow-up, than a new
             # session costs Claude Code itself: the rest is the agent's own first-prompt work
             # (docs/benchmarks.md says what it is), which no client can take away.
-            "Claude Code's new-conversation penalty: prepared with Symposium / alone (the two ratios above)",
-            f"{a['ratio']:.2f}x / {a['alone_ratio']:.2f}x = {a['ratio'] / a['alone_ratio']:.2f}",
+            f"Claude Code's new-conversation penalty: prepared with Symposium / alone, median of {agent_start.WARM_SAMPLES} pairs (medians' ratio: {a['ratio'] / a['alone_ratio']:.2f})",
+            f"{a['penalty']:.2f}",
             "<= 1.25",
-            a["ratio"] / a["alone_ratio"] <= 1.25,
+            a["penalty"] <= 1.25,
         ),
     ]
 
@@ -214,10 +214,10 @@ def _tool_round_trip() -> list[Row]:
     t = tool_round_trip.measure()
     return [
         (
-            f"bridged tool round trip: request -> next tool_call part (median of {t['calls']})",
-            f"{t['part_ms']:.1f} ms (p90 {t['part_p90_ms']:.1f} ms)",
-            "< 10 ms",
-            t["part_ms"] < 10,
+            f"bridged tool round trip: request -> next tool_call part / a plain turn's first part, same conversation (medians of {t['calls']})",
+            f"{t['part_ms']:.1f} / {t['plain_ms']:.1f} ms = {t['part_ms'] / t['plain_ms']:.1f}x (p90 {t['part_p90_ms']:.1f} ms)",
+            "<= 5x",
+            t["part_ms"] / t["plain_ms"] <= 5,
         ),
         (
             "bridged tool round trip: request -> lm/responseComplete",
