@@ -14,7 +14,7 @@ import { ChatView } from './chatView';
 import { FakeAgent } from './fakeAgent';
 
 export const EDITS = 10;
-const PAIRS = 2;
+const PAIRS = 3;
 const ON_DISK_MS = 120_000;
 /** The agent entry for the own edits: the fake Claude Code's, in acceptEdits mode. */
 export const OWN_EDITS_AGENT = { id: 'claude-own-edits', name: 'Claude (fake API, own edits)', options: { mode: 'acceptEdits' } };
