@@ -55,7 +55,12 @@ def _matching() -> list[Row]:
     match = matching.measure()
     growth = match["ms_1000"] / match["ms_10"]
     return [
-        ("matching: one more request, 1,000 conversations x 200 messages", f"{match['ms_1000']:.3f} ms", "< 0.5 ms", match["ms_1000"] < 0.5),
+        (
+            "matching: one more request, 1,000 conversations x 200 messages / decoding its JSON (same samples)",
+            f"{match['ms_1000']:.3f} / {match['decode_ms']:.3f} ms = {match['ms_1000'] / match['decode_ms']:.2f}x",
+            "<= 3x",
+            match["ms_1000"] / match["decode_ms"] <= 3,
+        ),
         (
             "matching: 1,000 conversations / 10 conversations",
             f"{match['ms_1000']:.3f} / {match['ms_10']:.3f} ms = {growth:.2f}x",
@@ -138,10 +143,10 @@ def _agent_start() -> list[Row]:
             # A prepared new conversation should cost no more, against a follow-up, than a new
             # session costs Claude Code itself: the rest is the agent's own first-prompt work
             # (docs/benchmarks.md says what it is), which no client can take away.
-            "Claude Code's new-conversation penalty: prepared with Symposium / alone (the two ratios above)",
-            f"{a['ratio']:.2f}x / {a['alone_ratio']:.2f}x = {a['ratio'] / a['alone_ratio']:.2f}",
+            f"Claude Code's new-conversation penalty: prepared with Symposium / alone, median of {agent_start.WARM_SAMPLES} pairs (medians' ratio: {a['ratio'] / a['alone_ratio']:.2f})",
+            f"{a['penalty']:.2f}",
             "<= 1.25",
-            a["ratio"] / a["alone_ratio"] <= 1.25,
+            a["penalty"] <= 1.25,
         ),
     ]
 
@@ -171,6 +176,30 @@ def _chat_view() -> list[Row]:
     )]
 
 
+def _edit_cost() -> list[Row]:
+    c = chat_view.edit_cost()
+    return [
+        (
+            f"real Chat view: one edit, Enter -> on disk, routed through Copilot / Claude Code's own Edit (acceptEdits; {c['edits']} per turn, median of {c['runs']})",
+            f"{c['routed_ms']:.0f} / {c['own_ms']:.0f} ms = {c['ratio']:.1f}x",
+            "info",
+            None,
+        ),
+        (
+            "  the same, Enter -> the answer complete, per edit",
+            f"{c['routed_done_ms']:.0f} / {c['own_done_ms']:.0f} ms = {c['done_ratio']:.1f}x",
+            "info",
+            None,
+        ),
+        (
+            f"a round of Copilot's tool loop (routed edits): our share, request in -> result to the agent + its next call -> response complete ({c['rounds']} rounds)",
+            f"{c['ours_ms']:.0f} of {c['round_ms']:.0f} ms (medians); {c['share']:.1%} of the rounds' time",
+            "< 10%",
+            c["share"] < 0.1,
+        ),
+    ]
+
+
 def _relay() -> list[Row]:
     r = relay.measure()
     return [(
@@ -185,10 +214,10 @@ def _tool_round_trip() -> list[Row]:
     t = tool_round_trip.measure()
     return [
         (
-            f"bridged tool round trip: request -> next tool_call part (median of {t['calls']})",
-            f"{t['part_ms']:.1f} ms (p90 {t['part_p90_ms']:.1f} ms)",
-            "< 10 ms",
-            t["part_ms"] < 10,
+            f"bridged tool round trip: request -> next tool_call part / a plain turn's first part, same conversation (medians of {t['calls']})",
+            f"{t['part_ms']:.1f} / {t['plain_ms']:.1f} ms = {t['part_ms'] / t['plain_ms']:.1f}x (p90 {t['part_p90_ms']:.1f} ms)",
+            "<= 5x",
+            t["part_ms"] / t["plain_ms"] <= 5,
         ),
         (
             "bridged tool round trip: request -> lm/responseComplete",
@@ -227,6 +256,7 @@ def _stderr_flood() -> list[Row]:
 def _recording() -> list[Row]:
     found = recording.measure()
     added_us = (1 / found["recording"] - 1 / found["plain"]) * 1e6
+    plain_us = 1e6 / found["plain"]
     return [
         (
             "recording: 20,000 chunks with --trace-dir / without",
@@ -234,8 +264,13 @@ def _recording() -> list[Row]:
             "info",
             None,
         ),
-        # What a user could notice: the CPU a recorded chunk costs, against the ~100 chunks/s of a fast model.
-        ("recording: added cost per chunk", f"{added_us:.1f} µs", "< 20 µs", added_us < 20),
+        # Against the same run's baseline: what a chunk costs the backend when nothing is recorded.
+        (
+            "recording: added cost per chunk / a chunk's whole cost without recording (same run)",
+            f"{added_us:.1f} / {plain_us:.1f} µs = {added_us / plain_us:.1f}x",
+            "<= 5x",
+            added_us / plain_us <= 5,
+        ),
     ]
 
 
@@ -312,6 +347,7 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("agent start-up", _agent_start),
     ("first model request", _first_request),
     ("chat view first text", _chat_view),
+    ("chat view edit cost", _edit_cost),
     ("relay start-up", _relay),
     ("bridged tool round trip", _tool_round_trip),
     ("large tool result", _large_tool_result),

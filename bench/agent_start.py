@@ -12,6 +12,9 @@ Every figure is the time from sending a chat request to its first streamed part:
 - the floor: Claude Code alone, driven over ACP without Symposium (no MCP server), the first
   prompt of a new session against a follow-up in it. Each session is its own Claude Code CLI
   process, whose first turn runs cold code (and asks for a title); no client can go below it.
+  Sampled in turn with the warm figures (one with Symposium, one alone), and the penalty is the
+  median of each pair's ratio of ratios: the first-prompt time of Claude Code moves with the
+  machine, and a pair sees the same machine.
 Each sample waits until the backend and its agents are idle (a spare session is made after
 the request that took the one before it, and Claude Code keeps working for a moment after
 `session/new`), so the two warm figures compare the agent's work, not the machine's load.
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +45,7 @@ from tests.support.claude import PACKAGE, VERSION, claude_env, installed_claude
 from tests.support.fake_anthropic import FakeAnthropic, reply, text
 
 COLD_SAMPLES = 3
-WARM_SAMPLES = 7
+WARM_SAMPLES = 15  # each with Symposium, then alone: the penalty is the median of the pairs'
 GUARD = 120  # a hang guard per step, not a budget
 
 
@@ -112,9 +116,12 @@ class _Bench:
         return f"Hello, conversation {next(self.runs)}"
 
 
-async def _alone(node: str, entry: str, api: FakeAnthropic, env: dict[str, str], cwd: Path) -> tuple[list[float], list[float]]:
-    """Claude Code without Symposium: seconds to the first text chunk of a new session's first
-    prompt, and of a follow-up in it, per sample (each session made, and the process idle, first)."""
+@contextlib.asynccontextmanager
+async def _alone(node: str, entry: str, api: FakeAnthropic, env: dict[str, str], cwd: Path) -> AsyncIterator[Callable[[int], Awaitable[tuple[float, float]]]]:
+    """Claude Code without Symposium, running beside the backend: yields `sample(run)`, seconds to
+    the first text chunk of a new session's first prompt, and of a follow-up in it (the session
+    made, and the process idle, first). Sampled in turn with the backend's, so both see the same
+    machine."""
     process = await trio.lowlevel.open_process(
         [node, entry], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **env}, cwd=str(cwd), start_new_session=True
     )
@@ -134,8 +141,14 @@ async def _alone(node: str, entry: str, api: FakeAnthropic, env: dict[str, str],
         await peer.request("session/prompt", {"sessionId": session_id, "prompt": [acp.text_block(words)]})
         return chunks.pop(session_id) - start
 
-    firsts: list[float] = []
-    follow_ups: list[float] = []
+    async def sample(run: int) -> tuple[float, float]:
+        with trio.fail_after(GUARD):
+            session_id = (await peer.request("session/new", acp.new_session_params(str(cwd), [])))["sessionId"]
+            await _quiet(process.pid)
+            first = await prompt(session_id, f"Hello, session {run}")
+            await _quiet(process.pid)
+            return first, await prompt(session_id, "And then?")
+
     try:
         async with trio.open_nursery() as nursery:
             peer = Peer(trio.StapledStream(process.stdin, process.stdout), name="claude")
@@ -144,19 +157,12 @@ async def _alone(node: str, entry: str, api: FakeAnthropic, env: dict[str, str],
             nursery.start_soon(peer.serve)
             with trio.fail_after(GUARD):
                 await peer.request("initialize", acp.initialize_params(version()))
-            for run in range(WARM_SAMPLES):
-                with trio.fail_after(GUARD):
-                    session_id = (await peer.request("session/new", acp.new_session_params(str(cwd), [])))["sessionId"]
-                    await _quiet(process.pid)
-                    firsts.append(await prompt(session_id, f"Hello, session {run}"))
-                    await _quiet(process.pid)
-                    follow_ups.append(await prompt(session_id, "And then?"))
+            yield sample
             nursery.cancel_scope.cancel()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # the adapter and the CLI of each session
         await process.wait()
-    return firsts, follow_ups
 
 
 def _agent(command: str, args: list[str], env: dict[str, str], run: int) -> dict[str, Any]:
@@ -202,27 +208,36 @@ async def _measure() -> dict[str, Any]:
                 warm = _agent(node, [entry], env, next(runs))
                 with trio.fail_after(GUARD):
                     await client.prepare(warm, model_id="claude", cwd=str(cwd))
-                for _ in range(WARM_SAMPLES):
-                    with trio.fail_after(GUARD):
-                        await client.prepare(warm, model_id="claude", cwd=str(cwd))  # the spare is ready
-                    await bench.quiet()
-                    first = [user(bench.prompt())]
-                    elapsed, asked, answer = await bench.timed(warm, first)
-                    found_ms["new_warm"].append(elapsed)
-                    found_ms["new_warm_asked"].append(asked)
-                    with trio.fail_after(GUARD):
-                        await client.prepare(warm, model_id="claude", cwd=str(cwd))
-                    await bench.quiet()
-                    elapsed, asked, _ = await bench.timed(warm, [*first, answer, user("And then?")])
-                    found_ms["follow_up"].append(elapsed)
-                    found_ms["follow_up_asked"].append(asked)
-            found_ms["alone_new"], found_ms["alone_follow_up"] = await _alone(node, entry, api, env, cwd)
+                found_ms["alone_new"], found_ms["alone_follow_up"] = [], []
+                async with _alone(node, entry, api, env, cwd) as alone:
+                    for sample in range(WARM_SAMPLES):
+                        with trio.fail_after(GUARD):
+                            await client.prepare(warm, model_id="claude", cwd=str(cwd))  # the spare is ready
+                        await bench.quiet()
+                        first = [user(bench.prompt())]
+                        elapsed, asked, answer = await bench.timed(warm, first)
+                        found_ms["new_warm"].append(elapsed)
+                        found_ms["new_warm_asked"].append(asked)
+                        with trio.fail_after(GUARD):
+                            await client.prepare(warm, model_id="claude", cwd=str(cwd))
+                        await bench.quiet()
+                        elapsed, asked, _ = await bench.timed(warm, [*first, answer, user("And then?")])
+                        found_ms["follow_up"].append(elapsed)
+                        found_ms["follow_up_asked"].append(asked)
+                        alone_new, alone_follow_up = await alone(sample)
+                        found_ms["alone_new"].append(alone_new)
+                        found_ms["alone_follow_up"].append(alone_follow_up)
             nursery.cancel_scope.cancel()
     medians = {name: statistics.median(values) * 1000 if values else None for name, values in found_ms.items()}
     return {
         **{f"{name}_ms": value for name, value in medians.items()},
         "ratio": medians["new_warm"] / medians["follow_up"],
         "alone_ratio": medians["alone_new"] / medians["alone_follow_up"],
+        # Each sample's own: its ratio with Symposium / the ratio alone taken right after it.
+        "penalty": statistics.median(
+            (new / follow) / (alone_new / alone_follow)
+            for new, follow, alone_new, alone_follow in zip(found_ms["new_warm"], found_ms["follow_up"], found_ms["alone_new"], found_ms["alone_follow_up"])
+        ),
         "version": VERSION,
     }
 

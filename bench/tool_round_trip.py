@@ -10,7 +10,10 @@ sending request i+1:
   client, its next `tools/call` back through the relay, the part out): the budget's figure;
 - to `lm/responseComplete`: what VS Code waits before it can run the tool. The Session
   completes a response only once the agent has been quiet for `GATHER_WINDOW`, in case it
-  makes more calls at once.
+  makes more calls at once (Eliza announces none: docs/DESIGN.md, "Parallel tool calls").
+
+The budget is a ratio to a same-run baseline: a plain turn of the same conversation (Eliza's
+text reply), request -> its first part, over the same wire and backend.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ TOOL = {"name": "t", "description": "A tool that answers ok", "inputSchema": {"t
 async def _measure() -> dict[str, Any]:
     to_part: list[float] = []
     to_complete: list[float] = []
+    plain: list[float] = []
     command = "use tools " + " then ".join(["vscode_tools::t with {}"] * CALLS)
     async with BackendClient.spawn(stderr=subprocess.DEVNULL) as client:
         assert client.process is not None
@@ -50,7 +54,7 @@ async def _measure() -> dict[str, Any]:
             calls: list[float] = []
             start = time.perf_counter()
             result = client.start_chat(
-                history, agent=ELIZA, tools=[TOOL], on_part=lambda part: calls.append(time.perf_counter()) if part.get("type") == "tool_call" else None
+                history, agent=ELIZA, tools=[TOOL], on_part=lambda part: calls.append(time.perf_counter()) if part.get("type") in ("tool_call", "text") else None
             )
             await result.done.wait()
             if result.error is not None:
@@ -71,11 +75,18 @@ async def _measure() -> dict[str, Any]:
         expected = "\n".join(["t: OK: ok"] * CALLS)
         if result.text() != expected:
             raise RuntimeError(f"unexpected final reply {result.text()[:200]!r}")
+        # The same-run baseline: a plain turn of the same conversation, request -> its first part.
+        with trio.fail_after(GUARD):
+            for n in range(CALLS):
+                history += [result.assistant_message(), user(f"Hello {n}")]
+                result, part_s, _ = await request(history)
+                plain.append(part_s)
     return {
         "part_ms": statistics.median(to_part) * 1000,
         "complete_ms": statistics.median(to_complete) * 1000,
         "part_p90_ms": sorted(to_part)[int(len(to_part) * 0.9)] * 1000,
         "gather_ms": GATHER_WINDOW * 1000,
+        "plain_ms": statistics.median(plain) * 1000,
         "calls": len(to_part),
     }
 

@@ -86,6 +86,34 @@ DUPLICATES = frozenset(
     }
 )
 
+# Tools that only read (what VS Code's diagnostics, language server, tests, tasks, terminals and
+# notebooks hold, or the workspace's files): listed to agents with MCP's `readOnlyHint`, so an agent
+# that runs only such tools side by side (Claude Code runs an MCP tool concurrently with its siblings
+# only when it is declared read-only) calls the ones its model asked for together, and they cost one
+# round of Copilot's tool loop (docs/DESIGN.md, "Parallel tool calls"). Every other tool may change
+# something: it is declared nothing, and such calls come one at a time.
+READ_ONLY = frozenset(
+    {
+        "get_errors",
+        "vscode_listCodeUsages",
+        "testFailure",
+        "get_task_output",
+        "terminal_selection",
+        "terminal_last_command",
+        "copilot_getNotebookSummary",
+        "read_notebook_cell_output",
+        "read_file",
+        "list_dir",
+        "file_search",
+        "grep_search",
+        "view_image",
+        "get_terminal_output",
+        "get_vscode_api",
+        "github_repo",
+        "github_text_search",
+    }
+)
+
 # Tools that call the same model back: for our provider, the same agent again. Never bridged.
 NEVER = frozenset({"runSubagent"})
 

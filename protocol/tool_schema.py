@@ -18,6 +18,7 @@ from typing import Any
 
 from protocol.lm import Tool
 from protocol.tool_names import ToolNames
+from protocol.tool_policy import READ_ONLY
 
 OBJECT = {"type": "object"}
 
@@ -73,5 +74,7 @@ def listable(tools: Iterable[Tool], names: ToolNames | None = None) -> tuple[lis
         entry: dict[str, Any] = {"name": names.agent(tool.name) if names else tool.name, "inputSchema": schema}
         if tool.description:
             entry["description"] = tool.description
+        if tool.name in READ_ONLY:
+            entry["annotations"] = {"readOnlyHint": True}  # docs/DESIGN.md, "Parallel tool calls"
         listed.append(entry)
     return listed, problems

@@ -52,7 +52,11 @@ from protocol.tool_names import ToolNames
 if TYPE_CHECKING:
     from protocol.messages import Turn
 
-GATHER_WINDOW = 0.02  # tool calls the agent makes within this of each other go to VS Code together
+GATHER_WINDOW = 0.02  # unannounced tool calls the agent makes within this of each other go to VS Code together
+# A call the agent announced (it asked permission for it, and we approved it: one of our bridged
+# tools) is on its way: the batch waits for it at most this long, and goes to VS Code the moment
+# every announced call is in (docs/DESIGN.md, "Parallel tool calls").
+ANNOUNCED_WAIT = 0.5
 
 NOTHING_NEW = "*(Nothing new to send to the agent.)*"
 CANCELLED_CALL = "the turn was cancelled"
@@ -432,6 +436,24 @@ class PendingQuestion(PendingAsk):
         return elicitation.CANCEL
 
 
+def batch_wait(announced: bool, outstanding: int, gather_window: float = GATHER_WINDOW) -> float | None:
+    """How long the batch of tool calls just joined by a call waits for more before it goes to VS
+    Code (one response, one round of Copilot's tool loop); None: it goes now.
+
+    `announced`: the call was announced (the agent asked permission for it first: Claude Code asks
+    for each call as it runs it, and asks for the calls it runs side by side before it makes any);
+    `outstanding`: announced calls not made yet. Every announced call in: the batch is whole, it
+    goes at once (no wait at all, which is every round of an agent that makes one call at a time).
+    Announced calls still to come: they are waited for, at most `ANNOUNCED_WAIT`, so an approved
+    call the agent never makes costs that once and never stalls the turn. A call nobody announced
+    (an agent that asks no permission for our tools): calls within `gather_window` of each other
+    join it. See docs/DESIGN.md, "Parallel tool calls".
+    """
+    if outstanding > 0:
+        return ANNOUNCED_WAIT
+    return None if announced else gather_window
+
+
 def _answers_after_cancel(effects: list[Effect]) -> list[Effect]:
     """Answers that come after a `CancelPrompt` in one step (what the agent asked meanwhile,
     answered "cancelled") go out once `session/cancel` has: ACP wants the cancel first, and an
@@ -465,6 +487,7 @@ class TurnMachine:
         self._todo: dict[str, Any] | None = None  # the prompt's plan as last mirrored into Copilot's todo widget
         self._after_todo: int | None = None  # the turn that carries the prompt on after only that widget's round
         self._next: Turn | None = None  # CANCELLING: the turn to prepare once the prompt has ended
+        self._announced = 0  # bridged calls the agent was permitted and has not made yet (`batch_wait`)
         self._closing = False  # CANCELLING: History closed the conversation meanwhile
         # Agent events that came when they could not be acted on (while idle, preparing,
         # waiting on VS Code, or ending a gathering): acted on, in order, once they can be.
@@ -588,7 +611,7 @@ class TurnMachine:
             self._idle()
             return
         out.append(SendPrompt(blocks))
-        self._refused, self._todo = False, None
+        self._refused, self._todo, self._announced = False, None, 0
         self.state = State.STREAMING
 
     def _on_cancelled(self, number: int, out: list[Effect]) -> None:
@@ -660,17 +683,26 @@ class TurnMachine:
             out.append(ShowUpdates(turn.number, updates))
 
     def _on_permission(self, event: PermissionRequested, out: list[Effect]) -> None:
-        if self.state is State.STREAMING:
+        if self.state in (State.STREAMING, State.GATHERING):
             turn = self._turn
             assert turn is not None
             permit = permission_policy(event.params, ToolNames.of(t.name for t in turn.tools).to_consumer, turn.offers_agent_action)
-            if permit is Permit.ASK:
+            if permit is Permit.APPROVE:
+                # A call of one of our bridged tools is announced: approved (VS Code confirms it
+                # when it runs it), and awaited by the batch being gathered.
+                self._announced += 1
+                out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=True)))
+                if self.state is State.GATHERING:
+                    out.append(SetTimer(ANNOUNCED_WAIT))  # a sibling of the calls gathered: wait for it
+            elif self.state is State.GATHERING:
+                self._defer(event, out)
+            elif permit is Permit.ASK:
                 call_id = self._new_id()
                 self._asked = PendingPermission(call_id, event.handle, event.params)
                 out += [EmitPart(turn.number, ToolCallPart(call_id, AGENT_ACTION_TOOL, agent_action_parameters(event.params))), Complete(turn.number)]
                 self.state = State.WAITING
             else:
-                out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=permit is Permit.APPROVE)))
+                out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=False)))
         elif self.state in (State.CANCELLING, State.ENDED):
             out.append(Answer(event.handle, acp.CANCELLED_OUTCOME))
         else:
@@ -697,8 +729,15 @@ class TurnMachine:
         if self.state in (State.STREAMING, State.GATHERING):
             call_id = self._new_id()
             self._calls.append(PendingCall(call_id, event.handle))
-            out += [EmitPart(self._number(), ToolCallPart(call_id, event.name, event.arguments if event.arguments is not None else {})), SetTimer(self.gather_window)]
-            self.state = State.GATHERING
+            out.append(EmitPart(self._number(), ToolCallPart(call_id, event.name, event.arguments if event.arguments is not None else {})))
+            announced, self._announced = self._announced > 0, max(0, self._announced - 1)
+            wait = batch_wait(announced, self._announced, self.gather_window)
+            if wait is None:
+                out += [SetTimer(None), Complete(self._number())]
+                self.state = State.WAITING
+            else:
+                out.append(SetTimer(wait))
+                self.state = State.GATHERING
         elif self.state is State.CANCELLING:
             out.append(Answer(event.handle, CANCELLED_CALL))
         elif self.state is State.ENDED:
@@ -756,6 +795,7 @@ class TurnMachine:
         if self.state is State.GATHERING:
             out.append(Complete(self._number()))
             self.state = State.WAITING
+            self._announced = 0  # an announced call not made by now is not part of this batch
         elif self.state is State.CANCELLING:
             out.append(Fail(None, failure(FailureKind.CANCEL_TIMEOUT, "The agent did not stop after a cancel"), retire=True))
             self._end(out)
@@ -771,11 +811,11 @@ class TurnMachine:
 
     def _cancel(self, owed: tuple[Answer, ...], out: list[Effect], *, next_turn: Turn | None) -> None:
         out += [CancelPrompt(owed), SetTimer(self.cancel_timeout)]
-        self._turn, self._asked, self._calls, self._next = None, None, [], next_turn
+        self._turn, self._asked, self._calls, self._next, self._announced = None, None, [], next_turn, 0
         self.state = State.CANCELLING
 
     def _idle(self) -> None:
-        self._turn, self._asked, self._calls = None, None, []
+        self._turn, self._asked, self._calls, self._announced = None, None, [], 0
         self.state = State.IDLE
 
     def _end(self, out: list[Effect]) -> None:

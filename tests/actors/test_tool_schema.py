@@ -77,6 +77,13 @@ def test_a_tool_that_cannot_be_listed_is_left_out_with_a_reason_and_the_rest_are
     ]
 
 
+def test_tools_that_only_read_are_declared_read_only_and_no_other_is() -> None:
+    """MCP's `readOnlyHint` is what lets Claude Code run calls side by side (docs/DESIGN.md,
+    "Parallel tool calls"); a tool that may change something never claims it."""
+    listed, _ = listable((Tool("get_errors", "", {}), Tool("replace_string_in_file", "", {}), Tool("run_vscode_command", "", {})))
+    assert [entry.get("annotations") for entry in listed] == [{"readOnlyHint": True}, None, None]
+
+
 def test_copilots_real_lists_are_listed_whole_and_valid_under_both_protocols() -> None:
     for mode in ("agent", "ask"):
         raw = copilot_tools(mode)

@@ -47,6 +47,41 @@ async def test_two_different_tools_in_one_turn(backend: BackendClient, claude: C
     assert all(r["params"]["toolCall"]["title"].startswith("mcp__vscode_tools__") for r in claude.requests("session/request_permission"))
 
 
+def _tool(name: str) -> dict:
+    return {"name": name, "description": name, "inputSchema": {"type": "object", "properties": {"filePath": {"type": "string"}}}}
+
+
+async def _rounds(backend: BackendClient, claude: ClaudeCode, names: list[str]) -> list[list[str]]:
+    """The model asks for `names` in one response; the calls of each round of VS Code's tool loop."""
+    asks = reply(text("Both."), *(tool_use(f"mcp__vscode_tools__{name}", {"filePath": f"/w/{name}.txt"}) for name in names))
+    claude.api.script(asks, reply(text("Done.")))
+    tools = [AGENT_ACTION_TOOL_DEF, *map(_tool, names)]
+    history = [user("Do both")]
+    rounds: list[list[str]] = []
+    with trio.fail_after(GUARD):
+        result = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+        while result.tool_calls() and len(rounds) < len(names):
+            rounds.append(sorted(c["toolName"] for c in result.tool_calls()))
+            history += [result.assistant_message(), *(tool_result(c["toolCallId"], "ok") for c in result.tool_calls())]
+            result = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd))
+    assert "Done." in result.text()
+    # However many rounds it took, the model's next request carried both results.
+    assert sorted(r["tool_use_id"] for r in claude.api.main[1].tool_results()) == sorted(asks.call_ids())
+    return rounds
+
+
+async def test_read_only_calls_the_model_makes_together_cost_one_round(backend: BackendClient, claude: ClaudeCode) -> None:
+    """Declared read-only (MCP `readOnlyHint`), VS Code's tools are run side by side by Claude Code:
+    both calls reach VS Code in one response (docs/DESIGN.md, "Parallel tool calls")."""
+    assert await _rounds(backend, claude, ["get_errors", "testFailure"]) == [["get_errors", "testFailure"]]
+
+
+async def test_edits_the_model_makes_together_come_one_at_a_time(backend: BackendClient, claude: ClaudeCode) -> None:
+    """Measured: Claude Code runs an MCP tool not declared read-only alone, its next call only once
+    the first is answered; each such call is a round of its own, and goes to VS Code at once."""
+    assert await _rounds(backend, claude, ["replace_string_in_file", "create_file"]) == [["replace_string_in_file"], ["create_file"]]
+
+
 ASK_TOOL_DEF = {"name": "vscode_askQuestions", "description": "Copilot's question UI", "inputSchema": {"type": "object", "properties": {"questions": {"type": "array"}}}}
 
 

@@ -12,7 +12,11 @@ from hypothesis import strategies as st
 from protocol.matching import normalise
 from protocol.messages import Turn
 from protocol.turn import (
+    ANNOUNCED_WAIT,
+    GATHER_WINDOW,
     NO_PROMPT_CALL,
+    SetTimer,
+    batch_wait,
     AcceptToolCalls,
     AgentGone,
     AgentUpdates,
@@ -246,6 +250,62 @@ def test_tool_calls_made_together_go_to_vscode_in_one_response() -> None:
         Answer("a", ToolResultPart("sym-1", (TextPart("found"),))),
         Answer("b", ToolResultPart("sym-2", (TextPart("found"),))),
     ]
+
+
+def bridged(handle: str) -> PermissionRequested:
+    """The agent asks permission for a call of one of our bridged tools: it announces the call."""
+    return PermissionRequested(handle, {"toolCall": {"title": "mcp__vscode_tools__lookup"}, "options": OPTIONS})
+
+
+def test_calls_the_agent_announced_go_to_vscode_together_the_moment_the_last_one_is_in() -> None:
+    m = machine()
+    streaming(m)
+    # Claude Code asks permission for each call it runs side by side before it makes any of them.
+    assert m.handle(bridged("pa")) == [Answer("pa", acp.selected_outcome("yes"))]
+    assert m.handle(bridged("pb")) == [Answer("pb", acp.selected_outcome("yes"))]
+    effects = m.handle(ToolRequested("a", "lookup", {"q": 1}))
+    assert effects[-1] == SetTimer(ANNOUNCED_WAIT) and m.state is State.GATHERING  # its sibling is on its way
+    effects = m.handle(ToolRequested("b", "lookup", {"q": 2}))
+    assert effects[-2:] == [SetTimer(None), Complete(1)]  # the batch is whole: no wait at all
+    assert [e.part.tool_name for e in effects if isinstance(e, EmitPart)] == ["lookup"]
+    effects = m.handle(TurnArrived(turn(2, results("sym-1", "sym-2", text="found"))))
+    assert [e.handle for e in effects if isinstance(e, Answer)] == ["a", "b"]  # both answered from one round
+
+
+def test_an_announced_call_made_alone_goes_to_vscode_at_once() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(bridged("p"))
+    assert m.handle(ToolRequested("a", "lookup", {}))[-2:] == [SetTimer(None), Complete(1)]
+    assert m.state is State.WAITING
+
+
+def test_a_sibling_announced_while_calls_are_gathered_joins_them() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(ToolRequested("a", "lookup", {}))  # unannounced: the gather window
+    assert m.state is State.GATHERING
+    assert m.handle(bridged("pb")) == [Answer("pb", acp.selected_outcome("yes")), SetTimer(ANNOUNCED_WAIT)]
+    assert m.handle(ToolRequested("b", "lookup", {}))[-2:] == [SetTimer(None), Complete(1)]
+
+
+def test_an_announced_call_the_agent_never_makes_costs_one_bounded_wait_and_is_forgotten() -> None:
+    m = machine()
+    streaming(m)
+    m.handle(bridged("pa"))
+    m.handle(bridged("pb"))
+    m.handle(ToolRequested("a", "lookup", {}))
+    assert m.handle(TimedOut()) == [Complete(1)]  # never stalls: the bound ran out
+    m.handle(TurnArrived(turn(2, results("sym-1"))))
+    m.handle(bridged("pc"))
+    assert m.handle(ToolRequested("c", "lookup", {}))[-2:] == [SetTimer(None), Complete(2)]
+
+
+def test_how_long_a_batch_waits_for_more_calls() -> None:
+    assert batch_wait(announced=True, outstanding=0) is None
+    assert batch_wait(announced=True, outstanding=1) == ANNOUNCED_WAIT
+    assert batch_wait(announced=False, outstanding=2) == ANNOUNCED_WAIT
+    assert batch_wait(announced=False, outstanding=0) == GATHER_WINDOW
 
 
 def test_tool_calls_are_taken_only_while_a_prompt_runs() -> None:

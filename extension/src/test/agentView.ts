@@ -24,6 +24,8 @@ const LONG_TURN_EDITS = MAX_REQUESTS + 3;
 export const FRESH_CLAUDE = { id: 'claude-fresh', name: 'Claude Code (not yet started)' };
 /** A 2x2 PNG (red, green, blue, white), as a user pastes it. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAAMIM/4EAAB/uBfsL2WiLAAAAAElFTkSuQmCC', 'base64');
+/** A long refactor: this many routed edits in one turn, through as many of Copilot's Continues as it takes. */
+const SIXTY = 60;
 /** Claude Code with nothing to sign in with: its fake API's entry without the key, an empty home. */
 export const SIGNIN_AGENT = { id: 'claude-no-sign-in', name: 'Claude Code (no sign-in)' };
 
@@ -40,6 +42,9 @@ const FILES: Record<string, string> = {
   'codex.txt': 'red\ngreen\n',
   'items.txt': Array.from({ length: LONG_TURN_EDITS }, (_, i) => `item ${i + 1}: todo`).join('\n') + '\n',
   'tasks.txt': Array.from({ length: LONG_TURN_EDITS }, (_, i) => `task ${i + 1}: todo`).join('\n') + '\n',
+  'sixty.txt': Array.from({ length: SIXTY }, (_, i) => `line ${i + 1}: old`).join('\n') + '\n',
+  'lint-a.json': '{\n  "a": 1\n  "b": 2\n}\n',
+  'lint-b.json': '{\n  "c": 3,\n}\n',
 };
 
 export function prepareWorkspace(workspace: string): void {
@@ -265,6 +270,46 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       } else {
         options.print('    (Copilot left no stale Continue to click)');
       }
+    }],
+    // Long turns and rounds of Copilot's tool loop (docs/DESIGN.md, "Parallel tool calls").
+    ['Claude Code: two calls of one model response cost one round of Copilot\'s tool loop', async () => {
+      await chat.newChat('Agent');
+      for (const name of ['lint-a.json', 'lint-b.json']) {
+        await openFile(page, name); // the JSON service reads them: their diagnostics are there to get
+      }
+      await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: ANSWER_MS });
+      const ask = 'Check both lint files';
+      claude.script(
+        { answers: ask, calls: ['lint-a.json', 'lint-b.json'].map((name) => ({ name: 'mcp__vscode_tools__get_errors', input: { filePaths: [file(name)] } })) },
+        { answers: ask, text: ['Both checked.'] },
+      );
+      const before = claude.requests.length;
+      assert.match((await chat.send(ask)).text, /Both checked\./);
+      // The model's first request after its two calls carries both results: one round. Two rounds would
+      // show as a request with only the first call's result. (Claude Code's own side requests may copy
+      // the conversation afterwards: only the first one counts.)
+      const results = claude.requests.slice(before).find((r) => r.toolResults.some((t) => /lint-[ab]\.json/.test(t)));
+      assert.ok(results !== undefined, 'the calls\' results reached the model');
+      assert.deepEqual(['lint-a.json', 'lint-b.json'].map((name) => results.toolResults.some((t) => t.includes(name))), [true, true], `both results in one request: ${JSON.stringify(results.toolResults).slice(0, 400)}`);
+    }],
+    [`Claude Code: a turn of ${SIXTY} routed edits goes through Copilot's Continue as often as it takes, and the next message reaches the same session unprimed`, async () => {
+      await chat.newChat('Agent');
+      const ask = `Update all ${SIXTY} lines`;
+      const edits = Array.from({ length: SIXTY }, (_, i) => ({
+        answers: ask,
+        calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: file('sixty.txt'), oldString: `line ${i + 1}: old`, newString: `line ${i + 1}: new` } }],
+      }));
+      claude.script(...edits, { answers: ask, text: [`All ${SIXTY} lines updated.`] }, { answers: 'What did you change?', text: ['Every line.'] });
+      const started = Date.now();
+      const continues = await chat.sendThroughContinues(ask, new RegExp(`All ${SIXTY} lines updated\\.`), () => claude.requests.length);
+      const seconds = (Date.now() - started) / 1000;
+      options.print(`    ${SIXTY} routed edits in one turn: ${seconds.toFixed(1)} s, ${continues} Continue(s) at chat.agent.maxRequests=${MAX_REQUESTS}`);
+      assert.ok(continues >= 1, 'Copilot\'s request limit stopped the turn along the way');
+      await untilFile(file('sixty.txt'), FILES['sixty.txt'].replace(/old/g, 'new'));
+      assert.match((await chat.send('What did you change?')).text, /Every line\./);
+      const asked = await claude.request(lastUser('What did you change?'));
+      assert.ok(!asked.userTexts.some((t) => t.includes('Earlier in this conversation')), `not primed: ${JSON.stringify(asked.userTexts).slice(0, 500)}`);
+      assert.equal(asked.toolResults.length, SIXTY, 'the model still has every edit of the turn, natively');
     }],
     ['Claude Code\'s usage shows in the chat\'s context window indicator', async () => {
       await chat.newChat('Agent');

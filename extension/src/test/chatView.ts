@@ -286,6 +286,40 @@ export class ChatView {
     await this.view.getByRole('button', { name: 'Continue' }).filter({ visible: true }).first().waitFor({ timeout: ANSWER_MS });
   }
 
+  /**
+   * Sends `text` and presses Copilot's Continue each time its request limit stops the turn, until the
+   * answer shows `done`; resolves with the number of Continues pressed. Between two Continues go
+   * `chat.agent.maxRequests` rounds: the wait is bounded per round, by `progress` (what grows with
+   * each round, e.g. the model requests the fake API received) standing still for ANSWER_MS.
+   */
+  async sendThroughContinues(text: string, done: RegExp, progress: () => number): Promise<number> {
+    await this.type(text);
+    const finished = this.responses().locator('.value .chat-markdown-part.rendered-markdown', { hasText: done }).first();
+    const button = this.view.getByRole('button', { name: 'Continue' }).filter({ visible: true }).first();
+    let pressed = 0;
+    for (;;) {
+      let seen = progress();
+      for (;;) {
+        try {
+          await finished.or(button).first().waitFor({ timeout: ANSWER_MS });
+          break;
+        } catch (error) {
+          if (progress() === seen) {
+            throw error; // no round in ANSWER_MS
+          }
+          seen = progress();
+        }
+      }
+      if (await finished.isVisible()) {
+        await this.view.locator('.interactive-response.chat-response-loading').first().waitFor({ state: 'detached', timeout: ANSWER_MS });
+        return pressed;
+      }
+      await button.click({ timeout: UI_MS });
+      pressed += 1;
+      await button.waitFor({ state: 'hidden', timeout: UI_MS }); // answered: the next limit shows a new one
+    }
+  }
+
   /** Sends `text` and waits for Copilot's question carousel (an agent's question); returns it. */
   async sendAndQuestion(text: string): Promise<Locator> {
     await this.type(text);

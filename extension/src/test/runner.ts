@@ -4,11 +4,12 @@
 // which also take the README's screenshots, then, in one more window, Claude Code and Codex against
 // their fake model APIs in a workspace with real files (continueView.ts, agentView.ts).
 //
-//   node out/test/runner.js [--screenshots DIR] [--agents-only | --first-text]
+//   node out/test/runner.js [--screenshots DIR] [--agents-only | --first-text | --edit-cost]
 //
 // --agents-only runs only the window of the agents with fake model APIs (agentView.ts,
 // continueView.ts): for working on those tests without the rest. --first-text (for `make bench`)
-// only prints "first text: N ms", Enter -> first text of a new chat with Claude Code prepared.
+// only prints "first text: N ms", Enter -> first text of a new chat with Claude Code prepared;
+// --edit-cost (for `make bench`) only prints "edit cost: {...}" (editCost.ts).
 //
 // Environment: CODE_SERVER (the code-server script; required), CHROMIUM (default /usr/bin/chromium),
 // VIEW_TESTS (a regular expression: only the view tests whose names match),
@@ -26,6 +27,7 @@ import { runChatViewTests } from './chatView';
 import { CODEX_AGENT, FRESH_CLAUDE, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
+import { measureEditCost, OWN_EDITS_AGENT } from './editCost';
 
 const EXTENSION = path.resolve(__dirname, '../..');
 const OUT = path.join(EXTENSION, 'out', 'integration');
@@ -46,7 +48,8 @@ async function main(): Promise<number> {
   const screenshotsArg = process.argv.indexOf('--screenshots');
   const screenshots = screenshotsArg > 0 ? path.resolve(process.argv[screenshotsArg + 1]) : OUT;
   const firstText = process.argv.includes('--first-text');
-  const agentsOnly = firstText || process.argv.includes('--agents-only');
+  const editCost = process.argv.includes('--edit-cost');
+  const agentsOnly = firstText || editCost || process.argv.includes('--agents-only');
   if (!CODE_SERVER) {
     throw new Error('CODE_SERVER must name the code-server script');
   }
@@ -115,12 +118,20 @@ async function main(): Promise<number> {
     const repository = repositoryOf(SYMPOSIUM)!;
     const [fake, codex] = await Promise.all([prepareContinue(repository, dirs.workspace), FakeAgent.start('codex', repository)]);
     const signIn = { ...SIGNIN_AGENT, ...withoutCredentials(fake.entry, path.join(root, 'no-sign-in-home')) };
-    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, signIn, { ...FRESH_CLAUDE, ...fake.entry }], path.join(OUT, 'trace'), {
+    const own = { ...fake.entry, ...OWN_EDITS_AGENT };
+    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, signIn, { ...FRESH_CLAUDE, ...fake.entry }, ...(editCost ? [own] : [])], path.join(OUT, 'trace'), editCost ? {} : {
       'chat.agent.maxRequests': MAX_REQUESTS, // a turn past Copilot's request limit, in a few rounds
     });
     const again = await newPage(browser, OUT, 'agents');
     await again.goto(url([['extensionDevelopmentPath', remote(extension)]]));
     const print = (line: string) => console.log(line);
+    if (editCost) {
+      const cost = await measureEditCost(again, fake, CONTINUE_AGENT.name, dirs.workspace, path.join(OUT, 'trace'));
+      console.log(`edit cost: ${JSON.stringify(cost)}`);
+      await again.close();
+      await Promise.all([fake.stop(), codex.stop()]);
+      return 0;
+    }
     if (firstText) {
       const ms = await measureFirstText(again, fake, CONTINUE_AGENT.name, OUT);
       console.log(`first text: ${ms} ms`);
