@@ -29,6 +29,7 @@ from protocol.lm import ToolResultPart
 CREATE = "create_file"
 REPLACE = "replace_string_in_file"
 MULTI_REPLACE = "multi_replace_string_in_file"
+ROUTED = frozenset({CREATE, REPLACE, MULTI_REPLACE})  # the consumer's tools a write may become
 
 # Larger existing files are written on disk: a line diff of them costs too much time on the loop.
 MAX_DIFFED = 2 * 1024 * 1024
