@@ -1,12 +1,11 @@
-"""The files an agent reads and writes through the client (ACP `fs/*`), on disk (docs/DESIGN.md, "Edits through the client").
+"""The files an agent writes through the client (ACP `fs/write_text_file`), on disk (docs/DESIGN.md, "Edits through the client").
 
-Blocking calls, run on a worker thread by the caller. What the agent reads is the file on disk:
-VS Code saves the edits its edit tools make (measured in the real Chat view), so the agent reads
-back its own routed edits; what a user typed and has not saved is not seen (the backend has no way
-to the editor's buffers but its tools, and Copilot's `read_file` gives the model a numbered view,
-not the file's text). A write the backend does itself (no edit tools offered this turn) replaces
-the file atomically: a new file beside it, created exclusively, then renamed over it, keeping the
-old file's permissions; a symlink is written through to its target, as an editor does.
+Blocking calls, run on a worker thread by the caller. Before a write, what the file holds on disk is
+read, for the turn machine to turn the write into the smallest replacements (VS Code saves the edits
+its edit tools make, measured in the real Chat view, so the disk holds the agent's earlier routed
+edits). A write the backend does itself (no edit tools offered this turn) replaces the file
+atomically: a new file beside it, created exclusively, then renamed over it, keeping the old file's
+permissions; a symlink is written through to its target, as an editor does.
 """
 
 from __future__ import annotations

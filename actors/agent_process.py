@@ -389,7 +389,6 @@ class AgentProcess:
         peer.on_notifications("session/update", self._on_updates)
         peer.on_request("session/request_permission", self._on_permission)
         peer.on_request("elicitation/create", self._on_question)
-        peer.on_request("fs/read_text_file", self._on_read)
         peer.on_request("fs/write_text_file", self._on_write)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
         peer.on_notification(auth.STATUS_UPDATE, self._on_auth_status)
@@ -878,16 +877,6 @@ class AgentProcess:
             return await reply.receive()
         except trio.EndOfChannel:
             return {"action": "cancel"}
-
-    async def _on_read(self, params: Any, id: Any) -> dict[str, Any]:
-        """`fs/read_text_file`: the file as it is on disk (docs/DESIGN.md, "Edits through the client")."""
-        if not isinstance(params, dict):
-            raise RpcError(INVALID_PARAMS, "fs/read_text_file takes an object")
-        try:
-            content = await trio.to_thread.run_sync(agent_files.read_text, params.get("path"))
-        except agent_files.FileError as exc:
-            raise RpcError(fs_edits.NOT_FOUND if exc.missing else INTERNAL_ERROR, str(exc)) from None
-        return {"content": fs_edits.read_slice(content, params.get("line"), params.get("limit"))}
 
     async def _on_write(self, params: Any, id: Any) -> dict[str, Any]:
         """`fs/write_text_file`: to its session's Session, whose turn machine routes it through VS

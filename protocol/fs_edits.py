@@ -34,7 +34,6 @@ ROUTED = frozenset({CREATE, REPLACE, MULTI_REPLACE})  # the consumer's tools a w
 # Larger existing files are written on disk: a line diff of them costs too much time on the loop.
 MAX_DIFFED = 2 * 1024 * 1024
 
-NOT_FOUND = -32002  # ACP's "resource not found": agents read it as a missing file (ENOENT)
 UNANSWERED = "the user moved on before VS Code applied the edit; the file is unchanged"
 CANCELLED = "the turn was cancelled; the file is unchanged"
 
@@ -153,13 +152,3 @@ def response(results: Mapping[str, ToolResultPart], call_ids: Collection[str]) -
     if problems:
         return "VS Code did not apply the edit: " + "; ".join(problems)
     return {}
-
-
-def read_slice(content: str, line: Any, limit: Any) -> str:
-    """`fs/read_text_file`'s `line` (1-based) and `limit` (lines) applied to the file's text."""
-    if not isinstance(line, int) and not isinstance(limit, int):
-        return content
-    lines = _lines(content)
-    start = max(line - 1, 0) if isinstance(line, int) and not isinstance(line, bool) else 0
-    end = start + max(limit, 0) if isinstance(limit, int) and not isinstance(limit, bool) else len(lines)
-    return "".join(lines[start:end])

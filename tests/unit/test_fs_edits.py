@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.fs_edits import CREATE, MULTI_REPLACE, ON_DISK, REPLACE, Call, Replacement, apply, plan, read_slice, replacements, response
+from protocol.fs_edits import CREATE, MULTI_REPLACE, ON_DISK, REPLACE, Call, Replacement, apply, plan, replacements, response
 from protocol.lm import TextPart, ToolResultPart
 
 AGENT_MODE = {CREATE, REPLACE}
@@ -97,9 +97,3 @@ def test_the_agent_hears_what_vscode_said_when_a_call_failed() -> None:
     bad = ToolResultPart("2", (TextPart("ERROR while calling tool: Could not find matching text to replace"),))
     answer = response({"1": ok("1"), "2": bad}, ["1", "2"])
     assert isinstance(answer, str) and "Could not find matching text" in answer
-
-
-def test_read_slice_takes_the_agents_line_and_limit() -> None:
-    assert read_slice("a\nb\nc\n", None, None) == "a\nb\nc\n"
-    assert read_slice("a\nb\nc\n", 2, 1) == "b\n"
-    assert read_slice("a\nb\nc\n", 2, None) == "b\nc\n"
