@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 import trio
 
+from actors import agent_files
 from actors.agent_connection import AgentConnection, Connector
 from actors.flow import EVENTS_WINDOW, Receipt, Window
 from actors.mailbox import answering, queued
@@ -38,13 +39,13 @@ from protocol.mcp_transport import transport as mcp_transport
 from protocol.settings import Settings
 from protocol.tool_policy import OwnEdits, merge_meta, own_edits
 from actors.version import version
-from protocol import acp
-from protocol.jsonrpc import LineSplitter, Overlong, RpcError
+from protocol import acp, fs_edits
+from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LineSplitter, Overlong, RpcError
 from actors.peer import ConnectionClosed, Peer
 from protocol.redact import Redactor
 from actors.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
-from protocol.turn import AgentEvent, AgentGone, AgentUpdates, PermissionRequested, PromptEnded, PromptErrored, QuestionAsked
+from protocol.turn import AgentEvent, AgentGone, AgentUpdates, FileWriteRequested, PermissionRequested, PromptEnded, PromptErrored, QuestionAsked
 from protocol.wire import canonical_json
 
 log = logging.getLogger(__name__)
@@ -388,6 +389,7 @@ class AgentProcess:
         peer.on_notifications("session/update", self._on_updates)
         peer.on_request("session/request_permission", self._on_permission)
         peer.on_request("elicitation/create", self._on_question)
+        peer.on_request("fs/write_text_file", self._on_write)
         peer.on_notification("$/cancel_request", self._on_cancel_request)
         peer.on_notification(auth.STATUS_UPDATE, self._on_auth_status)
         self._peer = peer
@@ -875,6 +877,32 @@ class AgentProcess:
             return await reply.receive()
         except trio.EndOfChannel:
             return {"action": "cancel"}
+
+    async def _on_write(self, params: Any, id: Any) -> dict[str, Any]:
+        """`fs/write_text_file`: to its session's Session, whose turn machine routes it through VS
+        Code's edit tools or has it written on disk here (docs/DESIGN.md, "Edits through the client")."""
+        if not isinstance(params, dict) or not isinstance(params.get("path"), str) or not isinstance(params.get("content"), str):
+            raise RpcError(INVALID_PARAMS, "fs/write_text_file takes a path and a content")
+        path, content = params["path"], params["content"]
+        if not os.path.isabs(path):
+            raise RpcError(INVALID_PARAMS, f"not an absolute path: {path!r}")
+        before, diffable = await trio.to_thread.run_sync(agent_files.current, path)
+        handle, reply = answering()
+        if not self._deliver(str(params.get("sessionId")), FileWriteRequested(handle, path, content, before, diffable)):
+            raise RpcError(INTERNAL_ERROR, "no conversation of this session is open: the file is unchanged")
+        try:
+            outcome = await reply.receive()
+        except trio.EndOfChannel:
+            outcome = fs_edits.CANCELLED
+        if isinstance(outcome, fs_edits.WriteOnDisk):
+            try:
+                await trio.to_thread.run_sync(agent_files.write_text, path, content)
+            except agent_files.FileError as exc:
+                raise RpcError(INTERNAL_ERROR, str(exc)) from None
+            return {}
+        if isinstance(outcome, str):
+            raise RpcError(INTERNAL_ERROR, outcome)
+        return {}
 
     async def _on_permission(self, params: Any, id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):

@@ -32,6 +32,7 @@ from protocol.conversations import Conversations, MarkerAt, Record, Route
 from protocol.jsonrpc import id_key
 from protocol.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, ChatParams, MarkerPart, ToolCallPart
 from protocol.markers import MarkerCodec
+from protocol.fs_edits import ROUTED as ROUTED_EDITS
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn
 from protocol.failures import Failure, FailureKind, failure
 from protocol.release import ReleasePolicy, Use
@@ -226,6 +227,7 @@ class HistoryActor:
             offers_agent_action=any(t.name == AGENT_ACTION_TOOL for t in tools),
             offers_todo_list=any(t.name == TODO_TOOL for t in tools),
             offers_questions=any(t.name == ASK_TOOL for t in tools),
+            edit_tools=frozenset(t.name for t in tools if t.name in ROUTED_EDITS),
             cwd=params.cwd,
             resumable=resumable,
             seq=live.record.seq,

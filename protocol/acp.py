@@ -18,14 +18,19 @@ CANCELLED_OUTCOME: dict[str, Any] = {"outcome": "cancelled"}
 
 def initialize_params(version: str) -> dict[str, Any]:
     """`version`: ours (`actors/version.py` reads it from the package's metadata)."""
-    # No fs/terminal capabilities: we do not implement them, so agents must not call them. A
-    # terminal sign-in we do run (in a VS Code terminal, docs/DESIGN.md "Sign-in"): declared both
-    # ways, `auth.terminal` and the `_meta["terminal-auth"]` agents read before it existed.
+    # `fs.writeTextFile`: an agent that writes through the client has its edits land in VS Code's
+    # review where the request offers Copilot's edit tools, and written on disk by us where it does
+    # not: declared once, for every request, since one agent process serves them all. Not
+    # `readTextFile`: we could only read the disk, as the agent does, and Gemini CLI 0.56 cannot tell
+    # a client's "not found" from another error, so with it declared it cannot create a file
+    # (docs/DESIGN.md, "Edits through the client"). No terminal: we do not implement it. A terminal sign-in we do run (in a
+    # VS Code terminal, docs/DESIGN.md "Sign-in"): declared both ways, `auth.terminal` and the
+    # `_meta["terminal-auth"]` agents read before it existed.
     return {
         "protocolVersion": PROTOCOL_VERSION,
         # Form elicitation: the agent's questions go to Copilot's question UI (docs/DESIGN.md, "The agent's questions").
         "clientCapabilities": {
-            "fs": {"readTextFile": False, "writeTextFile": False},
+            "fs": {"readTextFile": False, "writeTextFile": True},
             "terminal": False,
             "elicitation": {"form": {}},
             "auth": {"terminal": True},

@@ -28,6 +28,7 @@ class Turn:
     offers_agent_action: bool
     offers_todo_list: bool = False  # Copilot's `manage_todo_list`: the agent's plan goes to its widget
     offers_questions: bool = False  # Copilot's `vscode_askQuestions`: the agent's questions go to its UI
+    edit_tools: frozenset[str] = frozenset()  # Copilot's edit tools offered: an agent's `fs/write_text_file` goes through them
     cwd: str | None = None
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
     seq: int = 0  # the conversation's own number for this turn, as its markers count (`Conversations.begin`)

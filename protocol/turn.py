@@ -44,7 +44,7 @@ from protocol.rendering import (
     todo_list,
     todo_note,
 )
-from protocol import acp, elicitation
+from protocol import acp, elicitation, fs_edits
 from protocol.jsonrpc import RpcError
 from protocol.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
 from protocol.tool_names import ToolNames
@@ -196,6 +196,19 @@ class QuestionAsked:
 
 
 @attrs.frozen
+class FileWriteRequested:
+    """The agent writes a file through the client (ACP `fs/write_text_file`); `before`: what the
+    file holds (None: no such file), as the agent connection read it; `diffable`: it could read
+    it whole as text. `handle` takes `{}`, an error string, or `fs_edits.ON_DISK` (write it there)."""
+
+    handle: Any = attrs.field(eq=False)
+    path: str
+    content: str
+    before: str | None
+    diffable: bool = True
+
+
+@attrs.frozen
 class ToolRequested:
     """The agent called one of VS Code's tools through the bridge."""
 
@@ -237,13 +250,14 @@ Event = (
     | AgentUpdates
     | PermissionRequested
     | QuestionAsked
+    | FileWriteRequested
     | ToolRequested
     | PromptEnded
     | PromptErrored
     | AgentGone
     | TimedOut
 )
-AgentEvent = AgentUpdates | PermissionRequested | QuestionAsked | ToolRequested | PromptEnded | PromptErrored | AgentGone
+AgentEvent = AgentUpdates | PermissionRequested | QuestionAsked | FileWriteRequested | ToolRequested | PromptEnded | PromptErrored | AgentGone
 
 
 # Effects out ----------------------------------------------------------------------------------
@@ -339,7 +353,7 @@ class Answer:
     the agent gets instead)."""
 
     handle: Any = attrs.field(eq=False)
-    reply: dict[str, Any] | ToolResultPart | str
+    reply: dict[str, Any] | ToolResultPart | str | fs_edits.WriteOnDisk
 
 
 @attrs.frozen
@@ -403,13 +417,20 @@ class PendingAsk:
     handle: Any = attrs.field(eq=False)
     params: dict[str, Any]
 
-    def reply(self, result: ToolResultPart) -> dict[str, Any]:
+    @property
+    def call_ids(self) -> tuple[str, ...]:
+        return (self.call_id,)
+
+    def reply(self, result: ToolResultPart) -> dict[str, Any] | str:
         raise NotImplementedError
+
+    def reply_all(self, results: dict[str, ToolResultPart]) -> dict[str, Any] | str:
+        return self.reply(results[self.call_id])
 
     def refused(self, result: ToolResultPart) -> bool:
         return False
 
-    def unanswered(self) -> dict[str, Any]:
+    def unanswered(self) -> dict[str, Any] | str:
         raise NotImplementedError
 
 
@@ -452,6 +473,24 @@ def batch_wait(announced: bool, outstanding: int, gather_window: float = GATHER_
     if outstanding > 0:
         return ANNOUNCED_WAIT
     return None if announced else gather_window
+
+
+@attrs.frozen
+class PendingWrite(PendingAsk):
+    """An agent's `fs/write_text_file` carried out by VS Code's edit tools (one or more calls of
+    one round): answered once all their results are in (docs/DESIGN.md, "Edits through the client")."""
+
+    more: tuple[str, ...] = ()  # the round's other calls
+
+    @property
+    def call_ids(self) -> tuple[str, ...]:
+        return (self.call_id, *self.more)
+
+    def reply_all(self, results: dict[str, ToolResultPart]) -> dict[str, Any] | str:
+        return fs_edits.response(results, self.call_ids)
+
+    def unanswered(self) -> str:
+        return fs_edits.UNANSWERED
 
 
 def _answers_after_cancel(effects: list[Effect]) -> list[Effect]:
@@ -533,6 +572,8 @@ class TurnMachine:
                 self._on_permission(event, out)
             case QuestionAsked():
                 self._on_question(event, out)
+            case FileWriteRequested():
+                self._on_write(event, out)
             case ToolRequested():
                 self._on_tool(event, out)
             case PromptEnded() | PromptErrored():
@@ -569,7 +610,7 @@ class TurnMachine:
             self._start(turn, out)
             return
         self._expect(State.WAITING, TurnArrived(turn))
-        ids = [self._asked.call_id] if self._asked is not None else [call.call_id for call in self._calls]
+        ids = list(self._asked.call_ids) if self._asked is not None else [call.call_id for call in self._calls]
         results = awaited_results(turn, ids)
         if results is None:
             # The user moved on: the prompt is cancelled, then this turn is prepared afresh. A
@@ -581,9 +622,8 @@ class TurnMachine:
             self._cancel(self._owed(), out, next_turn=turn)
             return
         if self._asked is not None:
-            result = results[self._asked.call_id]
-            out.append(Answer(self._asked.handle, self._asked.reply(result)))
-            self._refused = self._asked.refused(result)
+            out.append(Answer(self._asked.handle, self._asked.reply_all(results)))
+            self._refused = self._asked.refused(results[self._asked.call_id])
         else:
             out.extend(Answer(call.handle, results[call.call_id]) for call in self._calls if call.handle is not None)
             self._refused = False
@@ -725,6 +765,28 @@ class TurnMachine:
         else:
             self._defer(event, out)
 
+    def _on_write(self, event: FileWriteRequested, out: list[Effect]) -> None:
+        """Through VS Code's edit tools where the turn offers them, in a round of its own (the
+        agent waits on its write); on disk otherwise (docs/DESIGN.md, "Edits through the client")."""
+        if self.state is State.STREAMING:
+            turn = self._turn
+            assert turn is not None
+            calls = fs_edits.plan(event.path, event.before, event.content, turn.edit_tools, diffable=event.diffable)
+            if isinstance(calls, fs_edits.WriteOnDisk):
+                out.append(Answer(event.handle, fs_edits.ON_DISK))
+            elif not calls:
+                out.append(Answer(event.handle, {}))  # the file holds it already
+            else:
+                ids = [self._new_id() for _ in calls]
+                self._asked = PendingWrite(ids[0], event.handle, {"path": event.path}, tuple(ids[1:]))
+                out += [EmitPart(turn.number, ToolCallPart(call_id, call.name, call.parameters)) for call_id, call in zip(ids, calls)]
+                out.append(Complete(turn.number))
+                self.state = State.WAITING
+        elif self.state in (State.CANCELLING, State.ENDED):
+            out.append(Answer(event.handle, fs_edits.CANCELLED))
+        else:
+            self._defer(event, out)
+
     def _on_tool(self, event: ToolRequested, out: list[Effect]) -> None:
         if self.state in (State.STREAMING, State.GATHERING):
             call_id = self._new_id()
@@ -824,6 +886,6 @@ class TurnMachine:
         self.state = State.ENDED
         deferred, self._deferred = self._deferred, collections.deque()
         for event in deferred:
-            if isinstance(event, (PermissionRequested, QuestionAsked, ToolRequested)):
+            if isinstance(event, (PermissionRequested, QuestionAsked, FileWriteRequested, ToolRequested)):
                 self._handle(event, out)
 

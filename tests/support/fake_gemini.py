@@ -73,6 +73,10 @@ class Request(fake_http.Request):
     def assistant_texts(self) -> list[str]:
         return self._texts("model")
 
+    def function_calls(self) -> list[dict[str, JSON]]:
+        """The model's earlier function calls the request carries (`name`, `args`)."""
+        return [p["functionCall"] for c in self.contents if c.get("role") == "model" for p in c.get("parts") or [] if "functionCall" in p]
+
     def tool_outputs(self) -> list[dict[str, JSON]]:
         found = []
         for content in self.contents:

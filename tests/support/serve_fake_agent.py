@@ -1,6 +1,6 @@
-"""Claude Code or Codex against its fake model API, for a test outside pytest (the VS Code tests).
+"""Claude Code, Codex or Gemini CLI against its fake model API, for a test outside pytest (the VS Code tests).
 
-    python -m tests.support.serve_fake_agent claude|codex ROOT [--session-in FOLDER PROMPT]
+    python -m tests.support.serve_fake_agent claude|codex|gemini ROOT [--session-in FOLDER PROMPT]
 
 Serves the fake API on 127.0.0.1 and prints, as JSON lines on stdout: first the agent's entry for
 `symposium.agents` (`{"agent": {"command", "args", "env"}}`, or `{"error": ...}` when the agent
@@ -25,15 +25,17 @@ import trio
 
 from typing import Any
 
-from tests.support import fake_anthropic, fake_openai
+from tests.support import fake_anthropic, fake_gemini, fake_openai
 from tests.support.acp_direct import run_outside
 from tests.support.claude import ClaudeCode, installed_claude
 from tests.support.codex import Codex, installed_codex
 from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.gemini import Gemini, installed_gemini
 
 
-def scripted(kind: str, spec: dict[str, Any]) -> fake_anthropic.Reply | fake_openai.Reply:
+def scripted(kind: str, spec: dict[str, Any]) -> fake_anthropic.Reply | fake_openai.Reply | fake_gemini.Reply:
     """One reply of a `{"script": [...]}` line, built with the fake API's own builders."""
     options = {"answers": spec.get("answers"), "stall_after": spec.get("stallAfter"), "usage": tuple(spec.get("usage", (10, 5)))}
     chunks = spec.get("text") or []
@@ -41,6 +43,9 @@ def scripted(kind: str, spec: dict[str, Any]) -> fake_anthropic.Reply | fake_ope
     if kind == "claude":
         blocks = ([fake_anthropic.text(*chunks)] if chunks else []) + [fake_anthropic.tool_use(c["name"], c["input"]) for c in calls]
         return fake_anthropic.reply(*blocks, **options)
+    if kind == "gemini":
+        parts = ([fake_gemini.text(*chunks)] if chunks else []) + [fake_gemini.function_call(c["name"], c["input"]) for c in calls]
+        return fake_gemini.reply(*parts, **options)
     items = ([fake_openai.text(*chunks)] if chunks else []) + [
         fake_openai.custom_tool_call(c["name"], c["patch"]) if "patch" in c else fake_openai.function_call(c["name"], c["input"], namespace=c.get("namespace"))
         for c in calls
@@ -54,15 +59,16 @@ def say(line: dict) -> None:
 
 
 async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
-    found = await trio.to_thread.run_sync(installed_claude if kind == "claude" else installed_codex)
+    found = await trio.to_thread.run_sync({"claude": installed_claude, "codex": installed_codex, "gemini": installed_gemini}[kind])
     if isinstance(found, str):
         say({"error": found})
         return 1
     async with trio.open_nursery() as nursery:
-        api: FakeAnthropic | FakeOpenAI = FakeAnthropic() if kind == "claude" else FakeOpenAI()
+        api: FakeAnthropic | FakeOpenAI | FakeGemini = {"claude": FakeAnthropic, "codex": FakeOpenAI, "gemini": FakeGemini}[kind]()
         await nursery.start(api.serve)
         root.mkdir(parents=True, exist_ok=True)
-        definition = (ClaudeCode(api, root) if kind == "claude" else Codex(api, root)).agent  # type: ignore[arg-type]
+        maker = {"claude": ClaudeCode, "codex": Codex, "gemini": Gemini}[kind]
+        definition = maker(api, root).agent  # type: ignore[arg-type]
         agent = definition["mcp_server"]
         say({"agent": {"command": agent["command"], "args": agent["args"], "env": {v["name"]: v["value"] for v in agent["env"]}}})
         if outside is not None:

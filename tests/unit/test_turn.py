@@ -26,6 +26,7 @@ from protocol.turn import (
     Complete,
     EmitPart,
     Event,
+    FileWriteRequested,
     Fail,
     MailboxClosed,
     Permit,
@@ -47,7 +48,7 @@ from protocol.turn import (
     Want,
     permission_policy,
 )
-from protocol import acp
+from protocol import acp, fs_edits
 from protocol.failures import FailureKind, failure
 from protocol.jsonrpc import RpcError
 from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, TODO_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
@@ -57,11 +58,13 @@ LOOKUP = Tool("lookup", "Look something up", {"type": "object"})
 BLOCKS = ({"type": "text", "text": "hello"},)
 ERROR = RpcError(-32000, "boom")  # the agent's own error response
 GONE = failure(FailureKind.AGENT_EXITED, "Agent 'x' exited")
+EDIT_TOOLS = (LOOKUP, Tool("create_file", "Create", {"type": "object"}), Tool("replace_string_in_file", "Replace", {"type": "object"}))
 
 
 def turn(
     number: int, *messages: Message, offers_agent_action: bool = True, offers_todo_list: bool = False, offers_questions: bool = False, tools: tuple[Tool, ...] = (LOOKUP,)
 ) -> Turn:
+    """`tools`: the consumer's; those of them the agent's writes become are `edit_tools`."""
     return Turn(
         number=number,
         messages=tuple(map(normalise, messages)) or (Message("user", (TextPart(f"message {number}"),)),),
@@ -71,6 +74,7 @@ def turn(
         offers_agent_action=offers_agent_action,
         offers_todo_list=offers_todo_list,
         offers_questions=offers_questions,
+        edit_tools=frozenset(t.name for t in tools if t.name in fs_edits.ROUTED),
     )
 
 
@@ -157,6 +161,33 @@ def test_a_question_nobody_can_ask_is_shown_and_declined_and_moving_on_cancels_i
     other.handle(QuestionAsked("q", QUESTION))
     [cancel, _timer] = other.handle(TurnArrived(turn(2, offers_questions=True)))
     assert cancel == CancelPrompt((Answer("q", {"action": "cancel"}),))
+
+
+def test_a_write_goes_to_vscodes_edit_tools_and_the_agent_hears_once_their_results_are_in() -> None:
+    m = machine()
+    streaming(m, tools=EDIT_TOOLS)
+    before = "a\nb\nc\nd\ne\nf\ng\n"
+    effects = m.handle(FileWriteRequested("w", "/w/f.txt", before.replace("b\n", "B\n").replace("f\n", "F\n"), before))
+    assert [(e.part.tool_name, e.part.parameters["oldString"]) for e in effects if isinstance(e, EmitPart)] == [("replace_string_in_file", "b\n"), ("replace_string_in_file", "f\n")]
+    assert isinstance(effects[-1], Complete) and m.state is State.WAITING
+    effects = m.handle(TurnArrived(turn(2, results("sym-1", "sym-2", text="edited"), tools=EDIT_TOOLS)))
+    assert effects[0] == Answer("w", {}) and m.state is State.STREAMING
+
+
+def test_a_write_vscode_refused_is_an_error_and_one_without_the_tools_is_written_on_disk() -> None:
+    m = machine()
+    streaming(m, tools=EDIT_TOOLS)
+    m.handle(FileWriteRequested("w", "/w/new.txt", "hi\n", None))
+    effects = m.handle(TurnArrived(turn(2, results("sym-1", text="ERROR while calling tool: File already exists"), tools=EDIT_TOOLS)))
+    assert isinstance(effects[0], Answer) and "File already exists" in effects[0].reply
+    ask = machine()
+    streaming(ask)  # Ask mode: no edit tools
+    assert ask.handle(FileWriteRequested("w", "/w/new.txt", "hi\n", None)) == [Answer("w", fs_edits.ON_DISK)]
+    moved = machine()
+    streaming(moved, tools=EDIT_TOOLS)
+    moved.handle(FileWriteRequested("w", "/w/new.txt", "hi\n", None))
+    [cancel, _timer] = moved.handle(TurnArrived(turn(2, tools=EDIT_TOOLS)))
+    assert cancel == CancelPrompt((Answer("w", fs_edits.UNANSWERED),))
 
 
 def test_a_plan_goes_to_copilots_todo_widget_and_what_followed_it_shows_in_the_next_turn() -> None:
@@ -448,7 +479,7 @@ class Harness:
         return handle
 
     def agent_event(self, data: st.DataObject) -> Event:
-        choice = data.draw(st.sampled_from(["update", "update", "plan", "question", "permission", "bridged", "tool", "end", "end", "error", "gone", "timer"]))
+        choice = data.draw(st.sampled_from(["update", "update", "plan", "question", "write", "permission", "bridged", "tool", "end", "end", "error", "gone", "timer"]))
         match choice:
             case "update":
                 return AgentUpdates(({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}},))
@@ -460,6 +491,9 @@ class Harness:
                 return PermissionRequested(self.handle("permission"), permission().params)
             case "question":
                 return QuestionAsked(self.handle("question"), QUESTION)
+            case "write":
+                before = data.draw(st.sampled_from([None, "a\nb\n", "a\n"]))
+                return FileWriteRequested(self.handle("write"), "/w/f", data.draw(st.sampled_from(["a\nB\n", "a\n", "x\ny\nz\n"])), before)
             case "bridged":
                 return PermissionRequested(self.handle("permission"), {"toolCall": {"title": "mcp__vscode_tools__lookup"}, "options": OPTIONS})
             case "tool":
@@ -477,23 +511,24 @@ class Harness:
         offers = data.draw(st.booleans())
         todo = data.draw(st.booleans())
         questions = data.draw(st.booleans())
+        tools = EDIT_TOOLS if data.draw(st.booleans()) else (LOOKUP,)
         awaited = self.emitted.get(self.last_completed or -1, [])
         if self.machine.state is State.WAITING and awaited:
             kind = data.draw(st.sampled_from(["approved", "other", "partial", "ran, then moved on", "moved on", "closed"]))
             if kind == "ran, then moved on":
                 user_turn = Message("user", (TextPart("something else"),))
-                return TurnArrived(turn(number, results(*awaited, text="ran"), user_turn, offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
+                return TurnArrived(turn(number, results(*awaited, text="ran"), user_turn, offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions, tools=tools))
             if kind == "approved":
-                return TurnArrived(turn(number, results(*awaited), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
+                return TurnArrived(turn(number, results(*awaited), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions, tools=tools))
             if kind == "other":
-                return TurnArrived(turn(number, results(*awaited, text="Skipped"), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
+                return TurnArrived(turn(number, results(*awaited, text="Skipped"), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions, tools=tools))
             if kind == "partial" and len(awaited) > 1:
-                return TurnArrived(turn(number, results(*awaited[1:]), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
+                return TurnArrived(turn(number, results(*awaited[1:]), offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions, tools=tools))
             if kind == "closed":
                 return MailboxClosed()
         elif data.draw(st.integers(0, 9)) == 0:
             return MailboxClosed()
-        return TurnArrived(turn(number, offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions))
+        return TurnArrived(turn(number, offers_agent_action=offers, offers_todo_list=todo, offers_questions=questions, tools=tools))
 
     def step(self, data: st.DataObject) -> None:
         m = self.machine

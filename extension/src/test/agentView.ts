@@ -1,4 +1,4 @@
-// Real agents in the real Chat view: Claude Code and Codex (their real ACP adapters, their model APIs
+// Real agents in the real Chat view: Claude Code, Codex and Gemini CLI (the real agents, their model APIs
 // faked and scripted by tests/support/serve_fake_agent.py) picked in Copilot Chat's model picker, in a
 // workspace with real files, driven as a user would. What each test asserts is what the user sees
 // (the answer, the card, the "files changed" list, the context ring) or what the model was sent (the
@@ -17,6 +17,7 @@ const UI_MS = 20_000;
 const ANSWER_MS = 60_000;
 const VIEW = '.part.auxiliarybar';
 export const CODEX_AGENT = { id: 'codex-fake', name: 'Codex (fake API)' };
+export const GEMINI_AGENT = { id: 'gemini-fake', name: 'Gemini CLI (fake API)' };
 /** Copilot's `chat.agent.maxRequests` in the agents' window (runner.ts), and a turn that goes past it. */
 export const MAX_REQUESTS = 5;
 const LONG_TURN_EDITS = MAX_REQUESTS + 3;
@@ -40,6 +41,8 @@ const FILES: Record<string, string> = {
   'notes.txt': 'alpha\nbeta\ngamma\n',
   'undo.txt': 'one\ntwo\nthree\n',
   'codex.txt': 'red\ngreen\n',
+  'gemini.txt': 'north\nsouth\neast\nwest\n',
+  'gemini-undo.txt': 'spring\nsummer\nautumn\n',
   'items.txt': Array.from({ length: LONG_TURN_EDITS }, (_, i) => `item ${i + 1}: todo`).join('\n') + '\n',
   'tasks.txt': Array.from({ length: LONG_TURN_EDITS }, (_, i) => `task ${i + 1}: todo`).join('\n') + '\n',
   'sixty.txt': Array.from({ length: SIXTY }, (_, i) => `line ${i + 1}: old`).join('\n') + '\n',
@@ -58,6 +61,8 @@ export interface AgentViewOptions {
   claude: FakeAgent;
   claudeName: string;
   codex: FakeAgent;
+  /** Gemini CLI against its fake API; undefined when it could not be installed (its tests then fail saying so). */
+  gemini?: FakeAgent;
   workspace: string;
   out: string;
   print(line: string): void;
@@ -66,6 +71,27 @@ export interface AgentViewOptions {
 export async function runAgentViewTests(page: Page, options: AgentViewOptions): Promise<{ passed: number; failed: number }> {
   const chat = new ChatView(page);
   const { claude, codex, workspace } = options;
+  const geminiAgent = (): FakeAgent => {
+    assert.ok(options.gemini, 'Gemini CLI is not installed (make agents)');
+    return options.gemini;
+  };
+  /** Gemini CLI's edit: its own card first (it asks before each edit), then Copilot's edit tool. */
+  const geminiEdits = async (name: string, ask: string, from: string, to: string): Promise<WorkingSet> => {
+    const gemini = geminiAgent();
+    await chat.newChat('Agent');
+    gemini.script(
+      { answers: ask, calls: [{ name: 'replace', input: { file_path: file(name), old_string: from, new_string: to, instruction: ask } }] },
+      { answers: ask, text: ['Edited.'] },
+    );
+    const card = await chat.sendAndConfirm(ask);
+    await card.allowOnce();
+    assert.match((await chat.answer()).text, /Edited\./);
+    const workingSet = new WorkingSet(page, view);
+    await workingSet.shows(name);
+    const asked = await gemini.request((r) => lastUser(ask)(r) && r.toolResults.length > 0);
+    assert.match(asked.toolResults.join('\n'), /Successfully modified/i, `Gemini CLI heard its write succeeded: ${asked.toolResults}`);
+    return workingSet;
+  };
   const file = (name: string) => path.join(workspace, name);
   const view = page.locator(VIEW);
   const lastUser = (text: string) => (r: { userTexts: string[] }) => r.userTexts[r.userTexts.length - 1] === text;
@@ -428,6 +454,42 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       await dialog.getByRole('button', { name: 'Revert' }).click({ timeout: UI_MS });
       await dialog.waitFor({ state: 'detached', timeout: UI_MS });
       await untilFile(file('codex.txt'), 'red\ngreen\n');
+    }],
+    ['Gemini CLI answers in the same window', async () => {
+      const gemini = geminiAgent();
+      await chat.pick(GEMINI_AGENT.name);
+      await chat.newChat('Agent');
+      gemini.script({ answers: 'Hello Gemini', text: ['Hello ', 'from Gemini.'] });
+      const answer = await chat.send('Hello Gemini');
+      options.print(`    time to the first answer text (Gemini CLI, Agent mode): ${answer.firstTextMs} ms`);
+      assert.match(answer.text, /Hello from Gemini\./);
+    }],
+    ['Gemini CLI: a permission card, Allow runs the command', async () => {
+      const gemini = geminiAgent();
+      await chat.newChat('Agent');
+      const target = file('gemini-allowed.txt');
+      gemini.script(
+        { answers: 'Write gemini-allowed.txt', calls: [{ name: 'run_shell_command', input: { command: `echo allowed > ${target}` } }] },
+        { answers: 'Write gemini-allowed.txt', text: ['Written.'] },
+      );
+      const card = await chat.sendAndConfirm('Write gemini-allowed.txt');
+      assert.equal(fs.existsSync(target), false, 'nothing runs before the user allows it');
+      await card.allowOnce();
+      assert.match((await chat.answer()).text, /Written\./);
+      assert.equal(fs.readFileSync(target, 'utf8'), 'allowed\n');
+    }],
+    ['Gemini CLI\'s edit appears under "files changed", and Keep keeps it', async () => {
+      const workingSet = await geminiEdits('gemini.txt', 'Capitalise south', 'south', 'SOUTH');
+      // Copilot applied the edit in its editing session and saved it: the disk has it before Keep.
+      const onDisk = fs.readFileSync(file('gemini.txt'), 'utf8');
+      options.print(`    on disk before Keep: ${JSON.stringify(onDisk)}`);
+      await workingSet.keep();
+      await untilFile(file('gemini.txt'), 'north\nSOUTH\neast\nwest\n');
+    }],
+    ['Gemini CLI\'s edit, and Undo restores the file on disk', async () => {
+      const workingSet = await geminiEdits('gemini-undo.txt', 'Capitalise summer', 'summer', 'SUMMER');
+      await workingSet.undo();
+      await untilFile(file('gemini-undo.txt'), FILES['gemini-undo.txt']);
     }],
     ['Claude Code with no credentials: the chat says it needs a sign-in, and a Sign in button opens its log-in in a terminal', async () => {
       await chat.pick(SIGNIN_AGENT.name);

@@ -1,4 +1,4 @@
-// Claude Code or Codex, their real ACP adapters, against their fake model API on 127.0.0.1
+// Claude Code, Codex or Gemini CLI, the real agents, against their fake model API on 127.0.0.1
 // (tests/support/serve_fake_agent.py), for the tests in a real VS Code. No `vscode` import: the runner's
 // Chat view tests use it too.
 
@@ -57,7 +57,7 @@ export class FakeAgent {
   ) {}
 
   /** Starts it; with `sessionIn`, the agent first has a session of its own in that folder take that prompt. */
-  static async start(kind: 'claude' | 'codex', repository: Repository, sessionIn?: { folder: string; prompt: string }): Promise<FakeAgent> {
+  static async start(kind: 'claude' | 'codex' | 'gemini', repository: Repository, sessionIn?: { folder: string; prompt: string }): Promise<FakeAgent> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), `symposium-${kind}-`));
     const args = ['-m', 'tests.support.serve_fake_agent', kind, home, ...(sessionIn ? ['--session-in', sessionIn.folder, sessionIn.prompt] : [])];
     const child = spawn(repository.python, args, { cwd: repository.root, stdio: ['pipe', 'pipe', 'inherit'] });

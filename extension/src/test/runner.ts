@@ -24,7 +24,7 @@ import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
-import { CODEX_AGENT, FRESH_CLAUDE, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
+import { CODEX_AGENT, FRESH_CLAUDE, GEMINI_AGENT, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { measureEditCost, OWN_EDITS_AGENT } from './editCost';
@@ -116,10 +116,19 @@ async function main(): Promise<number> {
     // Then, in a window opened anew, agents with fake model APIs (added once the pictures are taken):
     // Claude Code with a session of its own to continue, then Claude Code and Codex at work.
     const repository = repositoryOf(SYMPOSIUM)!;
-    const [fake, codex] = await Promise.all([prepareContinue(repository, dirs.workspace), FakeAgent.start('codex', repository)]);
+    // Gemini CLI is the catalogue's, installed by `make agents` (or by serve_fake_agent.py on first use).
+    const [fake, codex, gemini] = await Promise.all([
+      prepareContinue(repository, dirs.workspace),
+      FakeAgent.start('codex', repository),
+      FakeAgent.start('gemini', repository).catch((error: Error) => {
+        console.log(`Gemini CLI is not available, its Chat view tests fail: ${error.message}`);
+        return undefined;
+      }),
+    ]);
     const signIn = { ...SIGNIN_AGENT, ...withoutCredentials(fake.entry, path.join(root, 'no-sign-in-home')) };
     const own = { ...fake.entry, ...OWN_EDITS_AGENT };
-    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, signIn, { ...FRESH_CLAUDE, ...fake.entry }, ...(editCost ? [own] : [])], path.join(OUT, 'trace'), editCost ? {} : {
+    const geminiEntry = gemini ? [{ ...GEMINI_AGENT, ...gemini.entry }] : [];
+    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, ...geminiEntry, signIn, { ...FRESH_CLAUDE, ...fake.entry }, ...(editCost ? [own] : [])], path.join(OUT, 'trace'), editCost ? {} : {
       'chat.agent.maxRequests': MAX_REQUESTS, // a turn past Copilot's request limit, in a few rounds
     });
     const again = await newPage(browser, OUT, 'agents');
@@ -136,15 +145,15 @@ async function main(): Promise<number> {
       const ms = await measureFirstText(again, fake, CONTINUE_AGENT.name, OUT);
       console.log(`first text: ${ms} ms`);
       await again.close();
-      await Promise.all([fake.stop(), codex.stop()]);
+      await Promise.all([fake.stop(), codex.stop(), gemini?.stop()]);
       return 0;
     }
     const continued = await runContinueViewTest(again, fake, { out: OUT, print });
-    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, workspace: dirs.workspace, out: OUT, print });
+    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, gemini, workspace: dirs.workspace, out: OUT, print });
     chat.passed += continued.passed + agents.passed;
     chat.failed += continued.failed + agents.failed;
     await again.close();
-    await Promise.all([fake.stop(), codex.stop()]);
+    await Promise.all([fake.stop(), codex.stop(), gemini?.stop()]);
     console.log(`Chat view tests: ${chat.passed} passed, ${chat.failed} failed after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
     // The tally last, where CI looks for it.
