@@ -73,6 +73,16 @@ class Request(fake_http.Request):
     def assistant_texts(self) -> list[str]:
         return self._texts("model")
 
+    def images(self) -> list[tuple[str, str]]:
+        """(media type, base64 data) of every image the user's messages carry (`inlineData`)."""
+        return [
+            (p["inlineData"].get("mimeType"), p["inlineData"].get("data"))
+            for c in self.contents
+            if c.get("role") == "user"
+            for p in c.get("parts") or []
+            if isinstance(p.get("inlineData"), dict)
+        ]
+
     def function_calls(self) -> list[dict[str, JSON]]:
         """The model's earlier function calls the request carries (`name`, `args`)."""
         return [p["functionCall"] for c in self.contents if c.get("role") == "model" for p in c.get("parts") or [] if "functionCall" in p]

@@ -185,14 +185,26 @@ export class ChatView {
       return;
     }
     const rows = this.page.locator('.action-widget .monaco-list-row');
+    // The list shows only the rows that fit: a model far down is found by searching, as a user does.
+    const search = this.page.locator('.action-widget input[placeholder="Search models"]');
     await retry(this.page, UI_MS * 3, async () => {
       await this.view.locator('.model-picker-name').first().click();
-      const other = rows.filter({ hasText: 'Other Models' }).first();
-      await rows.first().waitFor({ timeout: UI_MS });
-      if ((await rows.filter({ hasText: name }).count()) === 0 && (await other.count()) > 0) {
-        await other.click();
+      try {
+        await rows.first().waitFor({ timeout: UI_MS });
+        if ((await search.count()) > 0) {
+          await search.first().fill(name);
+        } else {
+          const other = rows.filter({ hasText: 'Other Models' }).first();
+          if ((await rows.filter({ hasText: name }).count()) === 0 && (await other.count()) > 0) {
+            await other.click();
+          }
+        }
+        await rows.filter({ hasText: name }).first().click({ timeout: 5_000 });
+      } catch (error) {
+        // Closed, so that the next try's click on the picker is not blocked by the open list.
+        await this.page.keyboard.press('Escape');
+        throw error;
       }
-      await rows.filter({ hasText: name }).first().click({ timeout: 5_000 });
       await picked.waitFor({ timeout: 5_000 });
     });
   }
