@@ -11,6 +11,7 @@ from actors.agent_connection import Connector
 from actors.agent_process import AgentProcess, agent_key
 from actors.tool_bridge import import_mcp
 from actors.transcript import Recorder
+from protocol.agent_facts import AgentFactsTable
 from protocol.failures import AgentError
 from protocol.lm import Agent, ProcessAgent
 from protocol.redact import Redactor
@@ -48,6 +49,8 @@ class AgentPool:
     _request_timeout: float = attrs.field(default=Settings().agent_timeout, kw_only=True)  # for requests but prompts
     _recorder: Recorder | None = attrs.field(default=None, kw_only=True)
     secrets: Redactor = attrs.field(factory=Redactor, kw_only=True)  # every agent's env values (protocol/redact.py)
+    # What is known of agents by their `agentInfo.name` (protocol/agent_facts.py); none by default.
+    facts: AgentFactsTable = attrs.field(factory=dict, kw_only=True)
     started: int = attrs.field(default=0, init=False)  # agent processes started so far
     _agents: dict[str, AgentProcess] = attrs.field(factory=dict, init=False)
     _starting: dict[str, _Start] = attrs.field(factory=dict, init=False)
@@ -90,7 +93,8 @@ class AgentPool:
                 self._warmed = True
                 self._nursery.start_soon(_warm_up_mcp)
             process = AgentProcess(
-                agent, cwd=cwd or self.cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout
+                agent, cwd=cwd or self.cwd, recorder=self._recorder, connector=self._connector, secrets=self.secrets, request_timeout=self._request_timeout,
+                facts=self.facts,
             )
             try:
                 await self._nursery.start(process.run)

@@ -31,13 +31,14 @@ from actors.flow import EVENTS_WINDOW, Receipt, Window
 from actors.mailbox import answering, queued
 from actors.racing import race
 from protocol import auth
+from protocol.agent_facts import AgentFacts, AgentFactsTable, OwnEdits, facts_for
 from protocol.agent_options import CHOICE_UPDATES
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.forking import Fork
 from protocol.mcp_transport import Transport
 from protocol.mcp_transport import transport as mcp_transport
 from protocol.settings import Settings
-from protocol.tool_policy import OwnEdits, merge_meta, own_edits
+from protocol.tool_policy import merge_meta
 from actors.version import version
 from protocol import acp, fs_edits
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LineSplitter, Overlong, RpcError
@@ -249,8 +250,10 @@ class AgentProcess:
         recorder: Recorder | None = None,
         secrets: Redactor | None = None,
         request_timeout: float = Settings().agent_timeout,
+        facts: AgentFactsTable | None = None,
     ) -> None:
         self.agent = agent
+        self._facts = facts or {}
         self._request_timeout = request_timeout
         self.name = agent_label(agent)
         self.cwd = cwd
@@ -566,15 +569,21 @@ class AgentProcess:
     # Commands ----------------------------------------------------------------------------
 
     @property
+    def facts(self) -> AgentFacts:
+        """What is known of this agent beyond what it declares, by the `agentInfo.name` of its
+        `initialize` (protocol/agent_facts.py); nothing before it answered."""
+        return facts_for(self._facts, self.initialized)
+
+    @property
     def own_edits(self) -> OwnEdits | None:
         """How this agent's own file editing is switched off, if we know (from its `initialize`)."""
-        return own_edits(self.initialized)
+        return self.facts.own_edits
 
     @property
     def mcp_transport(self) -> Transport:
         """How `vscode_tools` is offered to this agent: stdio, or HTTP to one that takes no stdio
         MCP server (protocol/mcp_transport.py)."""
-        return mcp_transport(self.capabilities, http_only=isinstance(self.agent, ProcessAgent) and self.agent.http_mcp_only)
+        return mcp_transport(self.capabilities, http_only=self.facts.http_mcp_only)
 
     def hands_off(self, asked: bool) -> bool:
         """Whether a session asked to hand its file editing to VS Code's tools does: only where we

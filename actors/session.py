@@ -212,7 +212,7 @@ class SessionActor:
                     if resume is not None and resume.named:
                         fork = continue_in_fork(process.initialized, resume.session_id)
                     else:
-                        fork = fork_at(process.initialized, origin.point)
+                        fork = fork_at(process.initialized, process.facts, origin.point)
                     resuming, must = (None, False) if fork is not None else (resumed, named)
                     return await process.new_session(folder, [await bridge.entry_for(process.mcp_transport)], self._events_send, resuming, must, hand_off, fork=fork)
 

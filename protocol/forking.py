@@ -23,8 +23,8 @@ docs/DESIGN.md.
   `sessionCapabilities.fork` (`session/fork`, which copies a whole session), and for the
   message, a way the agent is known to read. ACP names none, and no agent declares one:
   claude-agent-acp (0.100) reads JetBrains AIR's `_meta.jetbrains.air.fork` `{version: 1,
-  messageId}` and says so nowhere, so the agents that do are data (`MESSAGE_FORKS`, by the
-  `agentInfo` of their `initialize`, as `tool_policy.KNOWN_OWN_EDITS`). An agent that forks
+  messageId}` and says so nowhere, so the agents that do are data (`forksAtMessage` in the
+  agent facts, by the `agentInfo` of their `initialize`: protocol/agent_facts.py). An agent that forks
   only whole sessions (or not at all) is primed.
 - After a restart (`opening_after_restart`): the saved session resumes only at a marker of its
   last turn; a marker older than that forks at that turn's saved fork point, else is primed;
@@ -38,12 +38,12 @@ docs/DESIGN.md.
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
+from protocol.agent_facts import AgentFacts, MessageFork, version
 from protocol.lm import Message
 from protocol.matching import last_assistant
 
@@ -84,22 +84,6 @@ def forks_after_marker(messages: tuple[Message, ...] | list[Message], marker_ind
     return last_assistant(messages) == marker_index + 1
 
 
-# How an agent is known to take a fork point (none is declared: see the module's docstring).
-@attrs.frozen
-class MessageFork:
-    """`session/fork`'s `_meta` naming the message the fork ends with."""
-
-    since: tuple[int, ...]  # the agent's version from which it is known to (the version tested)
-
-    def meta(self, message_id: str) -> dict[str, Any]:
-        return {"jetbrains": {"air": {"fork": {"version": 1, "messageId": message_id}}}}
-
-
-MESSAGE_FORKS: Mapping[str, MessageFork] = {
-    "@agentclientprotocol/claude-agent-acp": MessageFork(since=(0, 100, 0)),
-}
-
-
 def declares_fork(initialized: Mapping[str, Any]) -> bool:
     """Whether the agent's `initialize` declares ACP's `session/fork` (`sessionCapabilities.fork`)."""
     capabilities = initialized.get("agentCapabilities")
@@ -107,24 +91,16 @@ def declares_fork(initialized: Mapping[str, Any]) -> bool:
     return isinstance(session, Mapping) and isinstance(session.get("fork"), Mapping)
 
 
-def message_fork(initialized: Mapping[str, Any]) -> MessageFork | None:
-    """How this agent forks a session at a message, from its `initialize` answer; None: it cannot
-    (it declares no `session/fork`, or it is not known to read a fork point)."""
-    if not declares_fork(initialized):
+def message_fork(initialized: Mapping[str, Any], facts: AgentFacts) -> MessageFork | None:
+    """How this agent forks a session at a message, from its `initialize` answer and what is known
+    of it (`facts`, protocol/agent_facts.py); None: it cannot (it declares no `session/fork`, or it
+    is not known to read a fork point, or its version is older than the one known to)."""
+    known = facts.forks_at_message
+    if known is None or not declares_fork(initialized):
         return None
     info = initialized.get("agentInfo")
-    if not isinstance(info, Mapping) or not isinstance(name := info.get("name"), str):
-        return None
-    known = MESSAGE_FORKS.get(name)
-    version = _version(info.get("version"))
-    if known is None or version is None or version < known.since:
-        return None
-    return known
-
-
-def _version(value: Any) -> tuple[int, ...] | None:
-    match = re.match(r"^(\d{1,9})\.(\d{1,9})\.(\d{1,9})", value) if isinstance(value, str) else None
-    return tuple(int(part) for part in match.groups()) if match else None
+    found = version(info.get("version")) if isinstance(info, Mapping) else None
+    return known if found is not None and found >= known.since else None
 
 
 @attrs.frozen
@@ -136,9 +112,9 @@ class Fork:
     must: bool = False  # fail rather than start a new session when the agent refuses (continuing a named session)
 
 
-def fork_at(initialized: Mapping[str, Any], point: ForkPoint | None) -> Fork | None:
+def fork_at(initialized: Mapping[str, Any], facts: AgentFacts, point: ForkPoint | None) -> Fork | None:
     """The fork that goes on from `point`, if this agent forks at a message; None: prime."""
-    how = message_fork(initialized) if point is not None else None
+    how = message_fork(initialized, facts) if point is not None else None
     return Fork(point.session_id, how.meta(point.message_id)) if how is not None and point is not None else None
 
 

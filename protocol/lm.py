@@ -217,9 +217,6 @@ class ProcessAgent:
     command: str
     args: tuple[str, ...] = ()
     env: tuple[EnvVar, ...] = ()
-    # It takes only HTTP MCP servers from a client (data from the catalogue's per-agent table):
-    # `vscode_tools` is offered to it over HTTP (protocol/mcp_transport.py).
-    http_mcp_only: bool = False
 
 
 Agent = ElizaAgent | ProcessAgent
@@ -275,8 +272,7 @@ converter.register_structure_hook(Agent, _structure_agent)
 converter.register_unstructure_hook(ElizaAgent, lambda a: {"deterministic": a.deterministic})
 converter.register_unstructure_hook(
     ProcessAgent,
-    lambda a: {"name": a.name, "command": a.command, "args": list(a.args), "env": [{"name": e.name, "value": e.value} for e in a.env]}
-    | ({"httpMcpOnly": True} if a.http_mcp_only else {}),
+    lambda a: {"name": a.name, "command": a.command, "args": list(a.args), "env": [{"name": e.name, "value": e.value} for e in a.env]},
 )
 
 

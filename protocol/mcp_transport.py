@@ -3,8 +3,8 @@
 ACP has every agent take stdio MCP servers, and stdio is what we prefer: the relay reaches the
 bridge through this user's private socket, and no secret is on any command line. Some agents take
 none but HTTP ones from a client all the same (they declare nothing that says so), which is data
-about that agent: `ProcessAgent.http_mcp_only`, from the catalogue's per-agent table
-(`extension/catalogue/overrides.json`). Such an agent gets the HTTP entry when it declares
+about that agent: `httpMcpOnly` in the agent facts (protocol/agent_facts.py, by the
+`agentInfo.name` of its `initialize`, from `extension/catalogue/overrides.json`). Such an agent gets the HTTP entry when it declares
 `agentCapabilities.mcpCapabilities.http`; without it, stdio stays the only one we can offer. Pure.
 """
 

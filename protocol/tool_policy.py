@@ -2,8 +2,8 @@
 
 Pure (no trio). The Session applies `bridged_tools` to every turn before the turn's tools reach
 the bridge or the permission policy; `hands_off_edits` decides, once per ACP session, whether
-the agent's own file editing is switched off in favour of VS Code's edit tools (`OwnEdits`).
-The table and the reasons are in docs/DESIGN.md, "Tool bridge".
+the agent's own file editing is switched off in favour of VS Code's edit tools (`OwnEdits`, data
+of the agent's in `protocol/agent_facts.py`). The reasons are in docs/DESIGN.md, "Tool bridge".
 
 An agent already reads files, searches, and runs commands itself, on the same disk, and its
 model knows its own tools best: offering Copilot's equivalents as well makes two sets of
@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import attrs
 
 from protocol.lm import BridgedTools, Tool
 
@@ -145,28 +143,6 @@ def hands_off_edits(tools: Iterable[Tool], choice: BridgedTools) -> bool:
     VS Code's tools to change and to create files, and the choice would bridge them."""
     names = {t.name for t in bridged_tools(tools, choice, edits_handed_off=True)}
     return CREATE_EDIT in names and bool(names & CHANGE_EDITS)
-
-
-@attrs.frozen
-class OwnEdits:
-    """How an agent's own file editing is switched off at `session/new`: what `_meta` to add."""
-
-    meta: Mapping[str, Any]
-
-
-# By the `agentInfo.name` an agent gives in `initialize`. Claude Code's adapter takes SDK options
-# in `_meta.claudeCode.options`; its own NotebookEdit goes too (VS Code's edit_notebook_file).
-KNOWN_OWN_EDITS: Mapping[str, OwnEdits] = {
-    name: OwnEdits({"claudeCode": {"options": {"disallowedTools": ["Edit", "Write", "MultiEdit", "NotebookEdit"]}}})
-    for name in ("@agentclientprotocol/claude-agent-acp", "@zed-industries/claude-code-acp")
-}
-
-
-def own_edits(initialized: Mapping[str, Any]) -> OwnEdits | None:
-    """How to switch off this agent's own editing, from its `initialize` answer; None if unknown."""
-    info = initialized.get("agentInfo")
-    name = info.get("name") if isinstance(info, dict) else None
-    return KNOWN_OWN_EDITS.get(name) if isinstance(name, str) else None
 
 
 def merge_meta(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -269,14 +269,13 @@ def tool_result(call_id: str, text: str) -> dict[str, JSON]:
 ELIZA = {"eliza": {"deterministic": True}}
 
 
-def process_agent(name: str, command: str, args: Sequence[str] = (), env: dict[str, str] | None = None, *, http_mcp_only: bool = False) -> dict[str, JSON]:
+def process_agent(name: str, command: str, args: Sequence[str] = (), env: dict[str, str] | None = None) -> dict[str, JSON]:
     return {
         "mcp_server": {
             "name": name,
             "command": command,
             "args": list(args),
             "env": [{"name": k, "value": v} for k, v in (env or {}).items()],
-            **({"httpMcpOnly": True} if http_mcp_only else {}),
         }
     }
 

@@ -69,6 +69,7 @@ from protocol.lm import (
 from actors.version import version
 from protocol.wire import WireError
 from symposium import launch
+from symposium.agent_facts import load_agent_facts
 
 log = logging.getLogger(__name__)
 
@@ -465,7 +466,7 @@ async def serve(
     decoder = Decoder([("params", "messages"), ("params", "options", "tools")])
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None, decode=decoder.decode)
     async with trio.open_nursery() as nursery:
-        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, request_timeout=settings.agent_timeout, recorder=recorder, connector=connector, secrets=secrets if secrets is not None else Redactor())
+        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, request_timeout=settings.agent_timeout, recorder=recorder, connector=connector, secrets=secrets if secrets is not None else Redactor(), facts=load_agent_facts())
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
         bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port

@@ -125,8 +125,6 @@ def apply_overrides(agents: list[dict], overrides: dict) -> list[dict]:
         agent = by_id.get(agent_id)
         if not agent:
             continue
-        if patch.get("httpMcpOnly"):
-            agent["httpMcpOnly"] = True
         dist = agent.get("distribution", {})
         targets = [dist[k] for k in ("npx", "uvx") if k in dist] + list(dist.get("binary", {}).values())
         for target in targets:

@@ -15,8 +15,6 @@ export interface AgentSetting {
   command: string;
   args?: string[];
   env?: Record<string, string>;
-  /** It takes only HTTP MCP servers from a client: `vscode_tools` is offered to it over HTTP (the backend's protocol/mcp_transport.py). */
-  httpMcpOnly?: boolean;
   /** The agent's own options for every conversation ({mode, effort, ...}), by option id or category. */
   options?: AgentOptions;
 }
@@ -41,8 +39,6 @@ export function readAgents(value: unknown): { agents: AgentSetting[]; problems: 
       problems.push(`${where}: "env" must map names to strings; ignored`);
     } else if (entry.options !== undefined && !(isObject(entry.options) && Object.values(entry.options).every((v) => typeof v === 'string' || typeof v === 'boolean'))) {
       problems.push(`${where}: "options" must map option names to strings or booleans; ignored`);
-    } else if (entry.httpMcpOnly !== undefined && typeof entry.httpMcpOnly !== 'boolean') {
-      problems.push(`${where}: "httpMcpOnly" must be true or false; ignored`);
     } else {
       agents.push({
         id: entry.id,
@@ -50,7 +46,6 @@ export function readAgents(value: unknown): { agents: AgentSetting[]; problems: 
         command: entry.command,
         args: entry.args ?? [],
         env: entry.env ?? {},
-        ...(entry.httpMcpOnly ? { httpMcpOnly: true } : {}),
         ...(entry.options && Object.keys(entry.options).length ? { options: entry.options } : {}),
       });
     }
@@ -65,7 +60,6 @@ export function wireAgent(agent: AgentSetting): Agent {
       command: agent.command,
       args: agent.args ?? [],
       env: Object.entries(agent.env ?? {}).map(([name, value]) => ({ name, value })),
-      ...(agent.httpMcpOnly ? { httpMcpOnly: true } : {}),
     },
   };
 }

@@ -52,7 +52,7 @@ export interface ChatOptions { tools: Tool[]; toolMode: 'auto' | 'required' }
 
 export type Agent =
   | { eliza: { deterministic: boolean } }
-  | { mcp_server: { name: string; command: string; args: string[]; env: { name: string; value: string }[]; httpMcpOnly?: boolean } };
+  | { mcp_server: { name: string; command: string; args: string[]; env: { name: string; value: string }[] } };
 
 export interface AgentEntry { id: string; name: string; agent: Agent }
 

@@ -81,7 +81,7 @@ class Run(Tap):
         full = {"HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / ".config"), "XDG_DATA_HOME": str(self.home / ".local/share"),
                 "XDG_CACHE_HOME": str(self.home / ".cache"), "XDG_STATE_HOME": str(self.home / ".local/state"), **agent.env, **env}
         command = agent.command()
-        self.agent = process_agent(agent.id, sys.executable, [str(TEE), str(self.log), "--", *command], env=full, http_mcp_only=agent.http_mcp_only)
+        self.agent = process_agent(agent.id, sys.executable, [str(TEE), str(self.log), "--", *command], env=full)
 
     async def chat(self, backend: BackendClient, history: list[Any], **options: Any) -> ChatResult:
         return await backend.chat(history, agent=self.agent, cwd=str(self.cwd), **options)

@@ -67,7 +67,6 @@ class CatalogueAgent:
     cmd: str | None  # the executable the entry names, if any
     args: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict, hash=False)
-    http_mcp_only: bool = False  # the entry's `httpMcpOnly` (extension/catalogue/overrides.json)
 
     @property
     def folder(self) -> Path:
@@ -144,8 +143,7 @@ def load(catalogue: Path = CATALOGUE) -> list[CatalogueAgent]:
         else:
             continue
         agents.append(CatalogueAgent(entry["id"], entry.get("name", entry["id"]), entry.get("version", ""), kind, package, spec,
-                                     how.get("cmd"), tuple(how.get("args") or ()), dict(how.get("env") or {}),
-                                     entry.get("httpMcpOnly") is True))
+                                     how.get("cmd"), tuple(how.get("args") or ()), dict(how.get("env") or {})))
     return agents
 
 

@@ -42,14 +42,13 @@ def test_overrides_replace_while_the_registry_is_not_newer_remove_and_patch():
             {"id": "claude-acp", "name": "Claude Code", "version": "0.100.0", "distribution": {"npx": {"package": "c@0.100.0"}}},
             {"id": "codex-acp", "name": "Codex", "version": "1.0.0", "distribution": {"npx": {"package": "x@1.0.0"}}},
         ],
-        "patch": {"gemini": {"args": ["--acp"], "env": {"X": "1"}}, "codex-acp": {"httpMcpOnly": True, "why": "takes no stdio MCP server"}},
+        "patch": {"gemini": {"args": ["--acp"], "env": {"X": "1"}}},
     }
     by_id = {a["id"]: a for a in catalogue.apply_overrides(registry, overrides)}
     assert sorted(by_id) == ["claude-acp", "codex-acp", "gemini"]
     assert by_id["claude-acp"]["version"] == "0.100.0"
     assert by_id["codex-acp"]["version"] == "2.0.0"
     assert by_id["gemini"]["distribution"]["npx"] == {"package": "g@1.0.0", "args": ["--acp"], "env": {"X": "1"}}
-    assert by_id["codex-acp"]["httpMcpOnly"] is True and "httpMcpOnly" not in by_id["gemini"]
     assert by_id["codex-acp"]["distribution"]["npx"] == {"package": "x@2.0.0"}
 
 

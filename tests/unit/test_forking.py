@@ -3,17 +3,21 @@ keeps where the agent can fork there, else in a new session primed (docs/DESIGN.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+from protocol.agent_facts import facts_for, parse_agent_facts
 from protocol.conversations import Conversations, MarkerAt, Route
+from protocol import forking
 from protocol.forking import (
     Fork,
     ForkPoint,
     Opening,
     continue_in_fork,
-    fork_at,
     fork_point,
     forks_after_marker,
     last_message_id,
-    message_fork,
     opening_after_restart,
 )
 from protocol.lm import ChatParams, ElizaAgent, Message, Options, TextPart, to_wire
@@ -26,6 +30,16 @@ CLAUDE = {
 }
 CODEX = {"agentCapabilities": {"sessionCapabilities": {"resume": {}}}, "agentInfo": {"name": "codex-acp", "version": "0.16.0"}}
 FORKS_WHOLE = {"agentCapabilities": {"sessionCapabilities": {"fork": {}}}, "agentInfo": {"name": "another-agent", "version": "9.0.0"}}
+# The agents known to fork at a message: the shipped table (extension/catalogue/overrides.json).
+FACTS, _ = parse_agent_facts(json.loads((Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json").read_text()))
+
+
+def message_fork(initialized: dict[str, Any]) -> Any:
+    return forking.message_fork(initialized, facts_for(FACTS, initialized))
+
+
+def fork_at(initialized: dict[str, Any], point: ForkPoint | None) -> Fork | None:
+    return forking.fork_at(initialized, facts_for(FACTS, initialized), point)
 
 
 def user(text: str) -> Message:

@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, hands_off_edits, merge_meta, own_edits
+from protocol.agent_facts import facts_for
+from protocol.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, hands_off_edits, merge_meta
 from protocol.lm import BridgedTools, ChatParams, parse
 from protocol.wire import WireError
+from symposium.agent_facts import load_agent_facts
 from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, tool_result, user
 from tests.actors.test_tool_schema import GUARD, as_tools, copilot_tools
 
@@ -60,9 +62,10 @@ def test_editing_is_handed_to_vscode_only_when_it_offers_tools_to_change_and_cre
 
 
 def test_claude_codes_own_editing_is_known_by_its_agent_info_and_merged_into_session_meta() -> None:
-    claude = own_edits({"agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "version": "0.100.0"}})
+    facts = load_agent_facts()  # the shipped table, extension/catalogue/overrides.json
+    claude = facts_for(facts, {"agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "version": "0.100.0"}}).own_edits
     assert claude is not None
-    assert own_edits({"agentInfo": {"name": "codex-acp"}}) is None and own_edits({}) is None
+    assert facts_for(facts, {"agentInfo": {"name": "codex-acp"}}).own_edits is None and facts_for(facts, {}).own_edits is None
     base = {"claudeCode": {"options": {"promptSuggestions": False}}}
     assert merge_meta(base, claude.meta) == {"claudeCode": {"options": {"promptSuggestions": False, "disallowedTools": ["Edit", "Write", "MultiEdit", "NotebookEdit"]}}}
 

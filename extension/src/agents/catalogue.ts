@@ -45,8 +45,6 @@ export interface CatalogueAgent {
   distribution: { npx?: PackageDistribution; uvx?: PackageDistribution; binary?: Record<string, BinaryTarget> };
   /** Why this agent's npm install scripts are run (overrides' `npmScripts`); absent: `--ignore-scripts`. */
   installScripts?: string;
-  /** It takes only HTTP MCP servers from a client (overrides' `patch.<id>.httpMcpOnly`): passed to its setting. */
-  httpMcpOnly?: boolean;
 }
 
 export interface Catalogue {
@@ -163,7 +161,6 @@ export function parseRegistry(json: unknown): { agents: CatalogueAgent[]; proble
       ...(typeof entry.website === 'string' ? { website: entry.website } : {}),
       ...(isStrings(entry.authors) ? { authors: entry.authors } : {}),
       ...(typeof entry.license === 'string' ? { license: entry.license } : {}),
-      ...(entry.httpMcpOnly === true ? { httpMcpOnly: true } : {}),
       distribution,
     });
   }
@@ -219,8 +216,8 @@ export interface Overrides {
   remove?: string[];
   /** Replace the registry's entry of the same id while the registry's version is not newer. */
   agents?: unknown[];
-  /** Per id: `args` replacing the registry's, `env` added to it, in every distribution; `httpMcpOnly` set on the entry. */
-  patch?: Record<string, { args?: string[]; env?: Record<string, string>; httpMcpOnly?: boolean }>;
+  /** Per id: `args` replacing the registry's, `env` added to it, in every distribution. */
+  patch?: Record<string, { args?: string[]; env?: Record<string, string> }>;
   /** npm packages whose install scripts are run, with the reason. */
   npmScripts?: Record<string, string>;
 }
@@ -257,9 +254,6 @@ export function applyOverrides(json: unknown, overrides: Overrides, add = false)
   }
   for (const [id, patch] of Object.entries(overrides.patch ?? {})) {
     const entry = byId.get(id);
-    if (entry && patch.httpMcpOnly === true) {
-      entry.httpMcpOnly = true;
-    }
     const dist = (entry?.distribution ?? {}) as Record<string, unknown>;
     const targets = [dist.npx, dist.uvx, ...Object.values((dist.binary ?? {}) as Record<string, unknown>)];
     for (const target of targets.filter((t): t is Record<string, unknown> => typeof t === 'object' && t !== null)) {

@@ -41,8 +41,6 @@ export interface InstallRecord {
   env: Record<string, string>;
   folder: string;
   installedAt: string;
-  /** It takes only HTTP MCP servers from a client (the catalogue's `httpMcpOnly`). */
-  httpMcpOnly?: boolean;
   /** What the agent said when it was first started after install. */
   auth?: { ready: boolean; methods: AuthMethod[]; error?: string };
 }
@@ -102,7 +100,6 @@ export async function installAgent(agent: CatalogueAgent, options: InstallOption
       folder,
       installedAt: new Date().toISOString(),
       ...installed,
-      ...(agent.httpMcpOnly ? { httpMcpOnly: true } : {}),
     };
     // npm prefixes and unpacked archives do not mind being moved; a venv is built in place.
     fs.writeFileSync(path.join(method === 'uvx' ? folder : building, RECORD), JSON.stringify(record, null, 2), { mode: 0o600 });
@@ -119,7 +116,7 @@ export async function installAgent(agent: CatalogueAgent, options: InstallOption
 
 /** The `symposium.agents` entry that runs the installed agent. */
 export function settingFor(record: InstallRecord, id = record.id): AgentSetting {
-  return { id, name: record.name, command: record.command, args: record.args, env: record.env, ...(record.httpMcpOnly ? { httpMcpOnly: true } : {}) };
+  return { id, name: record.name, command: record.command, args: record.args, env: record.env };
 }
 
 /** The records of everything installed under `root`, by folder. */

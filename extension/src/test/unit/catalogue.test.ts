@@ -248,7 +248,7 @@ describe('our overrides', () => {
     const overrides = {
       remove: ['old'],
       agents: [agent('claude-acp', { npx: { package: 'c@0.100.0' } }, { version: '0.100.0' }), agent('codex-acp', { npx: { package: 'x@1.0.0' } }, { version: '1.0.0' }), agent('new', { uvx: { package: 'n==1.0.0' } })],
-      patch: { gemini: { args: ['--acp'], env: { GEMINI_CLI_NO_RELAUNCH: 'true' } }, 'codex-acp': { httpMcpOnly: true } },
+      patch: { gemini: { args: ['--acp'], env: { GEMINI_CLI_NO_RELAUNCH: 'true' } } },
     };
     const { agents } = parseRegistry(applyOverrides(registry, overrides, true));
     const byId = Object.fromEntries(agents.map((a) => [a.id, a]));
@@ -258,8 +258,6 @@ describe('our overrides', () => {
     assert.equal(byId['codex-acp'].version, '2.0.0'); // the registry's, once it is newer
     assert.deepEqual(byId.gemini.distribution.npx, { package: 'g@1.0.0', args: ['--acp'], env: { GEMINI_CLI_NO_RELAUNCH: 'true' } });
     assert.equal((registry.agents[3].distribution as { npx: { args: string[] } }).npx.args[0], '--experimental-acp'); // the input is left as it was
-    assert.equal(byId['codex-acp'].httpMcpOnly, true); // takes only HTTP MCP servers: carried to its setting
-    assert.equal(byId.gemini.httpMcpOnly, undefined);
   });
 
   it('are the shipped file, and the shipped catalogue is built with them', () => {

@@ -53,11 +53,10 @@ describe('symposium.agents', () => {
     assert.equal(modelRequest('codex/gpt-5', agents), undefined);
   });
 
-  it('carries an agent that takes only HTTP MCP servers to the backend, and drops a malformed flag', () => {
-    const { agents, problems } = readAgents([{ id: 'copilot', command: 'copilot', httpMcpOnly: true }, { id: 'plain', command: 'x', httpMcpOnly: false }, { id: 'odd', command: 'x', httpMcpOnly: 'yes' }]);
-    assert.deepEqual(agents.map((a) => a.httpMcpOnly), [true, undefined]);
-    assert.match(problems[0], /symposium\.agents\[2\]: "httpMcpOnly" must be true or false/);
-    assert.deepEqual(wireAgentEntries(agents).map((e) => 'mcp_server' in e.agent && e.agent.mcp_server.httpMcpOnly), [true, undefined]);
+  it('takes an entry an older Add Agent wrote with "httpMcpOnly", and sends the backend none: it knows the agent by its agentInfo', () => {
+    const { agents, problems } = readAgents([{ id: 'copilot', command: 'copilot', httpMcpOnly: true }]);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(wireAgentEntries(agents).map((e) => e.agent), [{ mcp_server: { name: 'copilot', command: 'copilot', args: [], env: [] } }]);
   });
 
   it('keeps options that are strings or booleans, and drops an entry whose options are not', () => {

@@ -1,0 +1,92 @@
+"""The agent facts: one table, beside the catalogue, of what is known of agents by the `agentInfo.name`
+they give at `initialize` (docs/DESIGN.md, "Agent facts"). A malformed file or entry is reported
+and left out, never a crash."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from protocol.agent_facts import NOTHING, AgentFacts, MessageFork, OwnEdits, facts_for, parse_agent_facts
+from symposium import agent_facts as loader
+
+SHIPPED = Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json"
+FORK_META = {"jetbrains": {"air": {"fork": {"version": 1, "messageId": "{messageId}"}}}}
+
+
+def test_the_shipped_table_holds_every_entry_without_a_problem() -> None:
+    table, problems = parse_agent_facts(json.loads(SHIPPED.read_text()))
+    assert problems == []
+    claude = table["@agentclientprotocol/claude-agent-acp"]
+    assert claude.own_edits is not None and claude.forks_at_message is not None and not claude.http_mcp_only
+    assert claude.forks_at_message.meta("msg_01") == {"jetbrains": {"air": {"fork": {"version": 1, "messageId": "msg_01"}}}}
+    assert table["@zed-industries/claude-code-acp"].forks_at_message is None
+    assert table["Copilot"] == AgentFacts(http_mcp_only=True)
+
+
+def test_an_agent_is_known_by_the_name_it_gives_at_initialize_whatever_it_was_installed_as() -> None:
+    table = {"A": AgentFacts(http_mcp_only=True)}
+    assert facts_for(table, {"agentInfo": {"name": "A", "version": "1.0.0"}}).http_mcp_only
+    assert facts_for(table, {"agentInfo": {"name": "a"}}) is NOTHING  # names are exact
+    assert facts_for(table, {"agentInfo": "A"}) is NOTHING and facts_for(table, {}) is NOTHING
+
+
+def test_a_well_formed_entry() -> None:
+    document = {
+        "agentInfo": {
+            "x": {
+                "ownEdits": {"_meta": {"k": {"off": ["Edit"]}}},
+                "forksAtMessage": {"since": "1.2.3", "_meta": FORK_META},
+                "httpMcpOnly": False,
+                "why": "tested",
+            }
+        }
+    }
+    assert parse_agent_facts(document) == ({"x": AgentFacts(OwnEdits({"k": {"off": ["Edit"]}}), MessageFork((1, 2, 3), FORK_META))}, [])
+    assert parse_agent_facts({"remove": []}) == ({}, [])  # no section: nothing known
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ("yes", "not an object"),
+        ({"httpMcpOnly": "true"}, "'httpMcpOnly' is not true or false"),
+        ({"ownEdit": {"_meta": {}}}, "unknown field 'ownEdit'"),
+        ({"ownEdits": {"meta": {}}}, "'ownEdits' has no '_meta' object"),
+        ({"forksAtMessage": {"since": "0.100", "_meta": FORK_META}}, "'forksAtMessage.since' is not a version"),
+        ({"forksAtMessage": {"since": "0.100.0", "_meta": {"fork": {"messageId": "msg"}}}}, "no '{messageId}'"),
+        ({"why": 1}, "'why' is not a string"),
+    ],
+)
+def test_a_malformed_entry_is_left_out_and_said_why_the_others_kept(entry: object, problem: str) -> None:
+    table, problems = parse_agent_facts({"agentInfo": {"bad": entry, "good": {"httpMcpOnly": True}}})
+    assert table == {"good": AgentFacts(http_mcp_only=True)}
+    [said] = problems
+    assert said.startswith("agentInfo['bad']: ") and problem in said and said.endswith("; left out")
+
+
+def test_a_malformed_document_leaves_nothing_known() -> None:
+    assert parse_agent_facts([]) == ({}, ["the file is not a JSON object"])
+    assert parse_agent_facts({"agentInfo": []}) == ({}, ["'agentInfo' is not an object"])
+
+
+def test_the_backend_reads_the_repositorys_file_and_a_broken_one_only_costs_the_facts(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    assert loader.load_agent_facts() == parse_agent_facts(json.loads(SHIPPED.read_text()))[0]
+    broken = tmp_path / "overrides.json"
+    broken.write_text('{"agentInfo": {')
+    with caplog.at_level(logging.ERROR):
+        assert loader.load_agent_facts(broken) == {}
+        assert loader.load_agent_facts(tmp_path / "missing.json") == {}
+        broken.write_text('{"agentInfo": {"Copilot": {"httpMcpOnly": 1}, "A": {"httpMcpOnly": true}}}')
+        assert loader.load_agent_facts(broken) == {"A": AgentFacts(http_mcp_only=True)}
+    said = caplog.text
+    assert "not JSON" in said and "not read" in said and "agentInfo['Copilot']: 'httpMcpOnly' is not true or false" in said
+
+
+def test_the_packaged_copy_is_the_repositorys_file() -> None:
+    """The wheel the vsix ships carries the file through the link symposium/agent_facts.json."""
+    packaged = Path(loader.__file__).parent / loader.PACKAGED
+    assert packaged.read_text() == SHIPPED.read_text()
