@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Page } from 'playwright-core';
-import { ChatView } from './chatView';
+import { ChatView, runCommand } from './chatView';
 import { FakeAgent } from './fakeAgent';
 
 export const EDITS = 10;
@@ -56,6 +56,8 @@ export async function measureEditCost(page: Page, claude: FakeAgent, claudeName:
         ...Array.from({ length: EDITS }, (_, i) => ({ answers: ask, calls: [edit(i)] })),
         { answers: ask, text: ['Updated.'] },
       );
+      // Every turn alike: no file open, so Copilot adds no editor context (a routed turn opens its file).
+      await runCommand(page, 'View: Close All Editors');
       await chat.pick(routed ? claudeName : OWN_EDITS_AGENT.name);
       await chat.newChat(routed ? 'Agent' : 'Ask');
       const target = lines.join('\n').replace(/old/g, 'new') + '\n';
