@@ -56,19 +56,6 @@ FAKES: dict[str, Any] = {
 }
 
 
-def fill(value: Any, **names: str) -> Any:
-    """`value` with `{api}`, `{home}`, `{command}` replaced (in strings, lists and tables)."""
-    if isinstance(value, str):
-        for name, text in names.items():
-            value = value.replace("{" + name + "}", text)
-        return value
-    if isinstance(value, list):
-        return [fill(v, **names) for v in value]
-    if isinstance(value, dict):
-        return {k: fill(v, **names) for k, v in value.items()}
-    return value
-
-
 class Run(Tap):
     """One start of the agent: its definition (command, arguments, entry env), its HOME, its ACP log."""
 
@@ -161,7 +148,7 @@ async def test_conformance(catalogue_agent: catalogue_agents.CatalogueAgent, tmp
 
     async with BackendClient.spawn(["--log-level", "info", "vscodelm"]) as backend:
         # Initialize and sign-in: no credentials anywhere.
-        bare = Run(agent, tmp_path / "bare", fill(known.get("always_env", {}), home=str(tmp_path / "bare" / "home"), **paths))
+        bare = Run(agent, tmp_path / "bare", catalogue_agents.fill(known.get("always_env", {}), home=str(tmp_path / "bare" / "home"), **paths))
         with trio.move_on_after(SIGNIN_GUARD) as guard:
             signin = await bare.chat(backend, [user("Hello")])
         initialized, row.initialize, methods = describe_initialize(bare.result_of("initialize"))
@@ -255,8 +242,8 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
     root = tmp_path / "keyed"
     home = root / "home"
     names = {"api": api.url, "home": str(home), **paths}
-    run = Run(agent, root, fill(known.get("always_env", {}) | known.get("env", {}), **names))
-    for path, content in fill(known.get("files", {}), **names).items():
+    run = Run(agent, root, catalogue_agents.fill(known.get("always_env", {}) | known.get("env", {}), **names))
+    for path, content in catalogue_agents.fill(known.get("files", {}), **names).items():
         target = home / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
@@ -281,7 +268,7 @@ async def _flows(agent: catalogue_agents.CatalogueAgent, known: dict[str, Any], 
     shell = known.get("shell")
     if shell:
         out = run.cwd / "out.txt"
-        api.script(reply(text("I will write it."), call(shell["tool"], fill(shell["args"], command=f"echo hi > {out}"))),
+        api.script(reply(text("I will write it."), call(shell["tool"], catalogue_agents.fill(shell["args"], command=f"echo hi > {out}"))),
                    reply(text("Done: the file is written.")))
         tools = [AGENT_ACTION_TOOL_DEF, PROBE]
         history.append(user("Write hi to out.txt"))

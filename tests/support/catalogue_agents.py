@@ -40,6 +40,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = Path(__file__).resolve().parent / "agents.toml"  # what the suite knows of each agent, `requires` included
+
 # SYMPOSIUM_TEST_CATALOGUE: another catalogue file, to try the suite on agents the bundled one does not list yet.
 CATALOGUE = Path(os.environ.get("SYMPOSIUM_TEST_CATALOGUE") or ROOT / "extension" / "catalogue" / "registry.json")
 INSTALL_TIMEOUT = 600  # seconds for one install (the biggest agents take two minutes here)
@@ -47,6 +48,19 @@ BUDGET = 1800  # seconds for all the installs of one run, by default
 PARALLEL = 3  # installs at once: the time is the registry's downloads, not the 2 cores
 RETRY_AFTER = 24 * 3600  # a failed install is tried again after this long
 INSTALLED = ".installed"  # written last in a finished install folder (as scripts/install-agents.sh does)
+
+
+def fill(value: Any, **names: str) -> Any:
+    """A value of agents.toml (`TABLE`) with `{api}`, `{home}`, `{command}` replaced (in strings, lists and tables)."""
+    if isinstance(value, str):
+        for name, text in names.items():
+            value = value.replace("{" + name + "}", text)
+        return value
+    if isinstance(value, list):
+        return [fill(v, **names) for v in value]
+    if isinstance(value, dict):
+        return {k: fill(v, **names) for k, v in value.items()}
+    return value
 
 
 def cache() -> Path:

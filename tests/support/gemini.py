@@ -42,16 +42,6 @@ def known() -> dict[str, Any]:
     return tomllib.loads(catalogue_agents.TABLE.read_text())[ID]
 
 
-def fill(value: Any, **names: str) -> Any:
-    if isinstance(value, str):
-        for name, text in names.items():
-            value = value.replace("{" + name + "}", text)
-        return value
-    if isinstance(value, dict):
-        return {k: fill(v, **names) for k, v in value.items()}
-    return value
-
-
 class Gemini:
     """One Gemini CLI definition for one test: its HOME and working folder under `root`, its ACP log."""
 
@@ -70,7 +60,7 @@ class Gemini:
             "XDG_CONFIG_HOME": str(self.home / ".config"),
             "XDG_CACHE_HOME": str(self.home / ".cache"),
             **found.env,
-            **fill(table.get("always_env", {}) | table.get("env", {}), api=api.url, home=str(self.home)),
+            **catalogue_agents.fill(table.get("always_env", {}) | table.get("env", {}), api=api.url, home=str(self.home)),
         }
         self.env = env
         self.command = [sys.executable, str(TEE), str(self.log), "--", *found.command()]
