@@ -46,7 +46,7 @@ from actors.peer import ConnectionClosed, Peer
 from protocol.redact import Redactor
 from actors.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
-from protocol.turn import AgentEvent, AgentGone, AgentUpdates, FileWriteRequested, PermissionRequested, PromptEnded, PromptErrored, QuestionAsked
+from protocol.turn_events import AgentEvent, AgentGone, AgentUpdates, FileWriteRequested, PermissionRequested, PromptEnded, PromptErrored, QuestionAsked
 from protocol.wire import canonical_json
 
 log = logging.getLogger(__name__)

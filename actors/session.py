@@ -49,13 +49,16 @@ from actors.racing import race
 from protocol.forking import ForkPoint, Opening, continue_in_fork, fork_at, fork_point, last_message_id, opening_after_restart
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
 from protocol.failures import AgentError, Failure, FailureKind, failure
-from protocol.rendering import ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
+from protocol.prompt import build_prompt, latest_system
+from protocol.rendering import ToolCallTracker, render_updates, usage_part
 from actors.agent_catalog import AgentCatalog
 from actors.tool_bridge import BridgeListener, ToolBridge
 from actors.warm import Spares
 from protocol.tool_policy import bridged_tools, hands_off_edits
-from protocol.turn import (
+from protocol.turn import State, TurnMachine, Want
+from protocol.turn_events import (
     AcceptToolCalls,
+    AgentEvent,
     AgentUpdates,
     Answer,
     CancelPrompt,
@@ -73,16 +76,12 @@ from protocol.turn import (
     SendPrompt,
     SetTimer,
     ShowUpdates,
-    State,
     TimedOut,
     TurnArrived,
     TurnCancelled,
-    TurnMachine,
     UseTools,
-    Want,
 )
-from protocol.turn import AgentEvent
-from protocol.turn import Event as TurnEvent
+from protocol.turn_events import Event as TurnEvent
 from protocol.jsonrpc import RpcError
 from actors.transcript import Recorder
 from protocol.lm import Agent, Part, TextPart, ToolCallPart

@@ -45,7 +45,8 @@ from protocol.jsonrpc import LineSplitter, Overlong
 from actors.peer import Tracer
 from actors.transcript import Recorder
 from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
-from protocol.turn import NO_PROMPT_CALL, ToolRequested
+from protocol.turn_events import ToolRequested
+from protocol.turn_rules import NO_PROMPT_CALL
 from actors.version import version
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from protocol.matching import (
     trailing_digest,
 )
 from protocol.reading import Read, opening, read_messages
-from protocol.rendering import split_context
+from protocol.prompt import split_context
 from protocol.wire import WireError
 
 log = logging.getLogger(__name__)

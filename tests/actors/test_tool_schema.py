@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.tool_bridge import BridgeListener, ToolBridge
-from protocol.turn import ToolRequested
+from protocol.turn_events import ToolRequested
 from protocol.tool_schema import input_schema, listable
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.launch import RELAY

@@ -7,22 +7,11 @@ from hypothesis import strategies as st
 
 from protocol.matching import normalise
 from protocol.messages import Turn
-from protocol.rendering import (
-    ToolCallTracker,
-    agent_action_parameters,
-    approves,
-    awaited_results,
-    block_text,
-    bridged_tool,
-    build_prompt,
-    choose_option,
-    merge_parts,
-    permission_outcome,
-    render_update,
-    render_updates,
-    unified_diff,
-    usage_part,
-)
+from protocol.permissions import agent_action_parameters, approves, choose_option, permission_outcome
+from protocol.prompt import build_prompt
+from protocol.rendering import ToolCallTracker, block_text, merge_parts, render_update, render_updates, unified_diff, usage_part
+from protocol.tool_names import bridged_tool
+from protocol.turn_rules import awaited_results
 from protocol.agent_options import TurnUsage
 from protocol.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 

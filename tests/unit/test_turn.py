@@ -11,43 +11,37 @@ from hypothesis import strategies as st
 
 from protocol.matching import normalise
 from protocol.messages import Turn
-from protocol.turn import (
-    ANNOUNCED_WAIT,
-    GATHER_WINDOW,
-    NO_PROMPT_CALL,
-    SetTimer,
-    batch_wait,
+from protocol.permissions import Permit, permission_policy
+from protocol.turn import State, TurnMachine, Want
+from protocol.turn_events import (
     AcceptToolCalls,
     AgentGone,
     AgentUpdates,
     Answer,
-    DropUpdates,
     CancelPrompt,
     Complete,
+    DropUpdates,
     EmitPart,
     Event,
-    FileWriteRequested,
     Fail,
+    FileWriteRequested,
     MailboxClosed,
-    Permit,
     PermissionRequested,
-    QuestionAsked,
     Prepared,
     PrepareFailed,
     PromptEnded,
     PromptErrored,
+    QuestionAsked,
     ReportUsage,
     SendPrompt,
+    SetTimer,
     ShowUpdates,
-    State,
     TimedOut,
     ToolRequested,
     TurnArrived,
     TurnCancelled,
-    TurnMachine,
-    Want,
-    permission_policy,
 )
+from protocol.turn_rules import ANNOUNCED_WAIT, GATHER_WINDOW, NO_PROMPT_CALL, batch_wait
 from protocol import acp, fs_edits
 from protocol.failures import FailureKind, failure
 from protocol.jsonrpc import RpcError

@@ -16,7 +16,8 @@ import trio
 from actors.tool_bridge import BridgeListener, ToolBridge
 from protocol.lm import TextPart, Tool, ToolResultPart
 from protocol.mcp_transport import HTTP, STDIO
-from protocol.turn import NO_PROMPT_CALL, ToolRequested
+from protocol.turn_events import ToolRequested
+from protocol.turn_rules import NO_PROMPT_CALL
 from symposium.launch import RELAY
 
 GUARD = 60

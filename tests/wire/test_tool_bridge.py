@@ -20,7 +20,8 @@ import trio.testing
 
 from actors.tool_bridge import MAX_HANDSHAKES, MAX_IN_FLIGHT, BridgeListener, ToolBridge
 from protocol.tool_names import ToolNames
-from protocol.turn import NO_PROMPT_CALL, ToolRequested
+from protocol.turn_events import ToolRequested
+from protocol.turn_rules import NO_PROMPT_CALL
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 from symposium.launch import RELAY
