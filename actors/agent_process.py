@@ -32,7 +32,6 @@ from actors.mailbox import answering, queued
 from actors.racing import race
 from protocol import auth
 from protocol.agent_facts import AgentFacts, AgentFactsTable, OwnEdits, facts_for
-from protocol.agent_options import CHOICE_UPDATES
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.forking import Fork
 from protocol.mcp_transport import Transport
@@ -47,6 +46,7 @@ from protocol.redact import Redactor
 from actors.transcript import Recorder
 from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
 from protocol.turn_events import AgentEvent, AgentGone, AgentUpdates, FileWriteRequested, PermissionRequested, PromptEnded, PromptErrored, QuestionAsked
+from protocol.session_updates import BETWEEN_PROMPTS
 from protocol.wire import canonical_json
 
 log = logging.getLogger(__name__)
@@ -66,10 +66,8 @@ STDERR_LINE_MAX = 4096  # characters of a stderr line kept for an error's data
 STDERR_RATE = 1024 * 1024
 STDERR_BURST = 1024 * 1024
 STDERR_DRAIN = 1.0  # after an agent exited, how long what it left on stderr is read at full speed
-# What an agent says of a session with no prompt running is about a prompt that ended (or
-# replays history): dropped, but for what changes the session's state. Those are kept while
-# the session has less than IDLE_BACKLOG bytes unread, so a flood between prompts costs nothing.
-BETWEEN_PROMPTS = CHOICE_UPDATES | {"usage_update"}
+# What an agent says of a session with no prompt running is kept (`session_updates.BETWEEN_PROMPTS`)
+# while the session has less than IDLE_BACKLOG bytes unread, so a flood between prompts costs nothing.
 IDLE_BACKLOG = 64 * 1024
 
 

@@ -25,7 +25,7 @@ from actors.flow import REPLY_WINDOW, Window
 from actors.mailbox import queued
 from actors.session import Delivery, SessionActor
 from actors.session_store import SessionStore
-from actors.tool_bridge import BridgeListener
+from actors.bridge_listener import BridgeListener
 from actors.transcript import Recorder
 from actors.warm import Spares
 from protocol.conversations import Conversations, MarkerAt, Record, Route

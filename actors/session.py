@@ -28,8 +28,6 @@ from actors.agent_pool import AgentPool
 from protocol.agent_options import (
     MODE,
     Choice,
-    TurnUsage,
-    UsageMeter,
     Value,
     after_set,
     bypasses_permissions,
@@ -42,6 +40,7 @@ from protocol.agent_options import (
     updated,
 )
 from actors.session_store import SessionStore
+from protocol.usage import TurnUsage, UsageMeter
 from protocol.settings import Settings
 from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
@@ -52,7 +51,8 @@ from protocol.failures import AgentError, Failure, FailureKind, failure
 from protocol.prompt import build_prompt, latest_system
 from protocol.rendering import ToolCallTracker, render_updates, usage_part
 from actors.agent_catalog import AgentCatalog
-from actors.tool_bridge import BridgeListener, ToolBridge
+from actors.bridge_listener import BridgeListener
+from actors.tool_bridge import ToolBridge, open_bridge
 from actors.warm import Spares
 from protocol.tool_policy import bridged_tools, hands_off_edits
 from protocol.turn import State, TurnMachine, Want
@@ -204,7 +204,7 @@ class SessionActor:
                     # The agent connects to the bridge during session/new: it lists the first
                     # turn's tools as they will be, whether its own editing goes or stays.
                     tools = bridged_tools(first.tools, first.bridged, process.hands_off(hand_off))
-                    bridge = await self._bridges.open(self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
+                    bridge = await open_bridge(self._bridges, self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
                     folder = os.path.abspath(cwd or self._pool.cwd)
                     # Forked where the agent can (docs/DESIGN.md, "Forks"): a chat's edit of
                     # history at the last turn it keeps; an agent's own session continued.

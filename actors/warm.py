@@ -24,7 +24,8 @@ from protocol.agent_options import read_choices
 from actors.agent_process import AgentError, AgentProcess, AgentSession, agent_key, agent_label
 from actors.agent_pool import AgentPool
 from actors.agent_catalog import AgentCatalog
-from actors.tool_bridge import BridgeListener, ToolBridge
+from actors.bridge_listener import BridgeListener
+from actors.tool_bridge import ToolBridge, open_bridge
 from protocol.tool_policy import bridged_tools
 from protocol.lm import Agent, BridgedTools, Tool
 from actors.transcript import Recorder
@@ -150,7 +151,7 @@ class Spares:
         bridge: ToolBridge | None = None
         try:
             process = await self._pool.start(agent, cwd)
-            bridge = await self._bridges.open(events_send, bridged_tools(tools, bridged, process.hands_off(hand_off)), recorder=self._recorder)
+            bridge = await open_bridge(self._bridges, events_send, bridged_tools(tools, bridged, process.hands_off(hand_off)), recorder=self._recorder)
             session = await process.new_session(cwd, [await bridge.entry_for(process.mcp_transport)], events_send, hand_off_edits=hand_off)
         except AgentError as exc:
             if bridge is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from protocol.agent_options import TurnUsage
+from protocol.usage import TurnUsage
 from protocol.agent_text import shown
 from protocol.lm import EditPart, Part, TextPart, ThinkingPart, UsagePart
 from protocol.session_updates import UpdateKind, kind_of

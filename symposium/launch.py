@@ -28,7 +28,7 @@ import trio
 from actors.agent_process import agent_label
 from actors.agent_connection import AgentConnection, StreamConnection
 from protocol.failures import AgentError, FailureKind, failure, resource_failure
-from actors.tool_bridge import Relay
+from actors.bridge_listener import Relay
 from protocol.lm import Agent, ElizaAgent, ProcessAgent
 from actors.streams import memory_stream_pair
 from symposium import mcp_relay

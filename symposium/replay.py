@@ -314,7 +314,7 @@ class Replay:
 
 def import_mcp_now() -> None:
     """Import the SDK up front: a thread doing it mid-replay would let virtual time run ahead."""
-    from actors.tool_bridge import import_mcp
+    from actors.mcp_stream import import_mcp
 
     import_mcp()
 

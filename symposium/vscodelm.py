@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import trio
 
-from protocol import agent_options, auth
+from protocol import agent_options, auth, usage
 from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentProcess, agent_key
@@ -30,7 +30,7 @@ from protocol.rendering import merge_parts
 from actors.session_store import SessionStore
 from protocol.settings import Settings
 from actors.warm import Spares
-from actors.tool_bridge import BridgeListener
+from actors.bridge_listener import BridgeListener
 from protocol import acp
 from protocol.decoding import Decoder
 from protocol.failures import Failure, FailureKind, failure
@@ -127,9 +127,9 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
     return models
 
 
-def token_count(text: str, ratio: float = agent_options.DEFAULT_BYTES_PER_TOKEN) -> int:
+def token_count(text: str, ratio: float = usage.DEFAULT_BYTES_PER_TOKEN) -> int:
     """An estimate: UTF-8 bytes over the agent's bytes per token (four until its usage says otherwise)."""
-    return agent_options.token_count(text, ratio)
+    return usage.token_count(text, ratio)
 
 
 # The kinds the JSON-RPC spec has codes of its own for; every other failure is -32000 with its kind.
@@ -245,7 +245,7 @@ class Backend:
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
         count = _params(params, TokenCountParams)
-        ratio = self.catalog.bytes_per_token(count.model_id) if self.catalog else agent_options.DEFAULT_BYTES_PER_TOKEN
+        ratio = self.catalog.bytes_per_token(count.model_id) if self.catalog else usage.DEFAULT_BYTES_PER_TOKEN
         return {"count": token_count(count.text, ratio)}
 
     async def agent_options(self, params: Any, _id: Any) -> dict[str, Any]:

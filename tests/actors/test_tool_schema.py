@@ -17,7 +17,8 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.tool_bridge import BridgeListener, ToolBridge
+from actors.bridge_listener import BridgeListener
+from actors.tool_bridge import ToolBridge
 from protocol.turn_events import ToolRequested
 from protocol.tool_schema import input_schema, listable
 from protocol.lm import TextPart, Tool, ToolResultPart

@@ -12,7 +12,7 @@ from protocol.prompt import build_prompt
 from protocol.rendering import ToolCallTracker, block_text, merge_parts, render_update, render_updates, unified_diff, usage_part
 from protocol.tool_names import bridged_tool
 from protocol.turn_rules import awaited_results
-from protocol.agent_options import TurnUsage
+from protocol.usage import TurnUsage
 from protocol.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 
 

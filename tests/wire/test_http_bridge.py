@@ -13,7 +13,8 @@ import httpx2
 import pytest
 import trio
 
-from actors.tool_bridge import BridgeListener, ToolBridge
+from actors.bridge_listener import BridgeListener
+from actors.tool_bridge import ToolBridge
 from protocol.lm import TextPart, Tool, ToolResultPart
 from protocol.mcp_transport import HTTP, STDIO
 from protocol.turn_events import ToolRequested
