@@ -22,7 +22,7 @@ import stat
 from pathlib import Path
 from typing import IO, Any
 
-from actors.windows import windows
+from actors.platform import windows
 from protocol import ownership
 from protocol.ownership import Refusal
 
