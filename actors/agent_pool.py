@@ -8,7 +8,8 @@ import attrs
 import trio
 
 from actors.agent_connection import Connector
-from actors.agent_process import AgentProcess, agent_key
+from actors.agent_process import AgentProcess
+from protocol.agent_identity import agent_key
 from actors.mcp_stream import import_mcp
 from actors.transcript import Recorder
 from protocol.agent_facts import AgentFactsTable

@@ -44,10 +44,10 @@ from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, LineSplitter, Overl
 from actors.peer import ConnectionClosed, Peer
 from protocol.redact import Redactor
 from actors.transcript import Recorder
-from protocol.lm import Agent, ElizaAgent, ProcessAgent, agent_to_wire
+from protocol.lm import Agent, ProcessAgent
 from protocol.turn_events import AgentEvent, AgentGone, AgentUpdates, FileWriteRequested, PermissionRequested, PromptEnded, PromptErrored, QuestionAsked
 from protocol.session_updates import BETWEEN_PROMPTS
-from protocol.wire import canonical_json
+from protocol.agent_identity import agent_label
 
 log = logging.getLogger(__name__)
 
@@ -223,17 +223,6 @@ async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: s
 
 
 # The actor ---------------------------------------------------------------------------------
-
-
-def agent_key(agent: Agent) -> str:
-    """One agent definition, one key: for the pool's processes and the remembered sessions."""
-    return canonical_json(agent_to_wire(agent), escaped=True)
-
-
-def agent_label(agent: Agent) -> str:
-    if isinstance(agent, ElizaAgent):
-        return "Eliza"
-    return agent.name or agent.command
 
 
 class AgentProcess:

@@ -23,7 +23,8 @@ from functools import partial
 import attrs
 import trio
 
-from actors.agent_process import AgentSession, agent_key
+from actors.agent_process import AgentSession
+from protocol.agent_identity import agent_key
 from actors.agent_pool import AgentPool
 from protocol.agent_options import (
     MODE,

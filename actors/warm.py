@@ -21,7 +21,8 @@ import attrs
 import trio
 
 from protocol.agent_options import read_choices
-from actors.agent_process import AgentError, AgentProcess, AgentSession, agent_key, agent_label
+from actors.agent_process import AgentError, AgentProcess, AgentSession
+from protocol.agent_identity import agent_key, agent_label
 from actors.agent_pool import AgentPool
 from actors.agent_catalog import AgentCatalog
 from actors.bridge_listener import BridgeListener

@@ -20,7 +20,7 @@ import sys
 
 import trio
 
-from actors.agent_process import agent_label
+from protocol.agent_identity import agent_label
 from protocol.failures import AgentError, FailureKind, failure
 from protocol.lm import ProcessAgent
 from symposium.spawned import SpawnedAgent, check_cwd, spawn_failure

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import trio
 
-from actors.agent_process import agent_label
+from protocol.agent_identity import agent_label
 from protocol import windows
 from protocol.failures import AgentError, FailureKind, failure
 from protocol.lm import ProcessAgent
