@@ -20,7 +20,7 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent_process import STDERR_LINES, StderrTail
+from actors.stderr_tail import STDERR_LINES, StderrTail
 from actors.agent_pool import AgentPool
 from protocol.failures import AgentError
 from actors.tool_bridge import MAX_CONNECTIONS
