@@ -367,10 +367,11 @@ class AgentProcess:
         MCP server (protocol/mcp_transport.py)."""
         return mcp_transport(self.capabilities, http_only=self.facts.http_mcp_only)
 
-    def hands_off(self, asked: bool) -> bool:
-        """Whether a session asked to hand its file editing to VS Code's tools does: only where we
-        know how to switch this agent's own editing off (docs/DESIGN.md, "Tool bridge")."""
-        return asked and self.own_edits is not None
+    def edits_handed_off(self, wanted: bool) -> bool:
+        """The hand-off decision: whether a session that wants its file editing handed to VS Code's
+        tools has it: only where we know how to switch this agent's own editing off (docs/DESIGN.md,
+        "Tool bridge"). Made once per session, by its opener; the session is opened with it."""
+        return wanted and self.own_edits is not None
 
     async def new_session(
         self,
@@ -379,12 +380,12 @@ class AgentProcess:
         events: trio.MemorySendChannel[Any],
         resume: str | None = None,
         must_resume: bool = False,
-        hand_off_edits: bool = False,
+        edits_handed_off: bool = False,
         fork: Fork | None = None,
     ) -> AgentSession:
         reply_send, reply = trio.open_memory_channel[AgentSession | AgentError](1)
         try:
-            self._commands_send.send_nowait(NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, hand_off_edits, fork))
+            self._commands_send.send_nowait(NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, edits_handed_off, fork))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AgentError(self._failure(f"Agent {self.name!r} is not running", FailureKind.AGENT_EXITED)) from None
         with reply:  # closed if the caller gives up (lm/cancel): the session opened is then closed, not kept
@@ -467,10 +468,10 @@ class AgentProcess:
             await closing.wait()  # a session closed a moment ago is taken back only once the agent has closed it
         method = self._resume_method() if command.resume else None
         # Fixed for the session's life: Claude Code reads its options once, at session/new.
-        handing_off = self.own_edits if command.hand_off_edits else None
-        meta = merge_meta(self.facts.session_meta, handing_off.meta) if handing_off is not None else dict(self.facts.session_meta)
+        own_edits = self.own_edits if command.edits_handed_off else None
+        meta = merge_meta(self.facts.session_meta, own_edits.meta) if own_edits is not None else dict(self.facts.session_meta)
         if command.fork is not None:
-            forked = await self._forked(command, command.fork, peer, meta, handing_off is not None)
+            forked = await self._forked(command, command.fork, peer, meta)
             if forked is not None:
                 return forked
         if command.resume and command.resume in self._routes:
@@ -498,7 +499,7 @@ class AgentProcess:
             else:
                 answer = read_session_answer(answer)
                 return AgentSession(
-                    command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer, edits_handed_off=handing_off is not None
+                    command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer, edits_handed_off=own_edits is not None
                 )
         elif command.must_resume:
             return AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", FailureKind.RESUME_FAILED))
@@ -516,9 +517,9 @@ class AgentProcess:
         if session_id in self._routes:
             return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", FailureKind.SESSION_NEW_FAILED))
         self._routes.route(session_id, command.events, command.cwd)
-        return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=handing_off is not None)
+        return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=own_edits is not None)
 
-    async def _forked(self, command: NewSession, fork: Fork, peer: Peer, meta: dict[str, Any], handed_off: bool) -> AgentSession | AgentError | None:
+    async def _forked(self, command: NewSession, fork: Fork, peer: Peer, meta: dict[str, Any]) -> AgentSession | AgentError | None:
         """The session `session/fork` makes of `fork.session_id` (the agent holds the history up
         to the fork point: no transcript is sent); None when the agent refused and a new session,
         primed, is to be made instead (docs/DESIGN.md, "Forks")."""
@@ -542,7 +543,7 @@ class AgentProcess:
             return None
         log.info("agent %s: session %s forked from %s", self.name, session_id, fork.session_id)
         self._routes.route(session_id, command.events, command.cwd)
-        return AgentSession(session_id, self.name, self.capabilities, self._commands_send, loaded=True, answer=result, edits_handed_off=handed_off)
+        return AgentSession(session_id, self.name, self.capabilities, self._commands_send, loaded=True, answer=result, edits_handed_off=command.edits_handed_off and self.own_edits is not None)
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
         self._routes.prompt_started(session_id)

@@ -26,7 +26,7 @@ class NewSession:
     reply: trio.MemorySendChannel[AgentSession | AgentError] = attrs.field(eq=False)
     resume: str | None = None  # an earlier session of this agent to resume or load, if it can
     must_resume: bool = False  # fail rather than start a new session when it cannot
-    hand_off_edits: bool = False  # switch the agent's own file editing off, if we know how (protocol/tool_policy.py)
+    edits_handed_off: bool = False  # the agent's own file editing is switched off (`AgentProcess.edits_handed_off`)
     fork: Fork | None = None  # fork this session instead (protocol/forking.py), else start a new one (unless `fork.must`)
 
 

@@ -222,7 +222,7 @@ class HistoryActor:
             number=next(self._turns),
             messages=route.new,
             context=route.context,
-            canceled=route.canceled,
+            cancelled=route.cancelled,
             tools=tuple(t for t in tools if t.name != AGENT_ACTION_TOOL),
             offers_agent_action=any(t.name == AGENT_ACTION_TOOL for t in tools),
             offers_todo_list=any(t.name == TODO_TOOL for t in tools),

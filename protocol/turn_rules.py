@@ -101,7 +101,7 @@ def awaited_results(turn: Turn, awaited: Iterable[str]) -> dict[str, ToolResultP
     on: the caller leaves the turn unconsumed and cancels the agent's turn.
     """
     wanted = set(awaited)
-    if turn.canceled or turn.context:
+    if turn.cancelled or turn.context:
         return None
     results: dict[str, ToolResultPart] = {}
     for message in turn.messages:

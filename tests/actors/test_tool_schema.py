@@ -1,4 +1,4 @@
-"""VS Code's tools reach every agent (issue 20): any consumer's tool list is served over MCP.
+"""VS Code's tools reach every agent: any consumer's tool list is served over MCP.
 
 The pure normalisation (`protocol/tool_schema.py`) is checked against the SDK's own wire models of
 both current protocol revisions; the bridge is checked with Copilot 0.67's real Agent- and
