@@ -58,8 +58,6 @@ class ForkPoint:
     message_id: str
 
 
-# Updates whose `messageId` names a message of the agent's in its session (ACP content chunks).
-MESSAGE_UPDATES = MESSAGE_KINDS
 MAX_MESSAGE_ID = 256  # characters: a longer id is not kept (an agent's ids are opaque, not unbounded)
 
 
