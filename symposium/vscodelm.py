@@ -4,9 +4,11 @@ A thin shell: it parses requests, hands chat requests to the History actor and t
 replies History routes back into `lm/responsePart` / `lm/responseComplete` / a response.
 
 The first thing VS Code asks is the model list, which needs only the agent catalog: the actors
-(History, the pool, the spares, the tool bridges' listener) and the modules they need are loaded
-off the event loop once that answer is out, or at the first request that needs them, so a
-window's models show as soon as Python and trio are up (`make bench`, "cold start").
+(History, the pool, the spares, the tool bridges' listener) and the modules they need (most of our
+code) are loaded, off the event loop, at the first request that needs them (`lm/prepareModel`, which
+the extension sends as a chat view opens, or a chat), so a window's models show as soon as Python
+and trio are up (`make bench`, "cold start"). Loading them in a thread right after the model list
+went out cost that answer more than it saved (measured: 1.63x against 0.98x).
 """
 
 from __future__ import annotations
@@ -32,8 +34,6 @@ from actors.mailbox import queued
 from actors.state import load_secret, state_dir
 from protocol.agent_identity import agent_key
 from protocol.failures import AgentError
-from protocol.messages import Reply
-from protocol.rendering import merge_parts
 from protocol.settings import Settings
 from protocol import acp
 from protocol.decoding import Decoder
@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from actors.history import HistoryActor
     from actors.warm import Spares
     from protocol.markers import MarkerCodec
+    from protocol.messages import Reply
 
 log = logging.getLogger(__name__)
 
@@ -198,13 +199,13 @@ class Actors:
 
 @attrs.define(eq=False)
 class Backend:
-    """Wires a VS Code-side Peer to the History actor; the actors are made by `build`, once, when
-    the first model list is out (`warm`) or a request needs them (`ready`)."""
+    """Wires a VS Code-side Peer to the History actor; the actors are made by `build`, once, when a
+    request first needs them (`ready`: the extension's `lm/prepareModel`, as a chat view opens, or a
+    chat)."""
 
     peer: Peer
     build: Callable[[], Awaitable[Actors]]
     catalog: AgentCatalog | None = attrs.field(default=None, kw_only=True)
-    nursery: trio.Nursery | None = attrs.field(default=None, kw_only=True)  # where `warm` runs
     history: HistoryActor = attrs.field(init=False)
     bridges: BridgeListener = attrs.field(init=False)
     spares: Spares | None = attrs.field(default=None, init=False)
@@ -243,13 +244,6 @@ class Backend:
         if not hasattr(self, "history"):
             raise RpcError(INTERNAL_ERROR, "Internal error: the backend could not start its actors")
 
-    async def warm(self) -> None:
-        """Make the actors ahead of the first request that needs them (logged, never raised)."""
-        try:
-            await self.ready()
-        except RpcError as exc:
-            log.error("%s", exc.message)
-
     async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
         try:
             info, problems = parse_info(params)
@@ -257,10 +251,7 @@ class Backend:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
         for problem in problems:
             log.warning("agent left out of the model list: %s", problem)
-        models = [to_wire(m) for m in model_infos(info, self.catalog)]
-        if self.nursery is not None and not self.started:
-            self.nursery.start_soon(self.warm, name="actors")  # the answer goes out meanwhile
-        return {"models": models}
+        return {"models": [to_wire(m) for m in model_infos(info, self.catalog)]}
 
     async def prepare_model(self, params: Any, _id: Any) -> dict[str, Any]:
         """Start the model's agent and keep a session ready for its next new conversation.
@@ -424,7 +415,7 @@ class Backend:
     async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:
         from actors.history import ChatRequest, shutting_down
         # Unbounded in items, bounded in text: the Session waits while `window` is full.
-        send, replies = trio.open_memory_channel[Reply](math.inf)
+        send, replies = trio.open_memory_channel["Reply"](math.inf)
         request = ChatRequest(request_id, chat, send)
         try:
             self.history.mailbox.send_nowait(request)
@@ -439,6 +430,8 @@ class Backend:
             request.window.close()  # nothing more is written for it: its Session never waits on it again
 
     async def _stream(self, request_id: Any, replies: trio.MemoryReceiveChannel[Reply], window: Window) -> dict[str, Any]:
+        from protocol.rendering import merge_parts  # a chat's: loaded with the actors
+
         async for reply in replies:
             batch = [reply, *_waiting(replies)]  # what queued up meanwhile goes out in one write
             written = [r.part for r in batch if r.part is not None]
@@ -567,7 +560,7 @@ async def serve(
 
         if catalog is not None:
             nursery.start_soon(_tell_model_changes, peer, catalog, name="model changes")
-        backend = Backend(peer, build, catalog=catalog, nursery=nursery)
+        backend = Backend(peer, build, catalog=catalog)
         async with trio.open_nursery() as serving:
             serving.start_soon(peer.serve, name="vscode reader")
             await peer.eof.wait()
