@@ -1,13 +1,14 @@
 """What Symposium knows of an agent that the agent does not declare: data, read from one table.
 
 Decisions are made from what an agent declares (capabilities, authMethods), never by branching on
-its name. What must differ per agent all the same (how to switch its own file editing off, how it
-forks a session at a message, whether it takes only HTTP MCP servers) is data in one table beside
+its name. What must differ per agent all the same (what its sessions are opened with, how to switch
+its own file editing off, how it forks a session at a message, whether it takes only HTTP MCP
+servers) is data in one table beside
 the catalogue: the `agentInfo` section of `extension/catalogue/overrides.json`, keyed by the
 `agentInfo.name` an agent gives at `initialize`, so it holds for an agent configured by hand as
 much as for one installed from the catalogue (docs/DESIGN.md, "Agent facts").
 
-Pure: `parse_agent_facts` validates the file's content (the reading is `actors/agent_facts.py`);
+Pure: `parse_agent_facts` validates the file's content (the reading is `symposium/agent_facts.py`);
 a malformed entry is left out with a message saying what is wrong, never an exception.
 """
 
@@ -23,7 +24,7 @@ from protocol.capabilities import Initialized
 
 SECTION = "agentInfo"
 MESSAGE_ID = "{messageId}"  # in `forksAtMessage._meta`: replaced by the id of the message the fork ends with
-FIELDS = frozenset({"ownEdits", "forksAtMessage", "httpMcpOnly", "why"})
+FIELDS = frozenset({"sessionMeta", "ownEdits", "forksAtMessage", "httpMcpOnly", "why"})
 
 
 @attrs.frozen
@@ -51,6 +52,7 @@ class AgentFacts:
     own_edits: OwnEdits | None = None
     forks_at_message: MessageFork | None = None
     http_mcp_only: bool = False  # it takes only HTTP MCP servers from a client (protocol/mcp_transport.py)
+    session_meta: Mapping[str, Any] = attrs.field(factory=dict)  # `_meta` every session of it is opened with
 
 
 NOTHING = AgentFacts()
@@ -95,12 +97,14 @@ def _entry(entry: Any) -> AgentFacts:
         raise ValueError(f"unknown field {unknown[0]!r} (known: {', '.join(sorted(FIELDS))})")
     if "why" in entry and not isinstance(entry["why"], str):
         raise ValueError("'why' is not a string")
+    session = entry.get("sessionMeta")
     own = entry.get("ownEdits")
     fork = entry.get("forksAtMessage")
     http = entry.get("httpMcpOnly", False)
     if not isinstance(http, bool):
         raise ValueError("'httpMcpOnly' is not true or false")
     return AgentFacts(
+        session_meta=_meta(session, "sessionMeta") if session is not None else {},
         own_edits=OwnEdits(_meta(own, "ownEdits")) if own is not None else None,
         forks_at_message=_fork(fork) if fork is not None else None,
         http_mcp_only=http,

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from protocol.session_updates import UpdateKind
+
 Check = Callable[[Any], Any]  # the value, made fit (nested parts checked), or ABSENT
 ABSENT: Any = object()
 
@@ -79,20 +81,21 @@ TOOL_CALL = {
 }
 CHUNK = {"content": CONTENT_BLOCK, "messageId": text}
 
-# Per `sessionUpdate` kind, the fields we read and their types; `_meta` is an object in every kind.
+# Per `sessionUpdate` kind (protocol/session_updates.py, every one of them), the fields we read and their
+# types; `_meta` is an object in every kind.
 FIELDS: dict[str, dict[str, Check]] = {
-    "user_message_chunk": CHUNK,
-    "agent_message_chunk": CHUNK,
-    "agent_thought_chunk": CHUNK,
-    "tool_call": TOOL_CALL,
-    "tool_call_update": TOOL_CALL,
-    "plan": {"entries": objects({"content": text, "priority": text, "status": text})},
-    "available_commands_update": {"availableCommands": objects({"name": text, "description": text})},
-    "current_mode_update": {"currentModeId": text},
-    "current_model_update": {"currentModelId": text},
-    "config_option_update": {"configOptions": objects()},
-    "session_info_update": {"title": text, "updatedAt": text},
-    "usage_update": {"used": number, "size": number, "cost": obj({"amount": number, "currency": text})},
+    UpdateKind.USER_MESSAGE_CHUNK: CHUNK,
+    UpdateKind.AGENT_MESSAGE_CHUNK: CHUNK,
+    UpdateKind.AGENT_THOUGHT_CHUNK: CHUNK,
+    UpdateKind.TOOL_CALL: TOOL_CALL,
+    UpdateKind.TOOL_CALL_UPDATE: TOOL_CALL,
+    UpdateKind.PLAN: {"entries": objects({"content": text, "priority": text, "status": text})},
+    UpdateKind.AVAILABLE_COMMANDS_UPDATE: {"availableCommands": objects({"name": text, "description": text})},
+    UpdateKind.CURRENT_MODE_UPDATE: {"currentModeId": text},
+    UpdateKind.CURRENT_MODEL_UPDATE: {"currentModelId": text},
+    UpdateKind.CONFIG_OPTION_UPDATE: {"configOptions": objects()},
+    UpdateKind.SESSION_INFO_UPDATE: {"title": text, "updatedAt": text},
+    UpdateKind.USAGE_UPDATE: {"used": number, "size": number, "cost": obj({"amount": number, "currency": text})},
 }
 COMMON: dict[str, Check] = {"_meta": obj()}
 

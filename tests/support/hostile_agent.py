@@ -99,7 +99,7 @@ def after(id: Any, session: str, argument: str) -> None:
             break
     with open(fifo, "w") as done:
         done.write("done\n")
-# Resource exhaustion (issue 21, "no agent can starve another") ---------------------------------
+# Resource exhaustion: no agent can starve another ---------------------------------
 
 # session id -> how its relay reaches its conversation's vscode_tools bridge (`--socket`/`--port`,
 # `--key`), from `session/new`.

@@ -13,10 +13,12 @@ import httpx2
 import pytest
 import trio
 
-from actors.tool_bridge import BridgeListener, ToolBridge
+from actors.bridge_listener import BridgeListener
+from actors.tool_bridge import ToolBridge
 from protocol.lm import TextPart, Tool, ToolResultPart
 from protocol.mcp_transport import HTTP, STDIO
-from protocol.turn import NO_PROMPT_CALL, ToolRequested
+from protocol.turn_events import ToolRequested
+from protocol.turn_rules import NO_PROMPT_CALL
 from symposium.launch import RELAY
 
 GUARD = 60
