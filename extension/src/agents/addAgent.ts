@@ -6,7 +6,8 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Catalogue, CatalogueAgent, compareVersions, installMethod, loadCatalogue, Method, REGISTRY_URL, updateFor } from './catalogue';
+import { Catalogue, loadCatalogue, REGISTRY_URL } from './catalogue';
+import { CatalogueAgent, compareVersions, installMethod, Method, updateFor } from './registry';
 import { agentId, AgentSetting, readAgents, wireAgent } from '../config';
 import { InstallRecord, installAgent, pypiRequiresPython, readRecords, recordOf, saveRecord, settingFor, VersionMissing, withNpmVersion } from './install';
 import { Python, SetupError } from '../setup';
