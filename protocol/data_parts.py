@@ -29,8 +29,27 @@ _IMAGES: dict[str, tuple[str, Callable[[bytes], bool]]] = {
 _ALIASES = {"jpg": "jpeg", "pjpeg": "jpeg", "vnd.microsoft.icon": "x-icon", "x-ms-bmp": "bmp"}
 
 
+# What was found for data read before, by its mime type, length and hash: each request carries the
+# conversation's images again, as the same string objects (`protocol/decoding.py`), whose hash Python
+# keeps, so a second look costs nothing, and nothing of the image is held here.
+_SEEN: dict[tuple[str, int, int], str | None] = {}
+_SEEN_MAX = 256
+_WORTH_KEEPING = 64 * 1024  # characters: shorter data is checked again, as fast as a lookup
+
+
 def data_problem(mime_type: str, data: str) -> str | None:
     """Why `data` cannot be a `mime_type` data part, or None when it can."""
+    if len(data) < _WORTH_KEEPING:
+        return _problem(mime_type, data)
+    key = (mime_type, len(data), hash(data))
+    if key not in _SEEN:
+        if len(_SEEN) >= _SEEN_MAX:
+            del _SEEN[next(iter(_SEEN))]
+        _SEEN[key] = _problem(mime_type, data)
+    return _SEEN[key]
+
+
+def _problem(mime_type: str, data: str) -> str | None:
     try:
         raw = binascii.a2b_base64(data, strict_mode=True)
     except (binascii.Error, ValueError):

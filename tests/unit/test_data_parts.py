@@ -68,3 +68,13 @@ def test_a_request_part_that_fails_is_refused_where_the_request_is_read_naming_i
     with pytest.raises(WireError) as refused:
         structure(in_a_result, Message)
     assert str(refused.value) == "content[0].content[0].data: not a PNG image, as its mime type image/png says"
+
+
+def test_long_data_is_judged_alike_when_it_comes_again() -> None:
+    image = b64(base64.b64decode(PNG) + bytes(200_000))
+    text = b64(b"plain text, not an image " * 10_000)
+    for _ in range(2):  # each request carries the conversation's images again
+        assert data_problem("image/png", image) is None
+        assert data_problem("image/png", text) == "not a PNG image, as its mime type image/png says"
+        assert data_problem("text/plain", text) is None
+        assert data_problem("image/png", image[:-2] + "!!") == "not base64"
