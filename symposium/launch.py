@@ -25,11 +25,14 @@ import sys
 
 import trio
 
+import attrs
+
 from actors.agent_process import agent_label
-from actors.agent_connection import AgentConnection, StreamConnection
+from actors.agent_connection import AgentConnection, Connector, StreamConnection
+from protocol.agent_facts import AgentFactsTable, start_env
 from protocol.failures import AgentError, FailureKind, failure, resource_failure
 from actors.tool_bridge import Relay
-from protocol.lm import Agent, ElizaAgent, ProcessAgent
+from protocol.lm import Agent, ElizaAgent, EnvVar, ProcessAgent
 from actors.streams import memory_stream_pair
 from symposium import mcp_relay
 
@@ -57,6 +60,23 @@ async def connect(agent: Agent, cwd: str, nursery: trio.Nursery) -> AgentConnect
 
         return await JobProcess.spawn(agent, cwd)
     return await GuardedProcess.spawn(agent, cwd)
+
+
+def with_start_facts(connector: Connector, facts: AgentFactsTable) -> Connector:
+    """`connector`, starting each agent with what the agent facts say it needs in its environment at
+    start (`startEnv`), known by what it runs, however it was configured (docs/DESIGN.md, "Agent
+    facts"): what its own `env` sets wins. The definition the pool keys the agent by is unchanged."""
+
+    async def connect_with_facts(agent: Agent, cwd: str, nursery: trio.Nursery) -> AgentConnection:
+        if isinstance(agent, ProcessAgent):
+            given = {var.name for var in agent.env}
+            added = tuple(EnvVar(name, value) for name, value in start_env(facts, agent.command, agent.args).items() if name not in given)
+            if added:
+                log.info("agent %s starts with %s (agent facts)", agent_label(agent), ", ".join(f"{var.name}={var.value}" for var in added))
+                agent = attrs.evolve(agent, env=(*added, *agent.env))
+        return await connector(agent, cwd, nursery)
+
+    return connect_with_facts
 
 
 class GuardedProcess:

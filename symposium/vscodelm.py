@@ -15,7 +15,7 @@ import attrs
 import trio
 
 from protocol import agent_options, auth
-from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
+from protocol.agent_text import is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentProcess, agent_key
 from actors.agent_connection import Connector
@@ -226,7 +226,7 @@ class Backend:
             raise rpc_error(exc.error) from None
         result: dict[str, Any] = {
             "ready": failure is None,
-            "authMethods": _shown_auth_methods(process.initialized.get("authMethods")),
+            "authMethods": _shown_auth_methods(process),
             "signIn": _sign_in(process),
             "agentInfo": _shown_agent_info(process.initialized.get("agentInfo")),
         }
@@ -409,10 +409,10 @@ class Backend:
             self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
 
-def _shown_auth_methods(raw: Any) -> list[dict[str, Any]]:
-    """The agent's sign-in methods as Add Agent shows them: names and descriptions cleaned, ids fit to show."""
-    methods = [m for m in raw if isinstance(m, dict) and is_shown_as_is(m.get("id"))] if isinstance(raw, list) else []
-    return [{**m, "name": shown(m.get("name")) or m["id"], "description": shown(m.get("description"))} for m in methods[:MAX_ENTRIES]]
+def _shown_auth_methods(process: AgentProcess) -> list[dict[str, Any]]:
+    """The agent's sign-in methods as Add Agent shows and records them: only what it shows (id, name,
+    kind, description), each bounded (protocol/auth.py), never the agent's whole entry (its `_meta`)."""
+    return [{key: wire[key] for key in ("id", "name", "kind", "description")} for wire in map(auth.to_wire, process.auth_methods)]
 
 
 def _sign_in(process: AgentProcess) -> dict[str, Any]:
@@ -466,7 +466,9 @@ async def serve(
     decoder = Decoder([("params", "messages"), ("params", "options", "tools")])
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None, decode=decoder.decode)
     async with trio.open_nursery() as nursery:
-        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, request_timeout=settings.agent_timeout, recorder=recorder, connector=connector, secrets=secrets if secrets is not None else Redactor(), facts=load_agent_facts())
+        facts = load_agent_facts()
+        connector = launch.with_start_facts(connector, facts)  # what an agent needs at start, however it was configured
+        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, request_timeout=settings.agent_timeout, recorder=recorder, connector=connector, secrets=secrets if secrets is not None else Redactor(), facts=facts)
         key = load_secret(state_dir())
         store = SessionStore(state_dir() / "sessions.sqlite3", key)
         bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port
