@@ -448,7 +448,7 @@ class AgentProcess:
         if not isinstance(self.capabilities, dict):
             self.capabilities = {}
         command = (self.agent.command, self.agent.args) if isinstance(self.agent, ProcessAgent) else (None, ())
-        self.auth_methods = auth.methods(self.initialized.get("authMethods"), *command, keys=self.facts.keys)
+        self.auth_methods = auth.methods(self.initialized.get("authMethods"), *command, keys=self.facts.keys, key_method=self.facts.key_method)
 
     async def _authenticate_without_asking(self, peer: Peer) -> None:
         """`authenticate` with the method the agent's environment already satisfies (an API key in

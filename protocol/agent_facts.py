@@ -24,7 +24,7 @@ import attrs
 
 SECTION = "agentInfo"
 MESSAGE_ID = "{messageId}"  # in `forksAtMessage._meta`: replaced by the id of the message the fork ends with
-FIELDS = frozenset({"ownEdits", "forksAtMessage", "httpMcpOnly", "keys", "startEnv", "runs", "why"})
+FIELDS = frozenset({"ownEdits", "forksAtMessage", "httpMcpOnly", "keys", "keyMethod", "startEnv", "runs", "why"})
 RUNS = frozenset({"npm", "commands"})
 NAME_SHAPES = {"npm": re.compile(r"(@[A-Za-z0-9._-]+/)?[A-Za-z0-9._-]+"), "commands": re.compile(r"[A-Za-z0-9._-]+")}
 MAX_NAMES = 16  # variables per method, packages or commands per entry: a few each in practice
@@ -46,6 +46,16 @@ class MessageFork:
 
     def meta(self, message_id: str) -> dict[str, Any]:
         return _fill(self.template, message_id)
+
+
+@attrs.frozen
+class KeyMethod:
+    """A sign-in by API key an agent reads from its environment without declaring it as a method."""
+
+    id: str
+    name: str
+    description: str
+    vars: tuple[str, ...]
 
 
 @attrs.frozen
@@ -84,6 +94,9 @@ class AgentFacts:
     # Its agent-handled sign-in methods that read an API key from the environment: method id → the
     # variables it reads, the first one set wins (protocol/auth.py gives these methods a key box).
     keys: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    # A sign-in by API key it does not declare, though it reads one from its environment at start:
+    # offered beside its own methods (protocol/auth.py), with the key given at start, no `authenticate`.
+    key_method: KeyMethod | None = None
     start_env: Mapping[str, str] = attrs.field(factory=dict)  # what it needs in its environment at start
     runs: Runs | None = None  # how it is recognised before it has said its name: what it runs
 
@@ -155,6 +168,7 @@ def _entry(entry: Any) -> AgentFacts:
         forks_at_message=_fork(fork) if fork is not None else None,
         http_mcp_only=http,
         keys=_keys(entry.get("keys", {})),
+        key_method=_key_method(entry["keyMethod"]) if "keyMethod" in entry else None,
         start_env=start,
         runs=runs,
     )
@@ -173,6 +187,18 @@ def _keys(value: Any) -> dict[str, tuple[str, ...]]:
             raise ValueError(f"'keys[{method!r}]' is not a list of variable names")
         keys[method] = tuple(names)
     return keys
+
+
+def _key_method(value: Any) -> KeyMethod:
+    if not isinstance(value, Mapping) or not all(isinstance(value.get(f), str) and value.get(f) for f in ("id", "name")):
+        raise ValueError("'keyMethod' needs an 'id' and a 'name'")
+    names = value.get("vars")
+    if not isinstance(names, list) or not names or len(names) > MAX_NAMES or not all(_env_name(n) for n in names):
+        raise ValueError("'keyMethod.vars' is not a list of variable names")
+    description = value.get("description", "")
+    if not isinstance(description, str) or set(value) - {"id", "name", "description", "vars"}:
+        raise ValueError("'keyMethod' has a field other than id, name, description and vars")
+    return KeyMethod(value["id"], value["name"], description, tuple(names))
 
 
 def _start_env(value: Any) -> dict[str, str]:

@@ -29,6 +29,7 @@ from typing import Any
 
 import attrs
 
+from protocol.agent_facts import KeyMethod
 from protocol.agent_text import MAX_SHOWN, is_shown_as_is, shown
 
 AUTH_REQUIRED = -32000  # ACP's `auth_required` error code
@@ -76,6 +77,9 @@ class Method:
     # is needed); an agent method's, from the agent facts (the first one set is read).
     vars: tuple[str, ...] = ()
     launch: Launch | None = None  # a terminal method's
+    # False for a key sign-in the agent facts add (`keyMethod`): the agent reads the key at start and
+    # knows no such method, so nobody sends `authenticate` for it.
+    declared: bool = True
 
     @property
     def asks_for(self) -> tuple[str, ...]:
@@ -91,15 +95,26 @@ class Method:
 
 
 def methods(
-    raw: Any, command: str | None, args: Sequence[str] = (), keys: Mapping[str, Sequence[str]] | None = None
+    raw: Any,
+    command: str | None,
+    args: Sequence[str] = (),
+    keys: Mapping[str, Sequence[str]] | None = None,
+    key_method: KeyMethod | None = None,
 ) -> tuple[Method, ...]:
     """The sign-in methods an agent declared (`initialize`'s `authMethods`), as far as they can be
     used: ids fit to send back, terminal methods only where there is something to run (`command`
     and `args`: the agent's own command line; None for an agent with no command, like Eliza).
-    `keys`: the agent facts' variables an agent-handled method reads its key from, by method id."""
-    if not isinstance(raw, list):
-        return ()
+    `keys`: the agent facts' variables an agent-handled method reads its key from, by method id;
+    `key_method`: the agent facts' key sign-in the agent reads at start without declaring it, offered
+    after the agent's own (where the agent declares no method of that id)."""
     found: list[Method] = []
+    if key_method is not None and command is not None:
+        vars = tuple(v for v in key_method.vars if _env_name(v) and not runs_something(v))
+        ids = {e.get("id") for e in raw if isinstance(e, dict)} if isinstance(raw, list) else set()
+        if vars and key_method.id not in ids:
+            found.append(Method(key_method.id, shown(key_method.name), ENV_VAR, shown(key_method.description), vars=vars, declared=False))
+    if not isinstance(raw, list):
+        return tuple(found)
     for entry in raw:
         if len(found) == MAX_METHODS:
             break
@@ -108,7 +123,7 @@ def methods(
         method = _method(entry, command, tuple(args), keys or {})
         if method is not None:
             found.append(method)
-    return tuple(found)
+    return tuple(sorted(found, key=lambda m: not m.declared))  # the agent's own first
 
 
 def _method(entry: dict[str, Any], command: str | None, args: tuple[str, ...], keys: Mapping[str, Sequence[str]]) -> Method | None:
@@ -182,7 +197,7 @@ def without_asking(offered: Sequence[Method], env: Mapping[str, str]) -> Method 
     that reads a key (an `env_var` one, or an agent one the facts map to its variables) whose key the
     agent's environment holds (set, not empty; every needed variable, for an `env_var` method)."""
     for method in offered:
-        if method.vars and method.kind in (ENV_VAR, AGENT) and method.satisfied_by(env):
+        if method.declared and method.vars and method.kind in (ENV_VAR, AGENT) and method.satisfied_by(env):
             return method
     return None
 

@@ -278,6 +278,8 @@ class Backend:
             if method.kind == auth.TERMINAL:
                 self.pool.restart(asked.agent)
                 process = await self.pool.start(asked.agent, asked.cwd)
+            elif not method.declared:
+                pass  # a key the agent reads at start (agent facts): started with it, nothing to send
             else:
                 await process.authenticate(method.id)
         except AgentError as exc:

@@ -11,7 +11,8 @@ import { agentHostNotice, BYOK_SETTING, NOTICE_SHOWN } from './agentHost';
 import { Backend } from './backend';
 import { BackendReports, PrivateBackend, settings, workspaceCwd } from './backendHost';
 import { registerCommands } from './commands';
-import { agentForModel, ELIZA_ID, readAgents } from './config';
+import { agentForModel, ELIZA_ID, readAgents, useKeys } from './config';
+import { Keychain, SECRET_KEY } from './keys';
 import { AgentEdits, BEFORE_SCHEME, beforeProvider } from './edits';
 import { SymposiumProvider } from './provider';
 import { SignIn } from './signIn';
@@ -60,8 +61,12 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
   });
   backend = current;
   const edits = new AgentEdits();
-  const signIn = new SignIn(current, log);
-  const provider = new SymposiumProvider(current, log, edits, signIn);
+  // Agents' keys, from VS Code's secret storage: each agent's definition carries its own in its env.
+  const keychain = new Keychain(context.secrets);
+  useKeys((id) => keychain.of(id));
+  const keysRead = keychain.load();
+  const signIn = new SignIn(current, log, keychain);
+  const provider = new SymposiumProvider(current, log, edits, signIn, keysRead);
   const warmup = new Warmup(current, lastModelStore(context.globalState), log);
 
   context.subscriptions.push(
@@ -74,11 +79,17 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     exchanged.event(({ direction, message }) => warmup.observe(direction, message)),
     exited.event(() => warmup.reset()),
     modelsChanged.event(() => provider.refresh()),
+    // Another window kept or forgot a key: read them again, and the agents' definitions change with them.
+    context.secrets.onDidChange((e) => {
+      if (e.key === SECRET_KEY) {
+        void keychain.load().then(() => provider.refresh());
+      }
+    }),
     vscode.lm.registerLanguageModelChatProvider('symposium', provider),
     vscode.lm.registerTool(AGENT_ACTION_TOOL, new AgentActionTool()),
     vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, beforeProvider(edits)),
     ...registerCommands({ backend: current, privateBackend, provider, edits, log }),
-    ...registerAgentCommands({ extensionPath: context.extensionPath, storage, backend: current, warmup, log, signIn }),
+    ...registerAgentCommands({ extensionPath: context.extensionPath, storage, backend: current, warmup, log, signIn, keychain }),
   );
 
   // Activated by a command rather than by a model lookup, VS Code would not list our models yet.
@@ -95,11 +106,14 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     log,
   });
 
+  // A first install with no agent yet: the walkthrough (pick an agent, sign in, open the Chat view), once.
+  openWalkthroughOnce(context);
+
   // Machine settings written where this window cannot apply them: said once (docs/settings.md).
   void noticeIgnoredSettings(context, log).catch((error) => log.warn(`checking where the settings are: ${error}`));
 
   // The one-time setup starts now, not with the first request; then the model last used warms up.
-  void privateBackend.ensure().then(
+  void Promise.all([privateBackend.ensure(), keysRead]).then(
     () => warmUpLastModel(warmup, context.globalState),
     () => undefined, // shown already
   );
@@ -118,6 +132,24 @@ export function deactivate(): Promise<void> | undefined {
 }
 
 const LAST_MODEL = 'symposium.lastModel';
+export const WALKTHROUGH = 'start'; // its id under the extension's: <publisher>.<name>#start
+const WALKTHROUGH_SHOWN = 'symposium.walkthroughShown';
+
+/**
+ * Opens the walkthrough (`contributes.walkthroughs`) the first time the extension runs on a machine
+ * where no agent is configured; never again once shown (a user who configured agents by hand needs
+ * no guide). It stays under Help: Welcome, Walkthroughs.
+ */
+function openWalkthroughOnce(context: vscode.ExtensionContext): void {
+  if (context.globalState.get<boolean>(WALKTHROUGH_SHOWN, false)) {
+    return;
+  }
+  void context.globalState.update(WALKTHROUGH_SHOWN, true);
+  if (readAgents(settings().get('agents')).agents.length) {
+    return;
+  }
+  void vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#${WALKTHROUGH}`, false);
+}
 
 /** The model last used, kept across windows in the extension's global state. */
 function lastModelStore(state: vscode.Memento): WarmupStore {

@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 from acp.schema import InitializeRequest
 
+from pathlib import Path
+
 from protocol import acp, auth
+from protocol.agent_facts import parse_agent_facts
+
+SHIPPED = Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json"
 
 CODEX = [
     {"id": "chatgpt", "name": "Login with ChatGPT", "description": "Use your ChatGPT login with Codex CLI (requires a paid ChatGPT subscription)"},
@@ -184,3 +189,21 @@ def test_initialize_declares_terminal_sign_in_both_ways() -> None:
     assert parsed.client_capabilities is not None and parsed.client_capabilities.auth is not None
     assert parsed.client_capabilities.auth.terminal is True
     assert acp.authenticate_params("openai-api-key") == {"methodId": "openai-api-key"}
+
+
+def test_a_key_the_agent_reads_at_start_without_declaring_it_is_offered_beside_its_own_methods() -> None:
+    # Claude Code's adapter declares only its terminal log-ins, and reads ANTHROPIC_API_KEY at start.
+    facts = parse_agent_facts(json.loads(SHIPPED.read_text()))[0]["@agentclientprotocol/claude-agent-acp"]
+    assert facts.key_method is not None
+    methods = auth.methods(CLAUDE, "claude-agent-acp", keys=facts.keys, key_method=facts.key_method)
+    assert [(m.id, m.kind, m.declared) for m in methods] == [
+        ("claude-ai-login", auth.TERMINAL, True),
+        ("console-login", auth.TERMINAL, True),
+        ("anthropic-api-key", auth.ENV_VAR, False),
+    ]
+    assert auth.to_wire(methods[2])["askFor"] == ["ANTHROPIC_API_KEY"]
+    # The agent knows no such method: nothing is sent for it, the key in its env is enough.
+    assert auth.without_asking(methods, {"ANTHROPIC_API_KEY": "sk-ant-x"}) is None
+    # An agent that declares a method of that id keeps its own.
+    own = [{"type": "env_var", "id": "anthropic-api-key", "name": "Own", "vars": [{"name": "ANTHROPIC_API_KEY"}]}]
+    assert [(m.name, m.declared) for m in auth.methods(own, "x", key_method=facts.key_method)] == [("Own", True)]
