@@ -509,7 +509,13 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       const key = gemini.entry.env[GEMINI_KEY];
       assert.ok(key, 'the fake API\'s key');
       // Symposium: Sign In to an Agent, the agent, then its "Gemini API key": the key box.
-      await runCommand(page, 'Symposium: Sign In to an Agent');
+      // Through the command palette (runCommand waits for it to close; this command opens a pick at once).
+      await page.keyboard.press('F1');
+      const palette = page.locator('.quick-input-widget input');
+      await palette.waitFor({ timeout: UI_MS });
+      await palette.fill('>Symposium: Sign In to an Agent');
+      await page.locator('.quick-input-list .monaco-list-row[aria-label^="Symposium: Sign In to an Agent"]').first().click({ timeout: UI_MS });
+      await page.locator('.quick-input-widget', { hasText: 'sign in to which agent?' }).waitFor({ timeout: UI_MS });
       await page.locator('.quick-input-list .monaco-list-row', { hasText: GEMINI_BY_HAND.name }).first().click({ timeout: UI_MS });
       await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Gemini API key' }).first().click({ timeout: ANSWER_MS });
       const box = page.locator('.quick-input-widget', { hasText: `${GEMINI_BY_HAND.name}: Gemini API key` });
