@@ -28,7 +28,8 @@ import trio
 
 from protocol import continuing
 from actors.database import Database, open_store
-from protocol.agent_options import Choice, TurnUsage, add_sample, bytes_per_token, choices_from_json, choices_to_json
+from protocol.agent_options import Choice, choices_from_json, choices_to_json
+from protocol.usage import TurnUsage, add_sample, bytes_per_token
 from protocol.lm import Message
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ class Learned:
     choices: tuple[Choice, ...] = ()
     images: bool | None = None  # its `promptCapabilities.image`; None until one of its sessions said (agent_options.takes_images)
     contexts: dict[str, int] = attrs.Factory(dict)  # model value ("" for the agent's default) → context window
-    sums: tuple[float, float] | None = None  # (bytes, tokens), see agent_options.add_sample
+    sums: tuple[float, float] | None = None  # (bytes, tokens), see usage.add_sample
 
     @property
     def bytes_per_token(self) -> float:

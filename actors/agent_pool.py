@@ -8,8 +8,9 @@ import attrs
 import trio
 
 from actors.agent_connection import Connector
-from actors.agent_process import AgentProcess, agent_key
-from actors.tool_bridge import import_mcp
+from actors.agent_process import AgentProcess
+from protocol.agent_identity import agent_key
+from actors.mcp_stream import import_mcp
 from actors.transcript import Recorder
 from protocol.agent_facts import AgentFactsTable
 from protocol.failures import AgentError

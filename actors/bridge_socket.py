@@ -35,7 +35,7 @@ import tempfile
 import attrs
 import trio
 
-from actors.windows import windows
+from actors.platform import windows
 
 from actors.private import open_private
 

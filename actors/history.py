@@ -25,7 +25,7 @@ from actors.flow import REPLY_WINDOW, Window
 from actors.mailbox import queued
 from actors.session import Delivery, SessionActor
 from actors.session_store import SessionStore
-from actors.tool_bridge import BridgeListener
+from actors.bridge_listener import BridgeListener
 from actors.transcript import Recorder
 from actors.warm import Spares
 from protocol.conversations import Conversations, MarkerAt, Record, Route
@@ -222,7 +222,7 @@ class HistoryActor:
             number=next(self._turns),
             messages=route.new,
             context=route.context,
-            canceled=route.canceled,
+            cancelled=route.cancelled,
             tools=tuple(t for t in tools if t.name != AGENT_ACTION_TOOL),
             offers_agent_action=any(t.name == AGENT_ACTION_TOOL for t in tools),
             offers_todo_list=any(t.name == TODO_TOOL for t in tools),

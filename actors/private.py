@@ -22,7 +22,7 @@ import stat
 from pathlib import Path
 from typing import IO, Any
 
-from actors.windows import windows
+from actors.platform import windows
 from protocol import ownership
 from protocol.ownership import Refusal
 
@@ -117,8 +117,9 @@ def open_private(path: str | os.PathLike[str], mode: str = "a", *, new: bool = F
     if windows():
         from actors import private_windows
 
-        return private_windows.open_private(path, NotPrivate, mode, new=new, **options)
-    descriptor = _descriptor(Path(path), _ACCESS[plain], create=plain[0] != "r", new=new)
+        descriptor = private_windows.open_descriptor(path, NotPrivate, plain, new=new)
+    else:
+        descriptor = _descriptor(Path(path), _ACCESS[plain], create=plain[0] != "r", new=new)
     try:
         if plain[0] == "w" and not new:
             os.ftruncate(descriptor, 0)

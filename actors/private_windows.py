@@ -22,7 +22,6 @@ import os
 from collections.abc import Mapping
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
 
 from protocol.ownership import Refusal
 from protocol.windows import env_get, file_refusal, folder_refusal, inside
@@ -67,17 +66,10 @@ def private_file(path: str | os.PathLike[str], refused: Refused, *, create: bool
             raise
 
 
-def open_private(path: str | os.PathLike[str], refused: Refused, mode: str = "a", *, new: bool = False, **options: Any) -> IO[Any]:
-    """`open(path, mode, **options)` as `actors.private.open_private` means it, on Windows."""
-    plain = mode.replace("b", "").replace("t", "")
-    descriptor = _descriptor(Path(path), _ACCESS[plain], refused, create=plain[0] != "r", new=new)
-    try:
-        if plain[0] == "w" and not new:
-            os.ftruncate(descriptor, 0)
-        return os.fdopen(descriptor, mode, **options)
-    except BaseException:
-        os.close(descriptor)
-        raise
+def open_descriptor(path: str | os.PathLike[str], refused: Refused, plain: str, *, new: bool) -> int:
+    """The descriptor `actors.private.open_private` opens as a file, on Windows (`plain`: its mode
+    without `b`/`t`)."""
+    return _descriptor(Path(path), _ACCESS[plain], refused, create=plain[0] != "r", new=new)
 
 
 def _descriptor(path: Path, access: int, refused: Refused, *, create: bool, new: bool) -> int:

@@ -23,13 +23,12 @@ from functools import partial
 import attrs
 import trio
 
-from actors.agent_process import AgentSession, agent_key
+from actors.agent_process import AgentSession
+from protocol.agent_identity import agent_key
 from actors.agent_pool import AgentPool
 from protocol.agent_options import (
     MODE,
     Choice,
-    TurnUsage,
-    UsageMeter,
     Value,
     after_set,
     bypasses_permissions,
@@ -42,6 +41,7 @@ from protocol.agent_options import (
     updated,
 )
 from actors.session_store import SessionStore
+from protocol.usage import TurnUsage, UsageMeter
 from protocol.settings import Settings
 from actors.flow import REPLY_WINDOW, Window, part_cost
 from actors.mailbox import queued
@@ -49,40 +49,17 @@ from actors.racing import race
 from protocol.forking import ForkPoint, Opening, continue_in_fork, fork_at, fork_point, last_message_id, opening_after_restart
 from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
 from protocol.failures import AgentError, Failure, FailureKind, failure
-from protocol.rendering import ToolCallTracker, build_prompt, latest_system, render_updates, usage_part
+from protocol.prompt import build_prompt, latest_system
+from protocol.rendering import ToolCallTracker, render_updates, usage_part
 from actors.agent_catalog import AgentCatalog
-from actors.tool_bridge import BridgeListener, ToolBridge
+from actors.bridge_listener import BridgeListener
+from actors.tool_bridge import ToolBridge, open_bridge
 from actors.warm import Spares
-from protocol.tool_policy import bridged_tools, hands_off_edits
-from protocol.turn import (
-    AcceptToolCalls,
-    AgentUpdates,
-    Answer,
-    CancelPrompt,
-    Complete,
-    CountUpdates,
-    DropUpdates,
-    Effect,
-    EmitPart,
-    Fail,
-    ForgetToolCalls,
-    MailboxClosed,
-    Prepared,
-    PrepareFailed,
-    ReportUsage,
-    SendPrompt,
-    SetTimer,
-    ShowUpdates,
-    State,
-    TimedOut,
-    TurnArrived,
-    TurnCancelled,
-    TurnMachine,
-    UseTools,
-    Want,
-)
-from protocol.turn import AgentEvent
-from protocol.turn import Event as TurnEvent
+from protocol.tool_policy import bridged_tools, wants_edits_handed_off
+from protocol.turn import State, TurnMachine, Want
+from protocol.turn_events import AcceptToolCalls, AgentEvent, AgentUpdates, Answer, CancelPrompt, Complete, CountUpdates, DropUpdates, Effect, EmitPart, Fail
+from protocol.turn_events import ForgetToolCalls, MailboxClosed, Prepared, PrepareFailed, ReportUsage, SendPrompt, SetTimer, ShowUpdates, TimedOut, TurnArrived, TurnCancelled, UseTools
+from protocol.turn_events import Event as TurnEvent
 from protocol.jsonrpc import RpcError
 from actors.transcript import Recorder
 from protocol.lm import Agent, Part, TextPart, ToolCallPart
@@ -186,10 +163,10 @@ class SessionActor:
         resume = origin.resume
         # Whether the agent's own editing goes, for this session's life, in favour of VS Code's
         # edit tools: decided by the first turn (docs/DESIGN.md, "Tool bridge").
-        hand_off = hands_off_edits(first.tools, first.bridged)
+        wanted = wants_edits_handed_off(first.tools, first.bridged)
         # A session made ahead (actors/warm.py) comes with its bridge and its events channel.
         spares = self._spares
-        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, hand_off) if spares is not None and origin == Origin() else None
+        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, wanted) if spares is not None and origin == Origin() else None
         if spare is not None:
             self._events_send, self._events = spare.events_send, spare.events
         bridge = spare.bridge if spare is not None else None
@@ -204,8 +181,9 @@ class SessionActor:
                     process = await self._pool.start(self.agent, cwd)
                     # The agent connects to the bridge during session/new: it lists the first
                     # turn's tools as they will be, whether its own editing goes or stays.
-                    tools = bridged_tools(first.tools, first.bridged, process.hands_off(hand_off))
-                    bridge = await self._bridges.open(self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
+                    handed_off = process.edits_handed_off(wanted)
+                    tools = bridged_tools(first.tools, first.bridged, handed_off)
+                    bridge = await open_bridge(self._bridges, self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
                     folder = os.path.abspath(cwd or self._pool.cwd)
                     # Forked where the agent can (docs/DESIGN.md, "Forks"): a chat's edit of
                     # history at the last turn it keeps; an agent's own session continued.
@@ -214,7 +192,7 @@ class SessionActor:
                     else:
                         fork = fork_at(process.initialized, process.facts, origin.point)
                     resuming, must = (None, False) if fork is not None else (resumed, named)
-                    return await process.new_session(folder, [await bridge.entry_for(process.mcp_transport)], self._events_send, resuming, must, hand_off, fork=fork)
+                    return await process.new_session(folder, [await bridge.entry_for(process.mcp_transport)], self._events_send, resuming, must, handed_off, fork=fork)
 
                 session = await self._opened(delivery, opening)
         except AgentError as exc:

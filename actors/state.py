@@ -12,7 +12,7 @@ import secrets
 from pathlib import Path
 
 from actors.private import NotPrivate, open_private, private_folder
-from actors.windows import windows
+from actors.platform import windows
 
 log = logging.getLogger(__name__)
 

@@ -9,11 +9,10 @@ descriptors, so Python's own stay usable.
 from __future__ import annotations
 
 import os
-import sys
 
 import trio
 
-from actors.windows import windows
+from actors.platform import ON_WINDOWS, windows
 
 PIPE_SIZE = 1 << 20  # Linux's default ceiling for an unprivileged process
 READ_SIZE = 1 << 16
@@ -21,7 +20,7 @@ READ_SIZE = 1 << 16
 
 def _binary(fd: int) -> None:
     """Bytes as they are on Windows: no \\r\\n translation (msvcrt exists there only)."""
-    if sys.platform == "win32":
+    if ON_WINDOWS:
         import msvcrt
 
         msvcrt.setmode(fd, os.O_BINARY)

@@ -2,16 +2,11 @@
 
 One per conversation. The agent reaches it through a stdio `mcpServers` entry whose command
 is the application's `Relay` (the backend's is `symposium/mcp_relay.py`); the relay connects
-back to the backend and presents the conversation's random secret before any MCP traffic.
-One `BridgeListener` per backend accepts those connections for every conversation: a listening
-socket per conversation would cost a file descriptor each, and thousands of conversations would
-exhaust the process's limit. It listens on a Unix socket in a private folder and serves this
-user's processes only, or on loopback TCP where there are no Unix sockets; each bridge's secret
-is a private file there whose path, never its content, is on the relay's command line
-(`actors/bridge_socket.py`). The listener reads the secret line and hands the connection to the
-bridge the secret belongs to, which serves it in its own nursery, so a conversation's connections
-end with it. The MCP side is the SDK's low-level `Server` with its handlers registered
-explicitly. A `tools/call` becomes a `ToolRequested` event (the turn machine's own) on the Session's channel; the
+back to the backend and presents the conversation's random secret before any MCP traffic, and
+the one `BridgeListener` (`actors/bridge_listener.py`) hands the connection to the bridge the
+secret belongs to, which serves it in its own nursery (framed by `actors/mcp_stream.py`), so a
+conversation's connections end with it. The MCP side is the SDK's low-level `Server` with its
+handlers registered explicitly. A `tools/call` becomes a `ToolRequested` event (the turn machine's own) on the Session's channel; the
 Session answers it with VS Code's tool result (or an error) once VS Code has run the tool. Calls
 are taken only while a prompt of the conversation runs (`accept_calls`, the turn machine's
 `AcceptToolCalls`); any other is refused at once.
@@ -19,11 +14,7 @@ are taken only while a prompt of the conversation runs (`accept_calls`, the turn
 
 from __future__ import annotations
 
-import collections
 import contextvars
-import errno
-import hashlib
-import json
 import logging
 import math
 import secrets
@@ -33,20 +24,20 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from actors import bridge_socket
-from actors.http_bridge import HttpEndpoint, new_secret
+from actors.bridge_listener import BridgeListener, Handoff, bridge_failure
 from actors.bridge_socket import Endpoint
+from actors.http_bridge import HttpEndpoint, new_secret
 from actors.mailbox import answering, queued
-from protocol.failures import AgentError, FailureKind, failure, resource_failure
+from actors.mcp_stream import import_mcp, serve_mcp
+from actors.transcript import Recorder
+from actors.version import version
+from protocol.failures import AgentError, FailureKind, failure
+from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
 from protocol.mcp_transport import HTTP, Transport, http_entry
 from protocol.tool_names import ToolNames
 from protocol.tool_schema import listable
-from protocol.jsonrpc import LineSplitter, Overlong
-from actors.peer import Tracer
-from actors.transcript import Recorder
-from protocol.lm import DataPart, TextPart, Tool, ToolResultPart
-from protocol.turn import NO_PROMPT_CALL, ToolRequested
-from actors.version import version
+from protocol.turn_events import ToolRequested
+from protocol.turn_rules import NO_PROMPT_CALL
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -54,42 +45,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "vscode_tools"
-TOKEN_TIMEOUT = 10.0
-# Connections read up to their token line at once. More wait in the kernel's backlog, holding
-# none of our descriptors: whoever connects and says nothing (any of this user's processes; any
-# local user's on the loopback fallback) costs at most this many, each for at most TOKEN_TIMEOUT.
-MAX_HANDSHAKES = 16
 # Connections one bridge (one conversation's token) serves at once. An agent holds its token, so
 # without this bound it could open connections until the backend's descriptors ran out and every
 # other conversation failed. A legitimate agent opens one per session it runs the relay in, a few
 # more across restarts of its MCP client; further ones are closed at once.
 MAX_CONNECTIONS = 16
-MAX_LINE = 64 * 1024 * 1024
 NOTIFY_TIMEOUT = 5.0  # a client that stopped reading must not wedge the bridge
-# Requests of one MCP connection the server is working on or answering at once. The SDK runs a
-# task per request, and a client that never reads its answers would otherwise grow one per line
-# it sends; at the limit the connection is not read until an answer goes out.
-MAX_IN_FLIGHT = 64
-ACCEPT_RETRY = 0.1  # out of file descriptors: accept again after this (connections wait in the backlog)
-ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
-
-@attrs.frozen
-class Relay:
-    """How an agent reaches the bridges: the stdio MCP server it starts. `--socket PATH` (or
-    `--port PORT`) and `--key FILE` are added: where to connect, and the file holding its
-    conversation's secret."""
-
-    command: tuple[str, ...]
-
-
-# A connection that presented a bridge's token: the stream, and what arrived after the token line.
-Handoff = tuple[trio.SocketStream, bytes]
-
-
-def import_mcp() -> None:
-    """Import the SDK (about 0.9 s). Run it in a thread, never on the event loop."""
-    import mcp.server.lowlevel  # noqa: F401
-    import mcp.server.subscriptions  # noqa: F401
 
 
 @attrs.define(eq=False)
@@ -114,145 +75,17 @@ def _tool_key(tools: tuple[Tool, ...]) -> tuple[Any, ...]:
     return tuple((t.name, t.description, repr(t.input_schema)) for t in tools)
 
 
-def _token_key(token: str | bytes) -> bytes:
-    """Tokens are looked up by digest: a dict lookup never compares secret bytes directly."""
-    return hashlib.sha256(token.encode() if isinstance(token, str) else token).digest()
+async def open_bridge(listener: BridgeListener, events: trio.MemorySendChannel[Any], tools: tuple[Tool, ...], *, recorder: Recorder | None = None) -> ToolBridge:
+    """A conversation's bridge, offering `tools`, its `tools/call`s sent to `events`.
 
-
-class BridgeListener:
-    """The one listener every conversation's ToolBridge is reached through.
-
-    Opened on first use, in the nursery it is given (the backend's), and closed with it (its
-    private folder removed). A connection from another user is closed as it is accepted; the
-    others are read up to their token line here, in a task bounded by TOKEN_TIMEOUT; then each
-    belongs to the bridge that registered the token, or is closed. `unix`: a Unix socket in a
-    private folder (the default where the platform has them), else loopback TCP
-    (`actors/bridge_socket.py`).
+    It runs in the listener's nursery: every bridge has this one owner, whichever way its
+    conversation began (its Session made it, or it came with a spare session made ahead,
+    `actors/warm.py`); whoever holds it closes it. Raises AgentError when the listener
+    cannot be opened.
     """
-
-    def __init__(self, nursery: trio.Nursery, relay: Relay, *, unix: bool = bridge_socket.UNIX_SOCKETS) -> None:
-        self._nursery = nursery
-        self.relay = relay
-        self._unix = unix
-        self._bridges: dict[bytes, trio.MemorySendChannel[Handoff]] = {}
-        self._keys: dict[bytes, str] = {}  # token digest → its key file
-        self._endpoint: Endpoint | None = None
-        self._folder: str | None = None
-        self._opening = trio.Lock()
-        self._handshakes = trio.Semaphore(MAX_HANDSHAKES)  # taken before accept, given back by _route
-
-    def __len__(self) -> int:
-        """Bridges registered now (one per live conversation)."""
-        return len(self._bridges)
-
-    async def endpoint(self) -> Endpoint:
-        """Where relays connect, opening the listener if it is not open yet.
-
-        Raises AgentError when it cannot be opened (out of descriptors, say): that
-        conversation's request fails saying so, and the next one tries again.
-        """
-        async with self._opening:
-            if self._endpoint is None:
-                folder: str | None = None
-                try:
-                    folder = bridge_socket.private_folder(self._unix)
-                    listener, endpoint = await bridge_socket.open_listener(folder, self._unix)
-                except OSError as exc:
-                    if folder is not None:
-                        bridge_socket.remove_folder(folder)
-                    raise _failed("open the tool bridge's listener", exc) from None
-                self._folder, self._endpoint = folder, endpoint
-                self._nursery.start_soon(self._accept, listener, folder, name="vscode_tools listener")
-        return self._endpoint
-
-    async def open(self, events: trio.MemorySendChannel[Any], tools: tuple[Tool, ...], *, recorder: Recorder | None = None) -> ToolBridge:
-        """A conversation's bridge, offering `tools`, its `tools/call`s sent to `events`.
-
-        It runs in the listener's nursery: every bridge has this one owner, whichever way its
-        conversation began (its Session made it, or it came with a spare session made ahead,
-        `actors/warm.py`); whoever holds it closes it. Raises AgentError when the listener
-        cannot be opened.
-        """
-        bridge = ToolBridge(events, self, recorder=recorder)
-        await self._nursery.start(bridge.run, tools)
-        return bridge
-
-    def register(self, token: str, inbox: trio.MemorySendChannel[Handoff]) -> str:
-        """Connections presenting `token` go to `inbox` from now on. Returns the path of the
-        private file holding it, for the relay's command line (once `endpoint` has returned).
-        Raises AgentError when the file cannot be written."""
-        assert self._folder is not None, "the listener is not open"
-        try:
-            path = bridge_socket.write_key(self._folder, token)  # a few bytes, in a private folder
-        except OSError as exc:
-            raise _failed("write the tool bridge's key", exc) from None
-        self._keys[_token_key(token)] = path
-        self._bridges[_token_key(token)] = inbox
-        return path
-
-    def unregister(self, token: str) -> None:
-        """A released token: refused from now on, its key file removed."""
-        self._bridges.pop(_token_key(token), None)
-        path = self._keys.pop(_token_key(token), None)
-        if path is not None:
-            bridge_socket.remove(path)
-
-    async def _accept(self, listener: trio.SocketListener, folder: str) -> None:
-        try:
-            async with listener:
-                while True:
-                    await self._handshakes.acquire()
-                    try:
-                        stream = await listener.accept()
-                    except OSError as exc:
-                        self._handshakes.release()
-                        if exc.errno not in ACCEPT_CAPACITY_ERRNOS:
-                            raise
-                        # The connection waits in the kernel's backlog; conversations ending free descriptors.
-                        log.warning("vscode_tools: cannot accept a connection now: %s", exc.strerror or exc)
-                        await trio.sleep(ACCEPT_RETRY)
-                        continue
-                    if (why := bridge_socket.refusal(stream)) is not None:
-                        self._handshakes.release()
-                        log.warning("vscode_tools: refused a connection: %s", why)
-                        stream.socket.close()
-                        continue
-                    self._nursery.start_soon(self._route, stream, name="vscode_tools token")
-        finally:
-            self._keys.clear()
-            bridge_socket.remove_folder(folder)
-
-    async def _route(self, stream: trio.SocketStream) -> None:
-        """Read the token line and hand the connection to its bridge; close it otherwise."""
-        try:
-            token, rest = await _read_token(stream)
-            inbox = self._bridges.get(_token_key(token))
-            if inbox is None:
-                raise ValueError("wrong token")
-            inbox.send_nowait((stream, rest))
-        except (ValueError, trio.TooSlowError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-            # ClosedResourceError/BrokenResourceError also cover a bridge that closed meanwhile.
-            log.warning("vscode_tools: refused a connection: %s", str(exc) or type(exc).__name__)
-            await trio.aclose_forcefully(stream)
-        finally:
-            self._handshakes.release()
-
-
-def _failed(doing: str, exc: OSError) -> AgentError:
-    exhausted = resource_failure(doing, exc)
-    return AgentError(exhausted or failure(FailureKind.BRIDGE_FAILED, f"Cannot {doing}: {exc}"))
-
-
-async def _read_token(stream: trio.SocketStream) -> tuple[bytes, bytes]:
-    data = b""
-    with trio.fail_after(TOKEN_TIMEOUT):
-        while b"\n" not in data:
-            chunk = await stream.receive_some(1024)
-            if not chunk or len(data) > 1024:
-                raise ValueError("no token line")
-            data += chunk
-    token, _, rest = data.partition(b"\n")
-    return token.strip(), rest
+    bridge = ToolBridge(events, listener, recorder=recorder)
+    await listener.start(bridge.run, tools)
+    return bridge
 
 
 class ToolBridge:
@@ -323,7 +156,7 @@ class ToolBridge:
                 try:
                     await self._nursery.start(endpoint.run)
                 except OSError as exc:
-                    raise _failed("open the tool bridge's HTTP listener", exc) from None
+                    raise bridge_failure("open the tool bridge's HTTP listener", exc) from None
                 self._http = endpoint
             assert self._http.url is not None
             return self._http.url
@@ -479,7 +312,7 @@ class ToolBridge:
             self._accepted += 1
             tracer = self._recorder.channel(f"mcp {self._index} {self._accepted}") if self._recorder else None
             try:
-                await _serve_mcp(server, stream, rest, tracer)
+                await serve_mcp(server, stream, rest, tracer)
             except Exception:
                 log.exception("vscode_tools: connection failed")
             finally:
@@ -518,93 +351,3 @@ def _mcp_content(result: ToolResultPart) -> list[Any]:
         elif isinstance(item, DataPart):
             content.append(types.TextContent(type="text", text=f"[{item.mime_type} data]"))
     return content or [types.TextContent(type="text", text="")]
-
-
-class _InFlight:
-    """One MCP connection's requests not answered yet, by id, at most `limit` of them.
-
-    Each request holds a place until an answer with its id goes out (or the client cancels it).
-    A client that repeats an id may lose places for good if only one answer comes: its own
-    connection then stops being read, which costs nobody else anything.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self._room = trio.Semaphore(limit)
-        self._ids: collections.Counter[Any] = collections.Counter()
-
-    async def started(self, id: Any) -> None:
-        """Waits for room (the connection is not read meanwhile)."""
-        await self._room.acquire()
-        self._ids[id] += 1
-
-    def ended(self, id: Any) -> None:
-        if isinstance(id, (int, str)) and self._ids[id] > 0:  # a cancel may name anything at all
-            self._ids[id] -= 1
-            if not self._ids[id]:
-                del self._ids[id]
-            self._room.release()
-
-
-async def _serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes, tracer: Tracer | None) -> None:
-    """One MCP connection, newline-delimited JSON-RPC, as the SDK's stdio transport frames it."""
-    import anyio
-    import mcp.types as types
-    from mcp.server.lowlevel import NotificationOptions
-    from mcp.shared.message import SessionMessage
-
-    read_send, read_receive = anyio.create_memory_object_stream[Any](0)
-    write_send, write_receive = anyio.create_memory_object_stream[Any](0)
-    in_flight = _InFlight(MAX_IN_FLIGHT)
-
-    async def reader() -> None:
-        splitter = LineSplitter(MAX_LINE)
-        chunk = first
-        async with read_send:
-            while True:
-                for line in splitter.feed(chunk):
-                    if isinstance(line, Overlong):
-                        log.warning("vscode_tools: line over %d bytes; closing the connection", MAX_LINE)
-                        return
-                    if line.strip():
-                        try:
-                            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                        except Exception as exc:  # noqa: BLE001 - the server logs and skips it
-                            await read_send.send(exc)
-                            continue
-                        if tracer is not None:
-                            tracer("recv", json.loads(line))
-                        if isinstance(message, types.JSONRPCRequest):
-                            await in_flight.started(message.id)
-                        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
-                            in_flight.ended((message.params or {}).get("requestId"))  # the SDK may not answer it
-                        await read_send.send(SessionMessage(message))
-                try:
-                    chunk = await stream.receive_some(65536)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    return
-                if not chunk:
-                    return
-
-    async def writer() -> None:
-        async with write_receive:
-            async for message in write_receive:
-                if isinstance(message.message, (types.JSONRPCResponse, types.JSONRPCError)):
-                    in_flight.ended(message.message.id)
-                data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                if tracer is not None:
-                    tracer("send", json.loads(data))
-                data += "\n"
-                try:
-                    await stream.send_all(data.encode())
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    return
-
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(reader)
-        nursery.start_soon(writer)
-        await server.run(read_receive, write_send, options)  # closes both streams it is given
-        nursery.cancel_scope.cancel()
-    with trio.move_on_after(1) as scope:
-        scope.shield = True
-        await stream.aclose()

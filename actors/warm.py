@@ -21,10 +21,12 @@ import attrs
 import trio
 
 from protocol.agent_options import read_choices
-from actors.agent_process import AgentError, AgentProcess, AgentSession, agent_key, agent_label
+from actors.agent_process import AgentError, AgentProcess, AgentSession
+from protocol.agent_identity import agent_key, agent_label
 from actors.agent_pool import AgentPool
 from actors.agent_catalog import AgentCatalog
-from actors.tool_bridge import BridgeListener, ToolBridge
+from actors.bridge_listener import BridgeListener
+from actors.tool_bridge import ToolBridge, open_bridge
 from protocol.tool_policy import bridged_tools
 from protocol.lm import Agent, BridgedTools, Tool
 from actors.transcript import Recorder
@@ -93,7 +95,7 @@ class Spares:
         await self._fill(key)
         return process, None if key in self._ready else self._failed.get(key)
 
-    async def take(self, agent: Agent, cwd: str | None, tools: tuple[Tool, ...], bridged: BridgedTools, hand_off: bool) -> Spare | None:
+    async def take(self, agent: Agent, cwd: str | None, tools: tuple[Tool, ...], bridged: BridgedTools, wanted: bool) -> Spare | None:
         """The spare session for a new conversation (waiting for one on its way), or None.
 
         A spare made the other way round (its agent's own editing on where this conversation
@@ -101,7 +103,7 @@ class Spares:
         are fixed when it is made. See "Tool bridge" in docs/DESIGN.md.
         """
         key = self._key(agent, cwd)
-        self._tools[key[0]] = (tools, bridged, hand_off)
+        self._tools[key[0]] = (tools, bridged, wanted)
         if key not in self._kept:
             return None
         if (making := self._making.get(key)) is not None:
@@ -111,7 +113,7 @@ class Spares:
         if spare is not None and spare.process.exited.is_set():
             spare.discard()  # the agent stopped (idle, crashed) since; the caller starts it again
             return None
-        if spare is not None and spare.session.edits_handed_off != spare.process.hands_off(hand_off):
+        if spare is not None and spare.session.edits_handed_off != spare.process.edits_handed_off(wanted):
             log.info("spare session %s discarded: it was made for the other way of editing", spare.session.id)
             spare.discard()
             return None
@@ -145,13 +147,14 @@ class Spares:
     async def _make(self, key: _Key) -> None:
         agent, cwd = self._kept[key], key[1]
         # Before any conversation: as Copilot's Agent mode, the chat view's default, would have it.
-        tools, bridged, hand_off = self._tools.get(key[0], ((), BridgedTools(), True))
+        tools, bridged, wanted = self._tools.get(key[0], ((), BridgedTools(), True))
         events_send, events = trio.open_memory_channel[Any](math.inf)
         bridge: ToolBridge | None = None
         try:
             process = await self._pool.start(agent, cwd)
-            bridge = await self._bridges.open(events_send, bridged_tools(tools, bridged, process.hands_off(hand_off)), recorder=self._recorder)
-            session = await process.new_session(cwd, [await bridge.entry_for(process.mcp_transport)], events_send, hand_off_edits=hand_off)
+            handed_off = process.edits_handed_off(wanted)
+            bridge = await open_bridge(self._bridges, events_send, bridged_tools(tools, bridged, handed_off), recorder=self._recorder)
+            session = await process.new_session(cwd, [await bridge.entry_for(process.mcp_transport)], events_send, edits_handed_off=handed_off)
         except AgentError as exc:
             if bridge is not None:
                 bridge.close()

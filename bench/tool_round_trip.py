@@ -25,7 +25,7 @@ from typing import Any
 
 import trio
 
-from protocol.turn import GATHER_WINDOW
+from protocol.turn_rules import GATHER_WINDOW
 from bench.streaming import wait_idle
 from protocol.lm import METHOD_COMPLETE
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user

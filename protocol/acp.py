@@ -7,7 +7,10 @@ defensively where they are used: real agents differ, and one odd field must not 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+from protocol.client_methods import client_capabilities
 
 PROTOCOL_VERSION = 1
 
@@ -17,25 +20,11 @@ CANCELLED_OUTCOME: dict[str, Any] = {"outcome": "cancelled"}
 
 
 def initialize_params(version: str) -> dict[str, Any]:
-    """`version`: ours (`actors/version.py` reads it from the package's metadata)."""
-    # `fs.writeTextFile`: an agent that writes through the client has its edits land in VS Code's
-    # review where the request offers Copilot's edit tools, and written on disk by us where it does
-    # not: declared once, for every request, since one agent process serves them all. Not
-    # `readTextFile`: we could only read the disk, as the agent does, and Gemini CLI 0.56 cannot tell
-    # a client's "not found" from another error, so with it declared it cannot create a file
-    # (docs/DESIGN.md, "Edits through the client"). No terminal: we do not implement it. A terminal sign-in we do run (in a
-    # VS Code terminal, docs/DESIGN.md "Sign-in"): declared both ways, `auth.terminal` and the
-    # `_meta["terminal-auth"]` agents read before it existed.
+    """`version`: ours (`actors/version.py` reads it from the package's metadata). What we declare
+    follows from the methods we serve (protocol/client_methods.py)."""
     return {
         "protocolVersion": PROTOCOL_VERSION,
-        # Form elicitation: the agent's questions go to Copilot's question UI (docs/DESIGN.md, "The agent's questions").
-        "clientCapabilities": {
-            "fs": {"readTextFile": False, "writeTextFile": True},
-            "terminal": False,
-            "elicitation": {"form": {}},
-            "auth": {"terminal": True},
-            "_meta": {"terminal-auth": True},
-        },
+        "clientCapabilities": client_capabilities(),
         "clientInfo": {**CLIENT_INFO, "version": version},
     }
 
@@ -44,18 +33,16 @@ def authenticate_params(method_id: str) -> dict[str, Any]:
     return {"methodId": method_id}
 
 
-# Claude Code predicts the user's next prompt after every turn, with a model call of its own
-# that the user pays for and VS Code has nowhere to show: off. Other agents ignore what is
-# not theirs in `_meta`.
-SESSION_META = {"claudeCode": {"options": {"promptSuggestions": False}}}
+# A session's `_meta` is what the agent facts have its agent opened with (protocol/agent_facts.py's
+# `session_meta`, and `ownEdits` when its editing is handed off); none: no `_meta` at all.
 
 
-def new_session_params(cwd: str, mcp_servers: list[dict[str, Any]], meta: dict[str, Any] = SESSION_META) -> dict[str, Any]:
-    return {"cwd": cwd, "mcpServers": mcp_servers, "_meta": meta}
+def new_session_params(cwd: str, mcp_servers: list[dict[str, Any]], meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    return _with_meta({"cwd": cwd, "mcpServers": mcp_servers}, meta)
 
 
-def load_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: dict[str, Any] = SESSION_META) -> dict[str, Any]:
-    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": meta}
+def load_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    return _with_meta({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}, meta)
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -75,14 +62,18 @@ def selected_outcome(option_id: str) -> dict[str, Any]:
     return {"outcome": "selected", "optionId": option_id}
 
 
-def resume_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: dict[str, Any] = SESSION_META) -> dict[str, Any]:
-    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": meta}
+def resume_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    return _with_meta({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}, meta)
 
 
-def fork_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: dict[str, Any] = SESSION_META) -> dict[str, Any]:
+def fork_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """`session/fork` (unstable in ACP v1): a new session holding `session_id`'s history; what names
     the message it ends with, if anything, is in `meta` (docs/DESIGN.md, "Forks")."""
-    return {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers, "_meta": meta}
+    return _with_meta({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}, meta)
+
+
+def _with_meta(params: dict[str, Any], meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {**params, "_meta": dict(meta)} if meta else params
 
 
 def list_sessions_params(cwd: str | None, cursor: str | None = None) -> dict[str, Any]:

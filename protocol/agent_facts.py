@@ -1,16 +1,16 @@
 """What Symposium knows of an agent that the agent does not declare: data, read from one table.
 
 Decisions are made from what an agent declares (capabilities, authMethods), never by branching on
-its name. What must differ per agent all the same (how to switch its own file editing off, how it
-forks a session at a message, whether it takes only HTTP MCP servers, which variables an
-agent-handled sign-in reads its key from, what it needs in its environment at start) is data in one
-table beside the catalogue: the `agentInfo` section of `extension/catalogue/overrides.json`, keyed by
-the `agentInfo.name` an agent gives at `initialize`, so it holds for an agent configured by hand as
-much as for one installed from the catalogue (docs/DESIGN.md, "Agent facts"). What is needed before
+its name. What must differ per agent all the same (what its sessions are opened with, how to switch
+its own file editing off, how it forks a session at a message, whether it takes only HTTP MCP servers,
+which variables an agent-handled sign-in reads its key from, what it needs in its environment at start)
+is data in one table beside the catalogue: the `agentInfo` section of `extension/catalogue/overrides.json`,
+keyed by the `agentInfo.name` an agent gives at `initialize`, so it holds for an agent configured by hand
+as much as for one installed from the catalogue (docs/DESIGN.md, "Agent facts"). What is needed before
 `initialize` (`startEnv`) is matched by what the agent runs instead (`runs`: its npm package, or its
 command's name): `start_env`.
 
-Pure: `parse_agent_facts` validates the file's content (the reading is `actors/agent_facts.py`);
+Pure: `parse_agent_facts` validates the file's content (the reading is `symposium/agent_facts.py`);
 a malformed entry is left out with a message saying what is wrong, never an exception.
 """
 
@@ -22,9 +22,11 @@ from typing import Any
 
 import attrs
 
+from protocol.capabilities import Initialized
+
 SECTION = "agentInfo"
 MESSAGE_ID = "{messageId}"  # in `forksAtMessage._meta`: replaced by the id of the message the fork ends with
-FIELDS = frozenset({"ownEdits", "forksAtMessage", "httpMcpOnly", "keys", "keyMethod", "startEnv", "runs", "why"})
+FIELDS = frozenset({"sessionMeta", "ownEdits", "forksAtMessage", "httpMcpOnly", "keys", "keyMethod", "startEnv", "runs", "why"})
 RUNS = frozenset({"npm", "commands"})
 NAME_SHAPES = {"npm": re.compile(r"(@[A-Za-z0-9._-]+/)?[A-Za-z0-9._-]+"), "commands": re.compile(r"[A-Za-z0-9._-]+")}
 MAX_NAMES = 16  # variables per method, packages or commands per entry: a few each in practice
@@ -91,6 +93,7 @@ class AgentFacts:
     own_edits: OwnEdits | None = None
     forks_at_message: MessageFork | None = None
     http_mcp_only: bool = False  # it takes only HTTP MCP servers from a client (protocol/mcp_transport.py)
+    session_meta: Mapping[str, Any] = attrs.field(factory=dict)  # `_meta` every session of it is opened with
     # Its agent-handled sign-in methods that read an API key from the environment: method id → the
     # variables it reads, the first one set wins (protocol/auth.py gives these methods a key box).
     keys: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
@@ -105,11 +108,10 @@ NOTHING = AgentFacts()
 AgentFactsTable = Mapping[str, AgentFacts]
 
 
-def facts_for(table: AgentFactsTable, initialized: Mapping[str, Any]) -> AgentFacts:
+def facts_for(table: AgentFactsTable, initialized: Initialized) -> AgentFacts:
     """The facts of the agent whose `initialize` answer this is: by its `agentInfo.name`."""
-    info = initialized.get("agentInfo")
-    name = info.get("name") if isinstance(info, Mapping) else None
-    return table.get(name, NOTHING) if isinstance(name, str) else NOTHING
+    name = initialized.info.name if initialized.info is not None else None
+    return table.get(name, NOTHING) if name is not None else NOTHING
 
 
 def start_env(table: AgentFactsTable, command: str, args: Sequence[str]) -> dict[str, str]:
@@ -154,6 +156,7 @@ def _entry(entry: Any) -> AgentFacts:
         raise ValueError(f"unknown field {unknown[0]!r} (known: {', '.join(sorted(FIELDS))})")
     if "why" in entry and not isinstance(entry["why"], str):
         raise ValueError("'why' is not a string")
+    session = entry.get("sessionMeta")
     own = entry.get("ownEdits")
     fork = entry.get("forksAtMessage")
     http = entry.get("httpMcpOnly", False)
@@ -164,6 +167,7 @@ def _entry(entry: Any) -> AgentFacts:
     if start and runs is None:
         raise ValueError("'startEnv' without 'runs': nothing to know the agent by before it starts")
     return AgentFacts(
+        session_meta=_meta(session, "sessionMeta") if session is not None else {},
         own_edits=OwnEdits(_meta(own, "ownEdits")) if own is not None else None,
         forks_at_message=_fork(fork) if fork is not None else None,
         http_mcp_only=http,

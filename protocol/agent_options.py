@@ -1,4 +1,6 @@
-"""An agent's own choices (its models, modes, effort) and what its turns cost, as ACP reports them.
+"""An agent's own choices (its models, modes, effort), as ACP reports them, and whether it takes images.
+
+What its turns cost is `protocol/usage.py`'s.
 
 Plain values and functions; the Session actor applies them to its ACP session.
 
@@ -21,13 +23,13 @@ models gets 100 model entries, not a 21 MB model list).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
 
 from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown
+from protocol.session_updates import UpdateKind
 from protocol import acp
 
 OptionValue = str | bool
@@ -152,20 +154,16 @@ def _with_legacy(config: tuple[Choice, ...], modes: Any, models: Any) -> tuple[C
     return _bounded(config, tuple(c for c in legacy if c is not None and c.category not in covered))
 
 
-# The `session/update` kinds that change a session's choices (`updated`).
-CHOICE_UPDATES = frozenset({"config_option_update", "current_mode_update", "current_model_update"})
-
-
 def updated(choices: tuple[Choice, ...], update: dict[str, Any]) -> tuple[Choice, ...] | None:
-    """The choices after a `session/update` that changes them (one of CHOICE_UPDATES); None when it does not."""
+    """The choices after a `session/update` that changes them (one of `session_updates.CHOICE_KINDS`); None when it does not."""
     match update.get("sessionUpdate"):
-        case "config_option_update":
+        case UpdateKind.CONFIG_OPTION_UPDATE:
             config = _config_choices(update.get("configOptions"))
             covered = {k.category for k in config}
             return _bounded(config, tuple(c for c in choices if c.via != "config" and c.category not in covered))
-        case "current_mode_update":
+        case UpdateKind.CURRENT_MODE_UPDATE:
             return _with_current(choices, MODE, update.get("currentModeId"))
-        case "current_model_update":
+        case UpdateKind.CURRENT_MODEL_UPDATE:
             return _with_current(choices, MODEL, update.get("currentModelId"))
     return None
 
@@ -179,7 +177,7 @@ def _with_current(choices: tuple[Choice, ...], category: str, value: Any) -> tup
 def after_set(choices: tuple[Choice, ...], choice: Choice, value: OptionValue, answer: Any) -> tuple[Choice, ...]:
     """The choices once `choice` was set to `value`: the agent's new list where it sent one."""
     if choice.via == "config" and isinstance(answer, dict) and isinstance(answer.get("configOptions"), list):
-        return updated(choices, {"sessionUpdate": "config_option_update", "configOptions": answer["configOptions"]}) or choices
+        return updated(choices, {"sessionUpdate": UpdateKind.CONFIG_OPTION_UPDATE, "configOptions": answer["configOptions"]}) or choices
     return tuple(attrs.evolve(c, current=value) if c is choice else c for c in choices)
 
 
@@ -305,162 +303,6 @@ def choices_from_json(raw: Any) -> tuple[Choice, ...]:
     return tuple(found)
 
 
-# Usage -----------------------------------------------------------------------------------------
-
-# A turn calibrates bytes per token only when it is big enough to say something.
-MIN_SAMPLE_TOKENS = 16
-MIN_SAMPLE_BYTES = 64
-
-
-@attrs.frozen
-class TurnUsage:
-    """What one turn cost, as the agent reported it."""
-
-    used: int | None = None  # tokens in the session's context after the turn (`usage_update`)
-    size: int | None = None  # the context window (`usage_update`)
-    cost: tuple[float, str] | None = None  # the session's cost so far (amount, currency)
-    input_tokens: int | None = None  # the prompt response's `usage`, where the agent sends one
-    output_tokens: int | None = None
-    cached_tokens: int | None = None  # of the input tokens, those read from the model's cache
-    sample: tuple[int, int] | None = None  # (bytes, tokens) of this turn's text, to calibrate with
-
-    @property
-    def reported(self) -> bool:
-        return self.used is not None or self.input_tokens is not None or self.output_tokens is not None
-
-    def describe(self) -> str:
-        parts = []
-        if self.used is not None:
-            parts.append(f"context {self.used:,} of {self.size:,} tokens" if self.size else f"context {self.used:,} tokens")
-        if self.input_tokens is not None or self.output_tokens is not None:
-            parts.append(f"{self.input_tokens or 0:,} in / {self.output_tokens or 0:,} out")
-        if self.cost is not None:
-            parts.append(f"cost so far {self.cost[0]:.4f} {self.cost[1]}")
-        if self.sample is not None:
-            parts.append(f"{self.sample[0]:,} bytes of text for {self.sample[1]:,} tokens")
-        return "; ".join(parts)
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def text_bytes(blocks: Iterable[Any]) -> int:
-    """The UTF-8 bytes of the text in ACP content blocks (text, and embedded text resources)."""
-    total = 0
-    for block in blocks:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            total += len(block["text"].encode())
-        elif block.get("type") == "resource" and isinstance(block.get("resource"), dict) and isinstance(block["resource"].get("text"), str):
-            total += len(block["resource"]["text"].encode())
-    return total
-
-
-class UsageMeter:
-    """Follows one session's usage reports across turns.
-
-    A turn's sample is the text it added (our prompt and the agent's streamed reply and
-    thoughts) against the tokens its context grew by: the context the agent reported before
-    the turn to the one it reported at its end. A session's first turn has no "before"; there
-    the prompt response's output tokens against the reply's text stand in, where the agent
-    reports them. Turns in which the agent ran tools (their input and output are tokens whose
-    text we never see) give no sample.
-    """
-
-    def __init__(self) -> None:
-        self._used: int | None = None  # the latest context size reported
-        self._size: int | None = None
-        self._cost: tuple[float, str] | None = None
-        self._before: int | None = None
-        self._prompt_bytes = 0
-        self._reply_bytes = 0
-        self._tools = False
-        self._reported = False
-
-    def start_turn(self, prompt: Sequence[Any]) -> None:
-        self._before = self._used
-        self._prompt_bytes = text_bytes(prompt)
-        self._reply_bytes = 0
-        self._tools = False
-        self._reported = False
-
-    def observe(self, update: dict[str, Any]) -> None:
-        match update.get("sessionUpdate"):
-            case "agent_message_chunk" | "agent_thought_chunk":
-                self._reply_bytes += text_bytes([update.get("content")])
-            case "tool_call":
-                self._tools = True
-            case "usage_update":
-                if (used := _count(update.get("used"))) is not None:
-                    self._used = used
-                    self._reported = True
-                if (size := _count(update.get("size"))) is not None and size > 0:
-                    self._size = size
-                cost = update.get("cost")
-                if isinstance(cost, dict) and isinstance(cost.get("amount"), (int, float)) and math.isfinite(cost["amount"]):
-                    self._cost = (float(cost["amount"]), str(cost.get("currency", "")))
-
-    def observe_all(self, updates: Iterable[dict[str, Any]]) -> None:
-        """`observe` each update; a streamed chunk of plain text (the hot path) counted inline."""
-        for update in updates:
-            tag = update.get("sessionUpdate")
-            if tag == "agent_message_chunk" or tag == "agent_thought_chunk":
-                content = update.get("content")
-                if type(content) is dict and content.get("type") == "text" and type(text := content.get("text")) is str:
-                    self._reply_bytes += len(text) if text.isascii() else len(text.encode())
-                    continue
-            self.observe(update)
-
-    def finish(self, prompt_usage: Any) -> TurnUsage:
-        usage = prompt_usage if isinstance(prompt_usage, dict) else {}
-        input_tokens, output_tokens = _count(usage.get("inputTokens")), _count(usage.get("outputTokens"))
-        cached_tokens = _count(usage.get("cachedReadTokens"))
-        sample = None
-        if not self._tools:
-            if self._before is not None and self._reported and self._used is not None:
-                sample = (self._prompt_bytes + self._reply_bytes, self._used - self._before)
-            elif self._before is None and output_tokens is not None:
-                sample = (self._reply_bytes, output_tokens)
-        if sample is not None and (sample[0] < MIN_SAMPLE_BYTES or sample[1] < MIN_SAMPLE_TOKENS):
-            sample = None
-        return TurnUsage(
-            used=self._used if self._reported else None,
-            size=self._size,
-            cost=self._cost,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cached_tokens=cached_tokens,
-            sample=sample,
-        )
-
-
-# Bytes per token, learned --------------------------------------------------------------------
-
-DEFAULT_BYTES_PER_TOKEN = 4.0
-BYTES_PER_TOKEN_RANGE = (1.0, 8.0)
-SAMPLE_DECAY = 0.7  # the weight of what was learned before, at each new sample
-
-
-def add_sample(sums: tuple[float, float] | None, sample: tuple[int, int]) -> tuple[float, float]:
-    """Running (bytes, tokens) sums, the older samples weighing less and less."""
-    bytes_sum, tokens_sum = sums or (0.0, 0.0)
-    return bytes_sum * SAMPLE_DECAY + sample[0], tokens_sum * SAMPLE_DECAY + sample[1]
-
-
-def bytes_per_token(sums: tuple[float, float] | None) -> float:
-    if not sums or sums[1] <= 0:
-        return DEFAULT_BYTES_PER_TOKEN
-    low, high = BYTES_PER_TOKEN_RANGE
-    return min(high, max(low, sums[0] / sums[1]))
-
-
-def token_count(text: str, ratio: float = DEFAULT_BYTES_PER_TOKEN) -> int:
-    """An estimate of `text`'s tokens: its UTF-8 bytes over the agent's bytes per token."""
-    return max(1, math.ceil(len(text.encode()) / ratio))
-
-
 # Images, learned ------------------------------------------------------------------------------
 
 
@@ -470,6 +312,6 @@ def takes_images(declared: bool | None) -> bool:
     "Images"). Unknown counts as yes: VS Code strikes an image through for a model that says no
     and never sends it, so the user's first image would be lost for good, while one sent to an
     agent that turns out not to take images reaches it as a note saying an image was left out
-    (`rendering.build_prompt`), and from then on the picker says no.
+    (`prompt.build_prompt`), and from then on the picker says no.
     """
     return declared is not False

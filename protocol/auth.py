@@ -110,10 +110,10 @@ def methods(
     found: list[Method] = []
     if key_method is not None and command is not None:
         vars = tuple(v for v in key_method.vars if _env_name(v) and not runs_something(v))
-        ids = {e.get("id") for e in raw if isinstance(e, dict)} if isinstance(raw, list) else set()
+        ids = {e.get("id") for e in raw if isinstance(e, dict)} if isinstance(raw, (list, tuple)) else set()
         if vars and key_method.id not in ids:
             found.append(Method(key_method.id, shown(key_method.name), ENV_VAR, shown(key_method.description), vars=vars, declared=False))
-    if not isinstance(raw, list):
+    if not isinstance(raw, (list, tuple)):
         return tuple(found)
     for entry in raw:
         if len(found) == MAX_METHODS:
@@ -220,12 +220,6 @@ def status_label(params: Any) -> str | None:
     status = params.get("authStatus") if isinstance(params, dict) else None
     label = shown(status.get("label")) if isinstance(status, dict) else ""
     return label or None
-
-
-def can_log_out(capabilities: Any) -> bool:
-    """Whether the agent takes `logout` (`agentCapabilities.auth.logout`, present and not null)."""
-    auth = capabilities.get("auth") if isinstance(capabilities, dict) else None
-    return isinstance(auth, dict) and isinstance(auth.get("logout"), dict)
 
 
 def to_wire(method: Method) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from protocol.matching import (
     trailing_digest,
 )
 from protocol.reading import Read, opening, read_messages
-from protocol.rendering import split_context
+from protocol.prompt import split_context
 from protocol.wire import WireError
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class Route:
     start: int  # read.messages[start:] are new to the agent
     context: tuple[Message, ...]  # earlier history, for a conversation's first turn
     new: tuple[Message, ...]
-    canceled: bool  # the previous reply was not accepted
+    cancelled: bool  # the previous reply was not accepted
     started: bool  # a new conversation: History starts its Session
     error: Failure | None = None  # nothing to answer: the request fails (a new conversation is then not kept)
     fork: ForkPoint | None = None  # a new conversation that goes on in a fork of this agent session, where the agent can
@@ -115,7 +115,7 @@ class Conversations:
             # Answered by a throwaway session, so the conversation's own agent session is not
             # polluted by the request or by its summary.
             record = self._new(params, messages, None, throwaway=True)
-            return Route(record, read, 0, messages[:-1], messages[-1:], canceled=False, started=True)
+            return Route(record, read, 0, messages[:-1], messages[-1:], cancelled=False, started=True)
         match, conversation_id, fork = self._match(params, read, found)
         if match.conversation is None:
             context, new = split_context(messages)
@@ -131,12 +131,12 @@ class Conversations:
                 # life still reads as a fork, never as this life's head.
                 record.seq = found.marker.turn
             after_marker = found is not None and forks_after_marker(messages, found.index)
-            return Route(record, read, 0, context, new, canceled=False, started=True, fork=fork, after_marker=after_marker)
+            return Route(record, read, 0, context, new, cancelled=False, started=True, fork=fork, after_marker=after_marker)
         record = self._records[match.conversation.id]
         context, new = split_context(messages[match.start :])
         record.state.begin_turn(match.committed, list(messages[match.start :]), read.after[-1])
         error = None if _answerable(context, new) else failure(FailureKind.INVALID_PARAMS, NOTHING_TO_ANSWER)
-        return Route(record, read, match.start, context, new, match.canceled, started=False, error=error)
+        return Route(record, read, match.start, context, new, match.cancelled, started=False, error=error)
 
     def begin(self, record: Record, read: Read) -> None:
         """The turn is handed to the conversation's Session: index what it was sent."""

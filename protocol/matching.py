@@ -247,7 +247,7 @@ class Conversation:
 class Match:
     conversation: Conversation | None  # None: a new conversation
     start: int  # request.messages[start:] are new to the agent
-    canceled: bool  # the previous reply was not accepted
+    cancelled: bool  # the previous reply was not accepted
     committed: Digest  # the digest of request.messages[:start], which the request confirms
 
 
@@ -318,7 +318,7 @@ def match_after_marker(
     older marker is a fork (an edited or retried message): None, a new conversation.
     """
     start = index + 1
-    canceled = False
+    cancelled = False
     if marker_turn == head_turn - 1:
         forms = [f for f in (canonical(m) for m in conversation.inputs) if f is not None]
         position = start
@@ -330,15 +330,15 @@ def match_after_marker(
             position += 1
         while position < len(messages) and messages[position].role == "assistant":
             position += 1
-        start, canceled = position, True
+        start, cancelled = position, True
     elif marker_turn != head_turn:
         return None
     if not has_content(messages[start:]):
         return None
     if after is not None:
-        return Match(conversation, start, canceled, after[start])
+        return Match(conversation, start, cancelled, after[start])
     prefixes = prefix_digests(root(conversation.agent), messages[:start])
-    return Match(conversation, start, canceled, prefixes[-1][1] if prefixes else root(conversation.agent))
+    return Match(conversation, start, cancelled, prefixes[-1][1] if prefixes else root(conversation.agent))
 
 
 _SUMMARY_ASK = re.compile(r"\bsummar(?:y|i[sz]e|i[sz]ing)\b.{0,80}\bconversation\b|\bconversation\b.{0,80}\bsummar(?:y|i[sz]e)\b", re.I | re.S)

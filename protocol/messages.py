@@ -23,7 +23,7 @@ class Turn:
     # Both as the request was read (`matching.normalise`): stripped, merged, Copilot's turns unwrapped.
     messages: tuple[Message, ...]  # new to the agent
     context: tuple[Message, ...]  # earlier history, only for a conversation's first turn
-    canceled: bool  # the previous reply was rejected or stopped
+    cancelled: bool  # the previous reply was rejected or stopped
     tools: tuple[Tool, ...]  # VS Code tools, without symposium-agent-action; the Session keeps the bridged ones
     offers_agent_action: bool
     offers_todo_list: bool = False  # Copilot's `manage_todo_list`: the agent's plan goes to its widget

@@ -1,4 +1,5 @@
-"""The names the bridge gives the consumer's tools: ones every model API takes, mapped back exactly.
+"""The names of our bridged tools both ways: the names the bridge gives the consumer's tools (ones every
+model API takes, mapped back exactly), and the names agents give them back (`BRIDGE_NAMES`).
 
 Pure (no trio). See "Tool names" in docs/DESIGN.md. A VS Code consumer's tool names are whatever
 its tools declared: dots, spaces, 80 or 200 characters. An agent puts its own prefix before a
@@ -20,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import attrs
 
-# What agents put before our server's tool names, the longest counted (rendering.BRIDGE_NAMES reads them back).
+# What agents put before our server's tool names, the longest counted (BRIDGE_NAMES reads them back).
 KNOWN_PREFIXES = (
     "mcp__vscode_tools__",  # Claude Code (and its 128-character limit), Codex
     "mcp_vscode_tools_",  # Gemini CLI
@@ -81,3 +83,56 @@ class ToolNames:
     def consumer(self, name: str) -> str | None:
         """The consumer tool an agent's `name` stands for; None when it stands for none."""
         return self.to_consumer.get(name)
+
+
+# How agents name our tools back ---------------------------------------------------------------
+
+
+BRIDGE_NAMES = (  # how agents name a tool of our `vscode_tools` MCP server
+    re.compile(r"^mcp__vscode_tools__(?P<tool>.+)$"),  # Claude Code
+    re.compile(r"^vscode_tools/(?P<tool>.+)$"),  # fast-agent
+    re.compile(r"^mcp_vscode_tools_(?P<tool>.+)$"),  # Gemini CLI
+    re.compile(r"^(?P<tool>\S+) \(vscode_tools MCP Server\)$"),  # Gemini CLI titles
+    re.compile(r"^vscode_tools[.:](?P<tool>.+)$"),
+    re.compile(r'^Allow the vscode_tools MCP server to run tool "(?P<tool>[^"]+)"\?$'),  # Codex's question
+    re.compile(r"^Tool: vscode_tools/(?P<tool>.+)$"),  # Codex's tool-call titles
+)
+
+
+def _bridge_names(text: Any) -> Iterator[str]:
+    """The tool names `text` gives a tool of our server, by each of BRIDGE_NAMES that matches."""
+    if isinstance(text, str):
+        for pattern in BRIDGE_NAMES:
+            if match := pattern.match(text.strip().strip("`")):
+                yield match["tool"]
+
+
+def calls_bridge(update: dict[str, Any]) -> bool:
+    """Whether an agent's tool call (a `tool_call` or `tool_call_update`) is a call of our
+    `vscode_tools` server, in any agent's naming: Claude Code's name or title, Codex's
+    `rawInput.server`, the title patterns of `BRIDGE_NAMES`. The server's name is ours alone."""
+    raw = update.get("rawInput") if isinstance(update.get("rawInput"), dict) else {}
+    if raw.get("server") == "vscode_tools" or raw.get("server_name") == "vscode_tools":
+        return True
+    meta = update.get("_meta") if isinstance(update.get("_meta"), dict) else {}
+    claude = meta.get("claudeCode") if isinstance(meta.get("claudeCode"), dict) else {}
+    texts = (update.get("title"), update.get("name"), claude.get("toolName"))
+    return any(True for text in texts for _ in _bridge_names(text))
+
+
+def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
+    """The VS Code tool a permission request is about, if it is one of ours; else None.
+
+    Agents put the tool's name in the title, the tool-call id or the raw input, each in its
+    own naming scheme; only a name that is really one of the bridged tools counts. Codex asks
+    with a fixed title ("Approve MCP tool call") and names the tool only in its question, which
+    counts when the raw input is its MCP tool-call approval for our server.
+    """
+    call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+    raw = call.get("rawInput") if isinstance(call.get("rawInput"), dict) else {}
+    texts = [call.get("title"), call.get("toolCallId"), raw.get("tool_name"), raw.get("toolName"), raw.get("name")]
+    request = raw.get("request") if isinstance(raw.get("request"), dict) else {}
+    meta = request.get("_meta") if isinstance(request.get("_meta"), dict) else {}
+    if raw.get("server_name") == "vscode_tools" and meta.get("codex_approval_kind") == "mcp_tool_call":
+        texts.append(request.get("message"))
+    return next((name for text in texts for name in _bridge_names(text) if name in tools), None)

@@ -1,7 +1,7 @@
 """Which of the consumer's tools an agent gets through the bridge: a decision, not an accident.
 
 Pure (no trio). The Session applies `bridged_tools` to every turn before the turn's tools reach
-the bridge or the permission policy; `hands_off_edits` decides, once per ACP session, whether
+the bridge or the permission policy; `wants_edits_handed_off` says, once per ACP session, whether
 the agent's own file editing is switched off in favour of VS Code's edit tools (`OwnEdits`, data
 of the agent's in `protocol/agent_facts.py`). The reasons are in docs/DESIGN.md, "Tool bridge".
 
@@ -138,8 +138,9 @@ def bridged_tools(tools: Iterable[Tool], choice: BridgedTools, edits_handed_off:
     return tuple(tool for tool in tools if wanted(tool.name))
 
 
-def hands_off_edits(tools: Iterable[Tool], choice: BridgedTools) -> bool:
-    """Whether a session should have the agent's own editing switched off: the consumer offers
+def wants_edits_handed_off(tools: Iterable[Tool], choice: BridgedTools) -> bool:
+    """Whether a session wants the agent's own editing switched off (whether it is, the agent's
+    `AgentProcess.edits_handed_off` decides): the consumer offers
     VS Code's tools to change and to create files, and the choice would bridge them."""
     names = {t.name for t in bridged_tools(tools, choice, edits_handed_off=True)}
     return CREATE_EDIT in names and bool(names & CHANGE_EDITS)

@@ -14,84 +14,87 @@ The Session actor (`actors/session.py`) is the machine's trio loop, in the manne
 waits for what `TurnMachine.wants` (the next turn from History, the agent's next event, or
 the prompt prepared), feeds it to `TurnMachine.handle`, and carries out the effects it
 returns, in order. The machine never reads anything else, so tests drive it through any
-order of events without trio (`tests/unit/test_turn.py`). See "The turn machine" in
-`docs/DESIGN.md`.
-
-The permission policy is `permission_policy`, a plain function of the request and the turn.
+order of events without trio (`tests/unit/test_turn.py`). Its words are `protocol/turn_events.py`'s,
+the rules it applies `protocol/turn_rules.py`'s and `protocol/permissions.py`'s; which of the agent's
+requests it acts on, refuses or keeps in which state is one table, `REQUESTS`. See "The turn
+machine" in `docs/DESIGN.md`.
 """
 
 from __future__ import annotations
 
 import collections
 import enum
-import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from protocol.failures import Failure, FailureKind, failure
-from protocol.rendering import (
+from protocol import acp, elicitation, fs_edits
+from protocol.failures import FailureKind, failure
+from protocol.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, TextPart, ToolCallPart
+from protocol.permissions import Permit, agent_action_parameters, permission_outcome, permission_policy
+from protocol.session_updates import UpdateKind
+from protocol.tool_names import ToolNames
+from protocol.turn_events import (
+    AcceptToolCalls,
+    AgentEvent,
+    AgentGone,
+    AgentUpdates,
+    Answer,
+    CancelPrompt,
+    Complete,
+    CountUpdates,
+    DropUpdates,
+    Effect,
+    EmitPart,
+    Event,
+    Fail,
+    FileWriteRequested,
+    ForgetToolCalls,
+    MailboxClosed,
+    PermissionRequested,
+    Prepared,
+    PrepareFailed,
+    PromptEnded,
+    PromptErrored,
+    QuestionAsked,
+    ReportUsage,
+    Request,
+    SendPrompt,
+    SetTimer,
+    ShowUpdates,
+    TimedOut,
+    ToolRequested,
+    TurnArrived,
+    TurnCancelled,
+    UseTools,
+)
+from protocol.turn_rules import (
+    ANNOUNCED_WAIT,
+    CANCELLED_CALL,
     EMPTY_REPLY,
+    ENDED_CALL,
+    GATHER_WINDOW,
+    NO_PROMPT_CALL,
+    NOTHING_NEW,
     REFUSED_NOTE,
     STOP_NOTES,
-    agent_action_parameters,
-    approves,
+    UNANSWERED_CALL,
+    PendingAsk,
+    PendingCall,
+    PendingPermission,
+    PendingQuestion,
+    PendingWrite,
     awaited_results,
-    bridged_tool,
-    permission_outcome,
+    batch_wait,
+    new_call_id,
     results_before_moving_on,
     todo_list,
     todo_note,
 )
-from protocol import acp, elicitation, fs_edits
-from protocol.jsonrpc import RpcError
-from protocol.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, Part, TextPart, Tool, ToolCallPart, ToolResultPart
-from protocol.tool_names import ToolNames
 
 if TYPE_CHECKING:
     from protocol.messages import Turn
-
-GATHER_WINDOW = 0.02  # unannounced tool calls the agent makes within this of each other go to VS Code together
-# A call the agent announced (it asked permission for it, and we approved it: one of our bridged
-# tools) is on its way: the batch waits for it at most this long, and goes to VS Code the moment
-# every announced call is in (docs/DESIGN.md, "Parallel tool calls").
-ANNOUNCED_WAIT = 0.5
-
-NOTHING_NEW = "*(Nothing new to send to the agent.)*"
-CANCELLED_CALL = "the turn was cancelled"
-UNANSWERED_CALL = "VS Code did not run the tool: the user cancelled or moved on"
-ENDED_CALL = "the conversation ended before VS Code ran the tool"
-# A `tools/call` with no prompt of the conversation running: nobody asked VS Code for anything, so
-# it is refused at once, never kept for the next prompt (docs/DESIGN.md, "Tool bridge").
-NO_PROMPT_CALL = "no request of this conversation is running: VS Code's tools can be called only while the agent answers one"
-
-
-def new_call_id() -> str:
-    """Our own tool-call id: unique across the conversation, whatever ids the agent uses."""
-    return f"sym-{uuid.uuid4()}"
-
-
-# The permission policy ------------------------------------------------------------------------
-
-
-class Permit(enum.Enum):
-    APPROVE = "approve"  # one of our own bridged tools: VS Code confirms it when it runs it
-    ASK = "ask"  # VS Code's card (a `symposium-agent-action` tool call) decides
-    REJECT = "reject"  # nobody to ask: the agent hears "no" and carries on
-
-
-def permission_policy(params: dict[str, Any], bridged: Collection[str], can_ask: bool) -> Permit:
-    """What to do with the agent's `session/request_permission`.
-
-    `bridged` are the names the agent knows this turn's bridged VS Code tools by (protocol.tool_names);
-    `can_ask` whether the turn offers `symposium-agent-action`. Rejecting (rather than
-    answering `cancelled`) matters: a bare `cancelled` would end the whole prompt with
-    nothing to show.
-    """
-    if bridged_tool(params, set(bridged)) is not None:
-        return Permit.APPROVE
-    return Permit.ASK if can_ask else Permit.REJECT
 
 
 # States ---------------------------------------------------------------------------------------
@@ -130,367 +133,37 @@ _HOLDS_TURN = frozenset({State.PREPARING, State.STREAMING, State.GATHERING})  # 
 # A prompt of the conversation runs: the agent may call VS Code's tools (`AcceptToolCalls`).
 _PROMPTING = frozenset({State.STREAMING, State.GATHERING, State.WAITING, State.CANCELLING})
 
-
-# Events in ------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class TurnArrived:
-    """History handed the conversation its next turn."""
-
-    turn: Turn
+# The agent's requests ---------------------------------------------------------------------------
 
 
 @attrs.frozen
-class MailboxClosed:
-    """History closed the conversation (released, retired, shutting down)."""
-
-
-@attrs.frozen
-class TurnCancelled:
-    """VS Code cancelled the turn (`lm/cancel`, or a newer turn superseded it); History answered it."""
-
-    number: int
-
-
-@attrs.frozen
-class Prepared:
-    """The agent's options are set and the prompt is built; empty: nothing new to send."""
-
-    blocks: tuple[dict[str, Any], ...]
-
-
-@attrs.frozen
-class PrepareFailed:
-    """The turn cannot be prompted (a model the agent refused; `retire`: the agent exited)."""
-
-    error: Failure
-    retire: bool
-
-
-@attrs.frozen
-class AgentUpdates:
-    """`session/update`s, in order (the loop passes those already queued together).
-
-    `receipt`: the loop's own (what they count in the agent's backpressure window, given back
-    once the loop took them); the machine never reads it."""
-
-    updates: tuple[dict[str, Any], ...]
-    receipt: Any = attrs.field(default=None, eq=False)
-
-
-@attrs.frozen
-class PermissionRequested:
-    """The agent asks permission; `handle` is whatever the loop answers it through."""
-
-    handle: Any = attrs.field(eq=False)
-    params: dict[str, Any]
-
-
-@attrs.frozen
-class QuestionAsked:
-    """The agent asks the user (ACP `elicitation/create`); `handle` takes the elicitation's result."""
-
-    handle: Any = attrs.field(eq=False)
-    params: dict[str, Any]
-
-
-@attrs.frozen
-class FileWriteRequested:
-    """The agent writes a file through the client (ACP `fs/write_text_file`); `before`: what the
-    file holds (None: no such file), as the agent connection read it; `diffable`: it could read
-    it whole as text. `handle` takes `{}`, an error string, or `fs_edits.ON_DISK` (write it there)."""
-
-    handle: Any = attrs.field(eq=False)
-    path: str
-    content: str
-    before: str | None
-    diffable: bool = True
-
-
-@attrs.frozen
-class ToolRequested:
-    """The agent called one of VS Code's tools through the bridge."""
-
-    handle: Any = attrs.field(eq=False)
-    name: str
-    arguments: dict[str, Any] | None
-
-
-@attrs.frozen
-class PromptEnded:
-    """The prompt's answer; `usage`: the prompt response's, where the agent sends one."""
-
-    stop_reason: str
-    usage: dict[str, Any] | None = None
-
-
-@attrs.frozen
-class PromptErrored:
-    error: RpcError  # the agent's own error response to session/prompt (its message redacted)
-    failure: Failure | None = None  # what the turn fails with instead, when the agent made it clear (a sign-in)
-
-
-@attrs.frozen
-class AgentGone:
-    error: Failure
-
-
-@attrs.frozen
-class TimedOut:
-    """The timer last set (`SetTimer`) ran out."""
-
-
-Event = (
-    TurnArrived
-    | MailboxClosed
-    | TurnCancelled
-    | Prepared
-    | PrepareFailed
-    | AgentUpdates
-    | PermissionRequested
-    | QuestionAsked
-    | FileWriteRequested
-    | ToolRequested
-    | PromptEnded
-    | PromptErrored
-    | AgentGone
-    | TimedOut
-)
-AgentEvent = AgentUpdates | PermissionRequested | QuestionAsked | FileWriteRequested | ToolRequested | PromptEnded | PromptErrored | AgentGone
-
-
-# Effects out ----------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class UseTools:
-    """The bridge offers the agent these VS Code tools from now on."""
-
-    tools: tuple[Tool, ...]
-
-
-@attrs.frozen
-class AcceptToolCalls:
-    """Whether the bridge takes the agent's `tools/call`s from now on: only while a prompt runs.
-    Refused ones are answered `NO_PROMPT_CALL` by the bridge itself, at once."""
-
-    accept: bool
-
-
-@attrs.frozen
-class SendPrompt:
-    blocks: tuple[dict[str, Any], ...]
-
-
-@attrs.frozen
-class ShowUpdates:
-    """Render the agent's updates as parts of the turn."""
-
-    turn: int
-    updates: tuple[dict[str, Any], ...]
-
-
-@attrs.frozen
-class CountUpdates:
-    """Updates of a cancelled prompt: nobody sees them, but what they report it cost counts."""
-
-    updates: tuple[dict[str, Any], ...]
-
-
-@attrs.frozen
-class DropUpdates:
-    """Updates that came with no prompt running (idle, or preparing the next): about a prompt
-    that ended. Never shown, never carried into the next turn; only what they change of the
-    session's options is kept."""
-
-    updates: tuple[dict[str, Any], ...]
-
-
-@attrs.frozen
-class EmitPart:
-    turn: int
-    part: Part
-
-
-@attrs.frozen
-class Complete:
-    """The turn's response ends; the loop adds `empty_note` when it showed nothing (consumers
-    report a bare end as "no response")."""
-
-    turn: int
-    empty_note: str = EMPTY_REPLY
-    # The agent's prompt ended here with `end_turn`: its session holds exactly this turn (a fork
-    # point, protocol/forking.py). Not compared: it says nothing of what the response is.
-    ended_turn: bool = attrs.field(default=False, eq=False)
-
-
-@attrs.frozen
-class Fail:
-    """The turn fails with `error`; `retire`: the conversation cannot go on.
-
-    `turn` None: nothing of the turn History is waiting on was started, so History starts
-    it afresh as a new conversation (the agent exited while the conversation was idle, or
-    while a cancelled prompt was winding down).
-    """
-
-    turn: int | None
-    error: Failure
-    retire: bool
-
-
-@attrs.frozen
-class ReportUsage:
-    turn: int
-    model_id: str
-    usage: dict[str, Any] | None
-
-
-@attrs.frozen
-class Answer:
-    """Answer what the agent waits for through its handle: a permission with the outcome (one
-    of its options, or `cancelled`); a tool call with VS Code's result, or a string (the error
-    the agent gets instead)."""
-
-    handle: Any = attrs.field(eq=False)
-    reply: dict[str, Any] | ToolResultPart | str | fs_edits.WriteOnDisk
-
-
-@attrs.frozen
-class CancelPrompt:
-    """`session/cancel`, and only once it is out, `then` (the answers the agent still waits
-    for: answered before the cancel, a denied permission reads to an agent as a failed tool,
-    and it goes on working until the cancel lands)."""
-
-    then: tuple[Answer, ...]
-
-
-@attrs.frozen
-class SetTimer:
-    """Feed `TimedOut` after this many seconds without another event; None: no timer."""
-
-    seconds: float | None
-
-
-@attrs.frozen
-class ForgetToolCalls:
-    """A cancelled prompt ended: the status lines of its tool calls are not owed any more."""
-
-
-Effect = (
-    UseTools
-    | AcceptToolCalls
-    | SendPrompt
-    | ShowUpdates
-    | CountUpdates
-    | DropUpdates
-    | EmitPart
-    | Complete
-    | Fail
-    | ReportUsage
-    | Answer
-    | CancelPrompt
-    | SetTimer
-    | ForgetToolCalls
-)
-
-
-# What the machine holds -----------------------------------------------------------------------
-
-
-@attrs.frozen
-class PendingCall:
-    """A tool call we emitted to VS Code, whose result answers the agent through `handle`;
-    no handle: a call of our own (the agent's plan mirrored into Copilot's todo widget), whose
-    result nobody waits for."""
-
-    call_id: str
-    handle: Any = attrs.field(eq=False)
-
-
-@attrs.frozen
-class PendingAsk:
-    """Something of the agent's asked of the user through a tool call of VS Code's: what the
-    tool's result answers the agent with, and what it gets when the user moves on."""
-
-    call_id: str
-    handle: Any = attrs.field(eq=False)
-    params: dict[str, Any]
-
-    @property
-    def call_ids(self) -> tuple[str, ...]:
-        return (self.call_id,)
-
-    def reply(self, result: ToolResultPart) -> dict[str, Any] | str:
-        raise NotImplementedError
-
-    def reply_all(self, results: dict[str, ToolResultPart]) -> dict[str, Any] | str:
-        return self.reply(results[self.call_id])
-
-    def refused(self, result: ToolResultPart) -> bool:
-        return False
-
-    def unanswered(self) -> dict[str, Any] | str:
-        raise NotImplementedError
-
-
-class PendingPermission(PendingAsk):
-    """A permission shown as a `symposium-agent-action` card."""
-
-    def reply(self, result: ToolResultPart) -> dict[str, Any]:
-        return permission_outcome(self.params.get("options"), allow=approves(result))
-
-    def refused(self, result: ToolResultPart) -> bool:
-        return not approves(result)
-
-    def unanswered(self) -> dict[str, Any]:
-        return acp.CANCELLED_OUTCOME
-
-
-class PendingQuestion(PendingAsk):
-    """An agent's question asked through Copilot's `vscode_askQuestions`."""
-
-    def reply(self, result: ToolResultPart) -> dict[str, Any]:
-        return elicitation.response(self.params, result)
-
-    def unanswered(self) -> dict[str, Any]:
-        return elicitation.CANCEL
-
-
-def batch_wait(announced: bool, outstanding: int, gather_window: float = GATHER_WINDOW) -> float | None:
-    """How long the batch of tool calls just joined by a call waits for more before it goes to VS
-    Code (one response, one round of Copilot's tool loop); None: it goes now.
-
-    `announced`: the call was announced (the agent asked permission for it first: Claude Code asks
-    for each call as it runs it, and asks for the calls it runs side by side before it makes any);
-    `outstanding`: announced calls not made yet. Every announced call in: the batch is whole, it
-    goes at once (no wait at all, which is every round of an agent that makes one call at a time).
-    Announced calls still to come: they are waited for, at most `ANNOUNCED_WAIT`, so an approved
-    call the agent never makes costs that once and never stalls the turn. A call nobody announced
-    (an agent that asks no permission for our tools): calls within `gather_window` of each other
-    join it. See docs/DESIGN.md, "Parallel tool calls".
-    """
-    if outstanding > 0:
-        return ANNOUNCED_WAIT
-    return None if announced else gather_window
-
-
-@attrs.frozen
-class PendingWrite(PendingAsk):
-    """An agent's `fs/write_text_file` carried out by VS Code's edit tools (one or more calls of
-    one round): answered once all their results are in (docs/DESIGN.md, "Edits through the client")."""
-
-    more: tuple[str, ...] = ()  # the round's other calls
-
-    @property
-    def call_ids(self) -> tuple[str, ...]:
-        return (self.call_id, *self.more)
-
-    def reply_all(self, results: dict[str, ToolResultPart]) -> dict[str, Any] | str:
-        return fs_edits.response(results, self.call_ids)
-
-    def unanswered(self) -> str:
-        return fs_edits.UNANSWERED
+class RequestRule:
+    """How the machine takes one kind of the agent's requests, by state: acted on (its handler
+    decides) in `acted_on`; answered at once with `refusals[state]` where one is given; kept
+    otherwise, in order, and acted on (or refused) once the state allows (`_defer`)."""
+
+    acted_on: frozenset[State]
+    refusals: Mapping[State, Any]
+
+
+# Every request is answered exactly once: so every kind has a refusal for a prompt cancelled and for
+# a conversation ended (`tests/unit/test_turn.py` checks), and whatever is kept when the machine ends
+# is answered from this table. A `tools/call` made with no prompt running is refused (nobody asked VS
+# Code for anything: kept, it would become the next prompt's tool call, the answer to a question it is
+# not about; the bridge refuses such calls itself, this one was on its way).
+REQUESTS: Mapping[type[Request], RequestRule] = {
+    PermissionRequested: RequestRule(
+        frozenset({State.STREAMING, State.GATHERING}),
+        {State.CANCELLING: acp.CANCELLED_OUTCOME, State.ENDED: acp.CANCELLED_OUTCOME},
+    ),
+    QuestionAsked: RequestRule(frozenset({State.STREAMING}), {State.CANCELLING: elicitation.CANCEL, State.ENDED: elicitation.CANCEL}),
+    FileWriteRequested: RequestRule(frozenset({State.STREAMING}), {State.CANCELLING: fs_edits.CANCELLED, State.ENDED: fs_edits.CANCELLED}),
+    ToolRequested: RequestRule(
+        frozenset({State.STREAMING, State.GATHERING}),
+        {State.CANCELLING: CANCELLED_CALL, State.ENDED: ENDED_CALL, State.IDLE: NO_PROMPT_CALL, State.PREPARING: NO_PROMPT_CALL},
+    ),
+}
+_KEPT = RequestRule(frozenset(), {})  # what is not a request: kept, never refused
 
 
 def _answers_after_cancel(effects: list[Effect]) -> list[Effect]:
@@ -553,11 +226,13 @@ class TurnMachine:
         if self.state in (State.STREAMING, State.GATHERING, State.CANCELLING):
             while self._deferred and self.state in (State.STREAMING, State.GATHERING, State.CANCELLING):
                 self._handle(self._deferred.popleft(), out)
-        if self.state in (State.IDLE, State.PREPARING) and any(isinstance(e, ToolRequested) for e in self._deferred):
-            # Kept while the prompt waited on VS Code, and that prompt ended first: refused now.
-            calls = [e for e in self._deferred if isinstance(e, ToolRequested)]
-            self._deferred = collections.deque(e for e in self._deferred if not isinstance(e, ToolRequested))
-            out.extend(Answer(call.handle, NO_PROMPT_CALL) for call in calls)
+        if self._deferred and any(self.state in rule.refusals for rule in REQUESTS.values()):
+            # Kept while the prompt waited on VS Code, and that prompt ended first: what the state
+            # refuses is refused now (`REQUESTS`).
+            refused = [e for e in self._deferred if self.state in REQUESTS.get(type(e), _KEPT).refusals]
+            if refused:
+                self._deferred = collections.deque(e for e in self._deferred if not any(e is r for r in refused))
+                out.extend(self._refusal(e) for e in refused)  # type: ignore[arg-type]
         if self.prompting != prompting:
             out.append(AcceptToolCalls(self.prompting))
         return _answers_after_cancel(out)
@@ -568,14 +243,8 @@ class TurnMachine:
         match event:
             case AgentUpdates():
                 self._on_updates(event, out)
-            case PermissionRequested():
-                self._on_permission(event, out)
-            case QuestionAsked():
-                self._on_question(event, out)
-            case FileWriteRequested():
-                self._on_write(event, out)
-            case ToolRequested():
-                self._on_tool(event, out)
+            case PermissionRequested() | QuestionAsked() | FileWriteRequested() | ToolRequested():
+                self._on_request(event, out)
             case PromptEnded() | PromptErrored():
                 self._on_prompt_end(event, out)
             case AgentGone():
@@ -673,6 +342,19 @@ class TurnMachine:
 
     # The agent's side -------------------------------------------------------------------------
 
+    def _on_request(self, event: Request, out: list[Effect]) -> None:
+        """One of the agent's requests, as `REQUESTS` says for the state: acted on, refused, or kept."""
+        rule = REQUESTS[type(event)]
+        if self.state in rule.acted_on:
+            self._ACTS[type(event)](self, event, out)
+        elif self.state in rule.refusals:
+            out.append(self._refusal(event))
+        else:
+            self._defer(event, out)
+
+    def _refusal(self, event: Request) -> Answer:
+        return Answer(event.handle, REQUESTS[type(event)].refusals[self.state])
+
     def _defer(self, event: AgentEvent, out: list[Effect]) -> None:
         if self.state is State.GATHERING:
             # The agent did something else: the calls gathered go to VS Code now, and the
@@ -702,12 +384,12 @@ class TurnMachine:
         assert turn is not None
         if turn.offers_todo_list:
             for index, update in enumerate(updates):
-                if update.get("sessionUpdate") != "plan":
+                if update.get("sessionUpdate") != UpdateKind.PLAN:
                     continue
                 todo = todo_list(update)
                 if todo == self._todo:
                     continue  # unchanged: nothing to show
-                shown_before = tuple(u for u in updates[:index] if u.get("sessionUpdate") != "plan")
+                shown_before = tuple(u for u in updates[:index] if u.get("sessionUpdate") != UpdateKind.PLAN)
                 if shown_before:
                     out.append(ShowUpdates(turn.number, shown_before))
                 if rest := updates[index + 1 :]:
@@ -718,99 +400,86 @@ class TurnMachine:
                 out += [EmitPart(turn.number, ToolCallPart(call_id, TODO_TOOL, todo)), Complete(turn.number)]
                 self.state = State.WAITING
                 return
-            updates = tuple(u for u in updates if u.get("sessionUpdate") != "plan")  # each unchanged
+            updates = tuple(u for u in updates if u.get("sessionUpdate") != UpdateKind.PLAN)  # each unchanged
         if updates:
             out.append(ShowUpdates(turn.number, updates))
 
     def _on_permission(self, event: PermissionRequested, out: list[Effect]) -> None:
-        if self.state in (State.STREAMING, State.GATHERING):
-            turn = self._turn
-            assert turn is not None
-            permit = permission_policy(event.params, ToolNames.of(t.name for t in turn.tools).to_consumer, turn.offers_agent_action)
-            if permit is Permit.APPROVE:
-                # A call of one of our bridged tools is announced: approved (VS Code confirms it
-                # when it runs it), and awaited by the batch being gathered.
-                self._announced += 1
-                out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=True)))
-                if self.state is State.GATHERING:
-                    out.append(SetTimer(ANNOUNCED_WAIT))  # a sibling of the calls gathered: wait for it
-            elif self.state is State.GATHERING:
-                self._defer(event, out)
-            elif permit is Permit.ASK:
-                call_id = self._new_id()
-                self._asked = PendingPermission(call_id, event.handle, event.params)
-                out += [EmitPart(turn.number, ToolCallPart(call_id, AGENT_ACTION_TOOL, agent_action_parameters(event.params))), Complete(turn.number)]
-                self.state = State.WAITING
-            else:
-                out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=False)))
-        elif self.state in (State.CANCELLING, State.ENDED):
-            out.append(Answer(event.handle, acp.CANCELLED_OUTCOME))
-        else:
+        """Approved for one of the turn's bridged tools; while gathering, any other is kept until
+        the batch is answered; else asked on a card, or rejected (`permission_policy`)."""
+        turn = self._turn
+        assert turn is not None
+        permit = permission_policy(event.params, ToolNames.of(t.name for t in turn.tools).to_consumer, turn.offers_agent_action)
+        if permit is Permit.APPROVE:
+            # A call of one of our bridged tools is announced: approved (VS Code confirms it
+            # when it runs it), and awaited by the batch being gathered.
+            self._announced += 1
+            out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=True)))
+            if self.state is State.GATHERING:
+                out.append(SetTimer(ANNOUNCED_WAIT))  # a sibling of the calls gathered: wait for it
+        elif self.state is State.GATHERING:
             self._defer(event, out)
+        elif permit is Permit.ASK:
+            call_id = self._new_id()
+            self._asked = PendingPermission(call_id, event.handle, event.params)
+            out += [EmitPart(turn.number, ToolCallPart(call_id, AGENT_ACTION_TOOL, agent_action_parameters(event.params))), Complete(turn.number)]
+            self.state = State.WAITING
+        else:
+            out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=False)))
 
     def _on_question(self, event: QuestionAsked, out: list[Effect]) -> None:
-        if self.state is State.STREAMING:
-            turn = self._turn
-            assert turn is not None
-            asked = elicitation.ask_input(event.params) if event.params.get("mode", "form") == "form" else None
-            if asked is not None and turn.offers_questions:
-                call_id = self._new_id()
-                self._asked = PendingQuestion(call_id, event.handle, event.params)
-                out += [EmitPart(turn.number, ToolCallPart(call_id, ASK_TOOL, asked)), Complete(turn.number)]
-                self.state = State.WAITING
-            else:
-                out += [EmitPart(turn.number, TextPart(elicitation.unasked_note(event.params))), Answer(event.handle, elicitation.DECLINE)]
-        elif self.state in (State.CANCELLING, State.ENDED):
-            out.append(Answer(event.handle, elicitation.CANCEL))
+        """Through Copilot's question tool where the turn offers it, in a round of its own; else
+        shown as a note and declined (docs/DESIGN.md, "The agent's questions")."""
+        turn = self._turn
+        assert turn is not None
+        asked = elicitation.ask_input(event.params) if event.params.get("mode", "form") == "form" else None
+        if asked is not None and turn.offers_questions:
+            call_id = self._new_id()
+            self._asked = PendingQuestion(call_id, event.handle, event.params)
+            out += [EmitPart(turn.number, ToolCallPart(call_id, ASK_TOOL, asked)), Complete(turn.number)]
+            self.state = State.WAITING
         else:
-            self._defer(event, out)
+            out += [EmitPart(turn.number, TextPart(elicitation.unasked_note(event.params))), Answer(event.handle, elicitation.DECLINE)]
 
     def _on_write(self, event: FileWriteRequested, out: list[Effect]) -> None:
         """Through VS Code's edit tools where the turn offers them, in a round of its own (the
         agent waits on its write); on disk otherwise (docs/DESIGN.md, "Edits through the client")."""
-        if self.state is State.STREAMING:
-            turn = self._turn
-            assert turn is not None
-            calls = fs_edits.plan(event.path, event.before, event.content, turn.edit_tools, diffable=event.diffable)
-            if isinstance(calls, fs_edits.WriteOnDisk):
-                out.append(Answer(event.handle, fs_edits.ON_DISK))
-            elif not calls:
-                out.append(Answer(event.handle, {}))  # the file holds it already
-            else:
-                ids = [self._new_id() for _ in calls]
-                self._asked = PendingWrite(ids[0], event.handle, {"path": event.path}, tuple(ids[1:]))
-                out += [EmitPart(turn.number, ToolCallPart(call_id, call.name, call.parameters)) for call_id, call in zip(ids, calls)]
-                out.append(Complete(turn.number))
-                self.state = State.WAITING
-        elif self.state in (State.CANCELLING, State.ENDED):
-            out.append(Answer(event.handle, fs_edits.CANCELLED))
+        turn = self._turn
+        assert turn is not None
+        calls = fs_edits.plan(event.path, event.before, event.content, turn.edit_tools, diffable=event.diffable)
+        if isinstance(calls, fs_edits.WriteOnDisk):
+            out.append(Answer(event.handle, fs_edits.ON_DISK))
+        elif not calls:
+            out.append(Answer(event.handle, {}))  # the file holds it already
         else:
-            self._defer(event, out)
+            ids = [self._new_id() for _ in calls]
+            self._asked = PendingWrite(ids[0], event.handle, {"path": event.path}, tuple(ids[1:]))
+            out += [EmitPart(turn.number, ToolCallPart(call_id, call.name, call.parameters)) for call_id, call in zip(ids, calls)]
+            out.append(Complete(turn.number))
+            self.state = State.WAITING
 
     def _on_tool(self, event: ToolRequested, out: list[Effect]) -> None:
-        if self.state in (State.STREAMING, State.GATHERING):
-            call_id = self._new_id()
-            self._calls.append(PendingCall(call_id, event.handle))
-            out.append(EmitPart(self._number(), ToolCallPart(call_id, event.name, event.arguments if event.arguments is not None else {})))
-            announced, self._announced = self._announced > 0, max(0, self._announced - 1)
-            wait = batch_wait(announced, self._announced, self.gather_window)
-            if wait is None:
-                out += [SetTimer(None), Complete(self._number())]
-                self.state = State.WAITING
-            else:
-                out.append(SetTimer(wait))
-                self.state = State.GATHERING
-        elif self.state is State.CANCELLING:
-            out.append(Answer(event.handle, CANCELLED_CALL))
-        elif self.state is State.ENDED:
-            out.append(Answer(event.handle, ENDED_CALL))
-        elif self.state in (State.IDLE, State.PREPARING):
-            # No prompt runs (the bridge refuses such calls itself; this one was on its way):
-            # kept, it would become the next prompt's tool call, the answer to a question it is
-            # not about.
-            out.append(Answer(event.handle, NO_PROMPT_CALL))
+        """A call of VS Code's tools joins the batch being gathered (`batch_wait`), which goes to VS
+        Code when it is whole or its time is up (docs/DESIGN.md, "Parallel tool calls")."""
+        call_id = self._new_id()
+        self._calls.append(PendingCall(call_id, event.handle))
+        out.append(EmitPart(self._number(), ToolCallPart(call_id, event.name, event.arguments if event.arguments is not None else {})))
+        announced, self._announced = self._announced > 0, max(0, self._announced - 1)
+        wait = batch_wait(announced, self._announced, self.gather_window)
+        if wait is None:
+            out += [SetTimer(None), Complete(self._number())]
+            self.state = State.WAITING
         else:
-            self._defer(event, out)
+            out.append(SetTimer(wait))
+            self.state = State.GATHERING
+
+    # How each request is acted on, where `REQUESTS` says it is.
+    _ACTS: Mapping[type[Request], Callable[[TurnMachine, Any, list[Effect]], None]] = {
+        PermissionRequested: _on_permission,
+        QuestionAsked: _on_question,
+        FileWriteRequested: _on_write,
+        ToolRequested: _on_tool,
+    }
 
     def _on_prompt_end(self, event: PromptEnded | PromptErrored, out: list[Effect]) -> None:
         if self.state is State.STREAMING:
@@ -885,7 +554,4 @@ class TurnMachine:
         self._idle()
         self.state = State.ENDED
         deferred, self._deferred = self._deferred, collections.deque()
-        for event in deferred:
-            if isinstance(event, (PermissionRequested, QuestionAsked, FileWriteRequested, ToolRequested)):
-                self._handle(event, out)
-
+        out.extend(self._refusal(event) for event in deferred if type(event) in REQUESTS)  # type: ignore[arg-type]

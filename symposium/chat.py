@@ -16,6 +16,7 @@ from typing import Any
 
 import trio
 
+from actors.platform import ON_WINDOWS
 from protocol.lm import AGENT_ACTION_APPROVED
 from protocol.windows import split_command
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
@@ -53,7 +54,7 @@ class Terminal:
 def agent_from_args(args: argparse.Namespace) -> dict[str, Any]:
     if not args.agent_command:
         return {"eliza": {"deterministic": bool(args.deterministic)}}
-    argv = split_command(args.agent_command, windows=sys.platform == "win32")
+    argv = split_command(args.agent_command, windows=ON_WINDOWS)
     env = {}
     for item in args.agent_env:
         name, sep, value = item.partition("=")

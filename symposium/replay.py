@@ -313,10 +313,17 @@ class Replay:
 
 
 def import_mcp_now() -> None:
-    """Import the SDK up front: a thread doing it mid-replay would let virtual time run ahead."""
-    from actors.tool_bridge import import_mcp
+    """Import the SDK and the backend's actors up front: a thread doing it mid-replay (the SDK on a
+    bridge's first connection, the actors when the backend first needs them: `vscodelm.ACTOR_MODULES`)
+    would let virtual time run ahead."""
+    import importlib
+
+    from actors.mcp_stream import import_mcp
+    from symposium.vscodelm import ACTOR_MODULES
 
     import_mcp()
+    for name in ACTOR_MODULES:
+        importlib.import_module(name)
 
 
 def replay(path: str | Path) -> Divergence | None:

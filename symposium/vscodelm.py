@@ -2,35 +2,39 @@
 
 A thin shell: it parses requests, hands chat requests to the History actor and turns the
 replies History routes back into `lm/responsePart` / `lm/responseComplete` / a response.
+
+The first thing VS Code asks is the model list, which needs only the agent catalog: the actors
+(History, the pool, the spares, the tool bridges' listener) and the modules they need are loaded
+off the event loop once that answer is out, or at the first request that needs them, so a
+window's models show as soon as Python and trio are up (`make bench`, "cold start").
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import logging
 import math
 import os
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
-from protocol import agent_options, auth
+from protocol import agent_options, auth, usage
+from protocol.capabilities import AgentInfo
 from protocol.agent_text import is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
-from actors.agent_process import AgentError, AgentProcess, agent_key
 from actors.agent_connection import Connector
-from actors.agent_pool import AgentPool
 from actors.flow import PART_MAX, Window, part_cost
-from actors.history import CancelRequest, ChatRequest, HistoryActor, shutting_down
 from actors.mailbox import queued
-from protocol.markers import MarkerCodec
 from actors.state import load_secret, state_dir
+from protocol.agent_identity import agent_key
+from protocol.failures import AgentError
 from protocol.messages import Reply
 from protocol.rendering import merge_parts
-from actors.session_store import SessionStore
 from protocol.settings import Settings
-from actors.warm import Spares
-from actors.tool_bridge import BridgeListener
 from protocol import acp
 from protocol.decoding import Decoder
 from protocol.failures import Failure, FailureKind, failure
@@ -68,10 +72,19 @@ from protocol.lm import (
 )
 from actors.version import version
 from protocol.wire import WireError
-from symposium import launch
-from symposium.agent_facts import load_agent_facts
+
+if TYPE_CHECKING:
+    from actors.agent_pool import AgentPool
+    from actors.agent_process import AgentProcess
+    from actors.bridge_listener import BridgeListener
+    from actors.history import HistoryActor
+    from actors.warm import Spares
+    from protocol.markers import MarkerCodec
 
 log = logging.getLogger(__name__)
+
+# What the actors need beyond the model list's path, imported in a worker thread (`Backend.ready`).
+ACTOR_MODULES = ("actors.history", "actors.agent_pool", "actors.warm", "actors.session_store", "actors.bridge_listener", "protocol.markers", "symposium.launch", "symposium.agent_facts")
 
 METHOD_STATS = "symposium/stats"  # diagnostics for benchmarks and tests; the extension never calls it
 ELIZA_MODEL_ID = "symposium-eliza"
@@ -127,9 +140,9 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
     return models
 
 
-def token_count(text: str, ratio: float = agent_options.DEFAULT_BYTES_PER_TOKEN) -> int:
+def token_count(text: str, ratio: float = usage.DEFAULT_BYTES_PER_TOKEN) -> int:
     """An estimate: UTF-8 bytes over the agent's bytes per token (four until its usage says otherwise)."""
-    return agent_options.token_count(text, ratio)
+    return usage.token_count(text, ratio)
 
 
 # The kinds the JSON-RPC spec has codes of its own for; every other failure is -32000 with its kind.
@@ -173,16 +186,30 @@ def task_count() -> int:
     return count
 
 
-@attrs.define(eq=False)
-class Backend:
-    """Wires a VS Code-side Peer to the History actor."""
+@attrs.frozen
+class Actors:
+    """What serves chats and agents, made once its modules are loaded (`serve`'s `build`)."""
 
-    peer: Peer
     history: HistoryActor
     bridges: BridgeListener
-    spares: Spares | None = None
-    pool: AgentPool | None = attrs.field(default=None, kw_only=True)
+    spares: Spares | None
+    pool: AgentPool
+
+
+@attrs.define(eq=False)
+class Backend:
+    """Wires a VS Code-side Peer to the History actor; the actors are made by `build`, once, when
+    the first model list is out (`warm`) or a request needs them (`ready`)."""
+
+    peer: Peer
+    build: Callable[[], Awaitable[Actors]]
     catalog: AgentCatalog | None = attrs.field(default=None, kw_only=True)
+    nursery: trio.Nursery | None = attrs.field(default=None, kw_only=True)  # where `warm` runs
+    history: HistoryActor = attrs.field(init=False)
+    bridges: BridgeListener = attrs.field(init=False)
+    spares: Spares | None = attrs.field(default=None, init=False)
+    pool: AgentPool | None = attrs.field(default=None, init=False)
+    _built: trio.Event | None = attrs.field(default=None, init=False)  # set once `build` has returned (or failed)
     _submitted: set[str] = attrs.field(factory=set, init=False)  # chat requests handed to History, by id key
 
     def __attrs_post_init__(self) -> None:
@@ -198,6 +225,31 @@ class Backend:
         peer.on_request(METHOD_LOGOUT, self.logout)
         peer.on_notification(METHOD_CANCEL, self.cancel)
 
+    @property
+    def started(self) -> bool:
+        """Whether the actors are made or being made (then `ready` waits for them)."""
+        return self._built is not None
+
+    async def ready(self) -> None:
+        """The actors, made on the first call (the others wait for it); raises RpcError if they could not be."""
+        if self._built is None:
+            self._built = trio.Event()
+            try:
+                actors = await self.build()
+                self.history, self.bridges, self.spares, self.pool = actors.history, actors.bridges, actors.spares, actors.pool
+            finally:
+                self._built.set()
+        await self._built.wait()
+        if not hasattr(self, "history"):
+            raise RpcError(INTERNAL_ERROR, "Internal error: the backend could not start its actors")
+
+    async def warm(self) -> None:
+        """Make the actors ahead of the first request that needs them (logged, never raised)."""
+        try:
+            await self.ready()
+        except RpcError as exc:
+            log.error("%s", exc.message)
+
     async def provide_information(self, params: Any, _id: Any) -> dict[str, Any]:
         try:
             info, problems = parse_info(params)
@@ -205,7 +257,10 @@ class Backend:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
         for problem in problems:
             log.warning("agent left out of the model list: %s", problem)
-        return {"models": [to_wire(m) for m in model_infos(info, self.catalog)]}
+        models = [to_wire(m) for m in model_infos(info, self.catalog)]
+        if self.nursery is not None and not self.started:
+            self.nursery.start_soon(self.warm, name="actors")  # the answer goes out meanwhile
+        return {"models": models}
 
     async def prepare_model(self, params: Any, _id: Any) -> dict[str, Any]:
         """Start the model's agent and keep a session ready for its next new conversation.
@@ -218,6 +273,7 @@ class Backend:
         prepare = _params(params, PrepareParams)
         if prepare.cwd is not None and not os.path.isdir(prepare.cwd):
             raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: no such folder: {prepare.cwd}")
+        await self.ready()
         if self.spares is None:
             raise RpcError(INTERNAL_ERROR, "Internal error: this backend keeps no agents warm")
         try:
@@ -228,7 +284,7 @@ class Backend:
             "ready": failure is None,
             "authMethods": _shown_auth_methods(process),
             "signIn": _sign_in(process),
-            "agentInfo": _shown_agent_info(process.initialized.get("agentInfo")),
+            "agentInfo": _shown_agent_info(process.initialized.info),
         }
         if failure is not None:
             result["error"] = failure.error.message
@@ -236,6 +292,7 @@ class Backend:
 
     async def stats(self, _params: Any, _id: Any) -> dict[str, int]:
         """What the backend holds: a soak reads it before and after to see that nothing grew."""
+        await self.ready()
         return {
             "conversations": self.history.conversations,
             "maxConversations": self.history.max_conversations,
@@ -245,7 +302,7 @@ class Backend:
 
     async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
         count = _params(params, TokenCountParams)
-        ratio = self.catalog.bytes_per_token(count.model_id) if self.catalog else agent_options.DEFAULT_BYTES_PER_TOKEN
+        ratio = self.catalog.bytes_per_token(count.model_id) if self.catalog else usage.DEFAULT_BYTES_PER_TOKEN
         return {"count": token_count(count.text, ratio)}
 
     async def agent_options(self, params: Any, _id: Any) -> dict[str, Any]:
@@ -268,6 +325,7 @@ class Backend:
         in its own way: a browser, say), answered once it is done. Either way the answer is the
         agent's sign-in state, as `lm/prepareModel`'s `signIn`."""
         asked = _params(params, AuthenticateParams)
+        await self.ready()
         if self.pool is None:
             raise RpcError(INTERNAL_ERROR, "Internal error: this backend runs no agents")
         try:
@@ -290,11 +348,12 @@ class Backend:
         """ACP `logout`, where the agent declares it (`agentCapabilities.auth.logout`); then the agent
         is started afresh, so that no session of it goes on signed in."""
         asked = _params(params, AgentParams)
+        await self.ready()
         if self.pool is None:
             raise RpcError(INTERNAL_ERROR, "Internal error: this backend runs no agents")
         try:
             process = await self.pool.start(asked.agent, asked.cwd)
-            if not auth.can_log_out(process.capabilities):
+            if not process.capabilities.logout:
                 raise RpcError(INVALID_PARAMS, f"Invalid params: {process.name} cannot log out")
             await process.call("logout", {})
             self.pool.restart(asked.agent)
@@ -310,15 +369,15 @@ class Backend:
         """The agent's own sessions in the folder (`session/list`), each with the token a new chat
         carries to continue it (`protocol/continuing.py`). Starts the agent if it is not running."""
         asked = _params(params, ListSessionsParams)
+        await self.ready()
         if self.pool is None or self.catalog is None:
             raise RpcError(INTERNAL_ERROR, "Internal error: this backend does not list sessions")
         try:
             process = await self.pool.start(asked.agent, asked.cwd)
         except AgentError as exc:
             raise rpc_error(exc.error) from None
-        capabilities = process.capabilities.get("sessionCapabilities")
-        can_list = isinstance(capabilities, dict) and capabilities.get("list") is not None
-        can_resume = (isinstance(capabilities, dict) and capabilities.get("resume") is not None) or bool(process.capabilities.get("loadSession"))
+        sessions = process.capabilities.sessions
+        can_list, can_resume = sessions.list, sessions.can_continue
         if not (can_list and can_resume):
             missing = "list its sessions" if not can_list else "continue an earlier session"
             return {"supported": False, "reason": f"{process.name} cannot {missing}", "sessions": []}
@@ -357,6 +416,7 @@ class Backend:
         if chat.cwd is not None and not os.path.isdir(chat.cwd):
             problem = "not a folder" if os.path.exists(chat.cwd) else "no such folder"
             raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: {problem}: {chat.cwd}")
+        await self.ready()
         try:
             return await self._respond(chat, request_id)
         finally:
@@ -364,6 +424,7 @@ class Backend:
                 self.spares.settled(chat.agent, chat.cwd)
 
     async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:
+        from actors.history import ChatRequest, shutting_down
         # Unbounded in items, bounded in text: the Session waits while `window` is full.
         send, replies = trio.open_memory_channel[Reply](math.inf)
         request = ChatRequest(request_id, chat, send)
@@ -403,6 +464,8 @@ class Backend:
             log.warning("ignored lm/cancel with bad params: %s", exc)
             return
         if id_key(request_id) in self._submitted:
+            from actors.history import CancelRequest  # handed to History: its modules are loaded
+
             try:
                 self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
             except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -425,15 +488,15 @@ def _sign_in(process: AgentProcess) -> dict[str, Any]:
         "methods": [auth.to_wire(m) for m in process.auth_methods],
         "authenticated": process.authenticated,
         "status": process.auth_status,
-        "canLogOut": auth.can_log_out(process.capabilities),
+        "canLogOut": process.capabilities.logout,
     }
 
 
-def _shown_agent_info(raw: Any) -> dict[str, str] | None:
+def _shown_agent_info(info: AgentInfo | None) -> dict[str, str] | None:
     """The agent's `agentInfo` (name, title, version), cleaned; None when it sent none."""
-    if not isinstance(raw, dict):
+    if info is None:
         return None
-    return {key: shown(raw[key]) for key in ("name", "title", "version") if isinstance(raw.get(key), str)}
+    return {key: shown(value) for key, value in attrs.asdict(info).items() if value is not None}
 
 
 async def _tell_model_changes(peer: Peer, catalog: AgentCatalog) -> None:
@@ -452,7 +515,7 @@ async def serve(
     cwd: str,
     settings: Settings = Settings(),
     recorder: Recorder | None = None,
-    connector: Connector = launch.connect,
+    connector: Connector | None = None,
     markers: MarkerCodec | None = None,
     learn: bool = True,
     secrets: Redactor | None = None,
@@ -460,35 +523,68 @@ async def serve(
     """Serve one VS Code connection until its input ends, then shut down gracefully.
 
     At EOF every pending request is answered, every agent is stopped (bounded), and only
-    then does this return. `learn`: keep what agents offer and cost (`actors/agent_catalog.py`);
+    then does this return. `connector`: how agents are started (`symposium/launch.py`'s, by
+    default). `learn`: keep what agents offer and cost (`actors/agent_catalog.py`);
     replay does not, so that what it compares does not depend on earlier runs. `secrets`: the
     redactor the log handler uses; every agent's env values are added to it.
     """
     # A chat request repeats the conversation and the tools of the one before: read only what is new.
     decoder = Decoder([("params", "messages"), ("params", "options", "tools")])
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None, decode=decoder.decode)
+    stores: list[Any] = []  # what `build` opened, closed at the end
     async with trio.open_nursery() as nursery:
-        facts = load_agent_facts()
-        connector = launch.with_start_facts(connector, facts)  # what an agent needs at start, however it was configured
-        pool = AgentPool(nursery, cwd=cwd, idle=settings.agent_idle, request_timeout=settings.agent_timeout, recorder=recorder, connector=connector, secrets=secrets if secrets is not None else Redactor(), facts=facts)
         key = load_secret(state_dir())
-        store = SessionStore(state_dir() / "sessions.sqlite3", key)
-        bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port
         catalog = AgentCatalog(state_dir() / "agents.sqlite3", key) if learn else None
-        spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder, catalog=catalog)
-        history = HistoryActor(pool, settings, markers or MarkerCodec(key), bridges=bridges, store=store, spares=spares, catalog=catalog, recorder=recorder)
-        nursery.start_soon(history.run, name="history")
+
+        async def build() -> Actors:
+            # Their modules are most of the backend's own code: loaded in a thread, while the
+            # loop answers what needs none of them (the model list).
+            await trio.to_thread.run_sync(lambda: [importlib.import_module(name) for name in ACTOR_MODULES])
+            from actors.agent_pool import AgentPool
+            from actors.bridge_listener import BridgeListener
+            from actors.history import HistoryActor
+            from actors.session_store import SessionStore
+            from actors.warm import Spares
+            from protocol.markers import MarkerCodec
+            from symposium import launch
+            from symposium.agent_facts import load_agent_facts
+
+            facts = load_agent_facts()
+            pool = AgentPool(
+                nursery,
+                cwd=cwd,
+                idle=settings.agent_idle,
+                request_timeout=settings.agent_timeout,
+                recorder=recorder,
+                # What an agent needs at start is given to it however it was configured (agent facts).
+                connector=launch.with_start_facts(connector or launch.connect, facts),
+                secrets=secrets if secrets is not None else Redactor(),
+                facts=facts,
+            )
+            store = SessionStore(state_dir() / "sessions.sqlite3", key)
+            stores.append(store)
+            bridges = BridgeListener(nursery, launch.RELAY)  # every conversation's vscode_tools, on one loopback port
+            spares = Spares(pool, nursery, bridges, cwd=cwd, recorder=recorder, catalog=catalog)
+            history = HistoryActor(pool, settings, markers or MarkerCodec(key), bridges=bridges, store=store, spares=spares, catalog=catalog, recorder=recorder)
+            nursery.start_soon(history.run, name="history")
+            return Actors(history, bridges, spares, pool)
+
         if catalog is not None:
             nursery.start_soon(_tell_model_changes, peer, catalog, name="model changes")
-        Backend(peer, history, bridges, spares, pool=pool, catalog=catalog)
+        backend = Backend(peer, build, catalog=catalog, nursery=nursery)
         async with trio.open_nursery() as serving:
             serving.start_soon(peer.serve, name="vscode reader")
             await peer.eof.wait()
             log.info("input closed; shutting down")
-            await history.shutdown()
-            await pool.shutdown()
+            if backend.started:
+                with contextlib.suppress(RpcError):
+                    await backend.ready()
+                    await backend.history.shutdown()
+                if backend.pool is not None:
+                    await backend.pool.shutdown()
         nursery.cancel_scope.cancel()
     # Saves queued to the stores' writer threads land before the process ends (bounded).
-    store.close()
+    for store in stores:
+        store.close()
     if catalog is not None:
         catalog.close()

@@ -14,7 +14,8 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent_process import AgentError, agent_key
+from actors.agent_process import AgentError
+from protocol.agent_identity import agent_key
 from actors.agent_connection import StreamConnection
 from actors.agent_pool import AgentPool
 from actors.peer import Peer

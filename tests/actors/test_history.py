@@ -8,7 +8,7 @@ import os
 import trio
 
 from actors.agent_pool import AgentPool
-from actors.tool_bridge import BridgeListener
+from actors.bridge_listener import BridgeListener
 from actors.history import ChatRequest, HistoryActor
 from protocol.failures import FailureKind, failure
 from protocol.messages import FailedEvent, PartEvent, Reply, SessionEvent

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from actors.private import NotPrivate, open_private, private_file, private_folder
-from actors.windows import TEST_ENV
+from actors.platform import TEST_ENV
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ import pytest
 
 from actors.agent_catalog import AgentCatalog
 from actors.state import load_secret
-from protocol.agent_options import TurnUsage, model_values, read_choices
+from protocol.agent_options import model_values, read_choices
+from protocol.usage import TurnUsage
 
 # What Claude Code's session/new offers, as far as the catalog keeps it: its models.
 CLAUDE_NEW = {

@@ -1,4 +1,4 @@
-"""VS Code's tools reach every agent (issue 20): any consumer's tool list is served over MCP.
+"""VS Code's tools reach every agent: any consumer's tool list is served over MCP.
 
 The pure normalisation (`protocol/tool_schema.py`) is checked against the SDK's own wire models of
 both current protocol revisions; the bridge is checked with Copilot 0.67's real Agent- and
@@ -17,8 +17,9 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.tool_bridge import BridgeListener, ToolBridge
-from protocol.turn import ToolRequested
+from actors.bridge_listener import BridgeListener
+from actors.tool_bridge import ToolBridge
+from protocol.turn_events import ToolRequested
 from protocol.tool_schema import input_schema, listable
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.launch import RELAY

@@ -1,4 +1,4 @@
-"""One set of hands (issue 20): Claude Code, offered Copilot's real Agent-mode tools, edits through
+"""One set of hands: Claude Code, offered Copilot's real Agent-mode tools, edits through
 VS Code's edit tools (its own Edit/Write/MultiEdit/NotebookEdit off) and gets the editor-only tools,
 never the ones that duplicate its own, never `runSubagent`. Offline, against the fake Anthropic API.
 """

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from protocol import acp
+from protocol.capabilities import read_initialize
 from protocol.agent_facts import NOTHING, AgentFacts, MessageFork, OwnEdits, Runs, facts_for, parse_agent_facts, start_env
 from symposium import agent_facts as loader
 
@@ -27,11 +29,23 @@ def test_the_shipped_table_holds_every_entry_without_a_problem() -> None:
     assert table["Copilot"] == AgentFacts(http_mcp_only=True)
 
 
+def test_what_a_session_is_opened_with_is_the_agents_fact_not_every_agents() -> None:
+    """Claude Code's prompt suggestions (a model call the user pays for, shown nowhere) are off in
+    its sessions; no other agent is sent Claude Code's `_meta`."""
+    table, _ = parse_agent_facts(json.loads(SHIPPED.read_text()))
+    off = {"claudeCode": {"options": {"promptSuggestions": False}}}
+    assert table["@agentclientprotocol/claude-agent-acp"].session_meta == off
+    assert table["@zed-industries/claude-code-acp"].session_meta == off
+    assert table["Copilot"].session_meta == {} and NOTHING.session_meta == {}
+    assert "_meta" not in acp.new_session_params("/w", [], NOTHING.session_meta)
+    assert acp.new_session_params("/w", [], off)["_meta"] == off
+
+
 def test_an_agent_is_known_by_the_name_it_gives_at_initialize_whatever_it_was_installed_as() -> None:
     table = {"A": AgentFacts(http_mcp_only=True)}
-    assert facts_for(table, {"agentInfo": {"name": "A", "version": "1.0.0"}}).http_mcp_only
-    assert facts_for(table, {"agentInfo": {"name": "a"}}) is NOTHING  # names are exact
-    assert facts_for(table, {"agentInfo": "A"}) is NOTHING and facts_for(table, {}) is NOTHING
+    assert facts_for(table, read_initialize({"agentInfo": {"name": "A", "version": "1.0.0"}})).http_mcp_only
+    assert facts_for(table, read_initialize({"agentInfo": {"name": "a"}})) is NOTHING  # names are exact
+    assert facts_for(table, read_initialize({"agentInfo": "A"})) is NOTHING and facts_for(table, read_initialize({})) is NOTHING
 
 
 def test_a_well_formed_entry() -> None:

@@ -7,7 +7,7 @@ from protocol.copilot_prompt import CopilotText, unwrap
 from protocol.matching import canonical, is_global_context_message, normalise
 from protocol.messages import Turn
 from protocol.reading import read_messages
-from protocol.rendering import build_prompt
+from protocol.prompt import build_prompt
 from protocol.lm import DataPart, Message, TextPart
 
 # As Copilot Chat 0.67's agent prompt renders a turn (agentPrompt.tsx, AgentUserMessage).

@@ -48,14 +48,14 @@ class Model:
         self.conversations.begin(route.record, route.read)
         for part in reply or []:
             self.conversations.reply(route.record, TextPart(part) if isinstance(part, str) else part)  # type: ignore[arg-type]
-        return route.record.state, route.start, route.canceled
+        return route.record.state, route.start, route.cancelled
 
 
 def test_a_reply_accepted_by_the_next_request_continues_the_conversation() -> None:
     model = Model()
     first, _, _ = model.request([user("Hello")], ["How do you do."])
-    again, start, canceled = model.request([user("Hello"), assistant("How do you do."), user("I am sad")])
-    assert again is first and start == 2 and not canceled
+    again, start, cancelled = model.request([user("Hello"), assistant("How do you do."), user("I am sad")])
+    assert again is first and start == 2 and not cancelled
 
 
 def test_consumers_rebuild_assistant_messages_their_own_way() -> None:
@@ -73,8 +73,8 @@ def test_consumers_rebuild_assistant_messages_their_own_way() -> None:
         ),
     )
     result = Message("user", (ToolResultPart("sym-1", (TextPart("Approved"),)), DataPart("cache_control", "ZXBoZW1lcmFs")))
-    again, start, canceled = model.request([Message("system", (TextPart("You are Copilot v2"),)), user("run ls"), rebuilt, result])
-    assert again is first and start == 3 and not canceled
+    again, start, cancelled = model.request([Message("system", (TextPart("You are Copilot v2"),)), user("run ls"), rebuilt, result])
+    assert again is first and start == 3 and not cancelled
 
 
 def test_a_changed_system_message_is_not_a_new_conversation() -> None:
@@ -90,31 +90,31 @@ def test_a_rejected_reply_is_a_cancelled_match_that_prompts_only_what_is_new() -
     first, _, _ = model.request([user("U1")], ["ok"])
     model.request([user("U1"), assistant("ok"), user("run rm")], [call])
     # The user rejected: VS Code drops the tool call and sends the next prompt.
-    again, start, canceled = model.request([user("U1"), assistant("ok"), user("run rm"), user("never mind")])
-    assert again is first and canceled and start == 3  # only "never mind" is new to the agent
+    again, start, cancelled = model.request([user("U1"), assistant("ok"), user("run rm"), user("never mind")])
+    assert again is first and cancelled and start == 3  # only "never mind" is new to the agent
 
 
 def test_a_stopped_reply_rebuilt_differently_is_skipped_not_resent() -> None:
     model = Model()
     first, _, _ = model.request([user("tell me a story")], ["Once upon a ti"])
-    again, start, canceled = model.request([user("tell me a story"), assistant("Once upon a time (cancelled)"), user("shorter please")])
-    assert again is first and canceled and start == 2
+    again, start, cancelled = model.request([user("tell me a story"), assistant("Once upon a time (cancelled)"), user("shorter please")])
+    assert again is first and cancelled and start == 2
 
 
 def test_clean_beats_cancelled_and_longest_prefix_wins() -> None:
     model = Model()
     a, _, _ = model.request([user("same start")], ["reply A"])
     b, _, _ = model.request([user("other")], ["reply B"])
-    again, _, canceled = model.request([user("same start"), assistant("reply A"), user("go on")])
-    assert again is a and not canceled
+    again, _, cancelled = model.request([user("same start"), assistant("reply A"), user("go on")])
+    assert again is a and not cancelled
     assert b is not a
 
 
 def test_no_hijack_a_fresh_conversation_never_matches_another_one() -> None:
     model = Model()
     first, _, _ = model.request([user("conversation one")], ["partial rep"])
-    second, start, canceled = model.request([user("a different first message")])
-    assert second is not first and start == 0 and not canceled
+    second, start, cancelled = model.request([user("a different first message")])
+    assert second is not first and start == 0 and not cancelled
 
 
 def test_an_edited_earlier_message_is_a_new_conversation() -> None:
@@ -178,7 +178,7 @@ def test_random_interleavings_of_conversations_never_cross(order: list[int], sto
 
     Always: a request lands only on a conversation whose history (what its agent saw) the
     request really continues. Conversations 2 and 3 have unique openings, so they must also
-    land on their own conversation, with canceled set exactly when their reply was dropped.
+    land on their own conversation, with cancelled set exactly when their reply was dropped.
     Conversations 0 and 1 open identically; after a dropped reply only a marker ("Identity and
     markers" in docs/DESIGN.md) could tell them apart, so for them only the first rule is checked.
     """
@@ -199,14 +199,14 @@ def test_random_interleavings_of_conversations_never_cross(order: list[int], sto
         text = "shared opening" if not history and who < 2 else f"c{who} s{step}"
         history.append(user(text))
         reply = f"reply to c{who} at {step}"
-        conversation, _, canceled = model.request(list(history), [reply])
+        conversation, _, cancelled = model.request(list(history), [reply])
         if conversation.id in seen:
             before = seen[conversation.id]
             assert history[: len(before)] == before, f"step {step}: landed on a conversation it does not continue"
         if who >= 2:
             if who in owner:
                 assert conversation is owner[who], f"step {step}: conversation {who} landed elsewhere"
-                assert canceled == expected_cancel
+                assert cancelled == expected_cancel
             else:
                 assert conversation.id not in seen, f"step {step}: a new conversation hijacked another"
         seen[conversation.id] = list(history)

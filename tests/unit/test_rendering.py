@@ -7,29 +7,18 @@ from hypothesis import strategies as st
 
 from protocol.matching import normalise
 from protocol.messages import Turn
-from protocol.rendering import (
-    ToolCallTracker,
-    agent_action_parameters,
-    approves,
-    awaited_results,
-    block_text,
-    bridged_tool,
-    build_prompt,
-    choose_option,
-    merge_parts,
-    permission_outcome,
-    render_update,
-    render_updates,
-    unified_diff,
-    usage_part,
-)
-from protocol.agent_options import TurnUsage
+from protocol.permissions import agent_action_parameters, approves, choose_option, permission_outcome
+from protocol.prompt import build_prompt
+from protocol.rendering import ToolCallTracker, block_text, merge_parts, render_update, render_updates, unified_diff, usage_part
+from protocol.tool_names import bridged_tool
+from protocol.turn_rules import awaited_results
+from protocol.usage import TurnUsage
 from protocol.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 
 
-def turn(*messages: Message, canceled: bool = False, context: tuple[Message, ...] = ()) -> Turn:
+def turn(*messages: Message, cancelled: bool = False, context: tuple[Message, ...] = ()) -> Turn:
     """A turn as History makes it: of messages as the request was read (normalised)."""
-    return Turn(1, tuple(map(normalise, messages)), tuple(map(normalise, context)), canceled, (), True)
+    return Turn(1, tuple(map(normalise, messages)), tuple(map(normalise, context)), cancelled, (), True)
 
 
 _CONTENT = st.one_of(
@@ -183,7 +172,7 @@ def test_peek_consumes_exactly_the_awaited_results() -> None:
     assert awaited_results(turn(result_message("a")), ["a", "b"]) is None  # one missing
     assert awaited_results(turn(result_message("x")), ["a"]) is None  # someone else's
     assert awaited_results(turn(result_message("a"), Message("user", (TextPart("and also"),))), ["a"]) is None
-    assert awaited_results(turn(result_message("a"), canceled=True), ["a"]) is None
+    assert awaited_results(turn(result_message("a"), cancelled=True), ["a"]) is None
     assert awaited_results(turn(), ["a"]) is None
     # Two answers to one call (a "no", then an approval): the user's choice is not known.
     assert awaited_results(turn(result_message("a", "a")), ["a"]) is None

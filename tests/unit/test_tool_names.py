@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from protocol.lm import Tool
 from protocol.tool_names import BUDGET, KNOWN_PREFIXES, MAX_NAME, ToolNames, _tag
 from protocol.tool_schema import listable
-from protocol.turn import Permit, permission_policy
+from protocol.permissions import Permit, permission_policy
 
 OPENAI = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

@@ -11,43 +11,37 @@ from hypothesis import strategies as st
 
 from protocol.matching import normalise
 from protocol.messages import Turn
-from protocol.turn import (
-    ANNOUNCED_WAIT,
-    GATHER_WINDOW,
-    NO_PROMPT_CALL,
-    SetTimer,
-    batch_wait,
+from protocol.permissions import Permit, permission_policy
+from protocol.turn import REQUESTS, State, TurnMachine, Want
+from protocol.turn_events import (
     AcceptToolCalls,
     AgentGone,
     AgentUpdates,
     Answer,
-    DropUpdates,
     CancelPrompt,
     Complete,
+    DropUpdates,
     EmitPart,
     Event,
-    FileWriteRequested,
     Fail,
+    FileWriteRequested,
     MailboxClosed,
-    Permit,
     PermissionRequested,
-    QuestionAsked,
     Prepared,
     PrepareFailed,
     PromptEnded,
     PromptErrored,
+    QuestionAsked,
     ReportUsage,
     SendPrompt,
+    SetTimer,
     ShowUpdates,
-    State,
     TimedOut,
     ToolRequested,
     TurnArrived,
     TurnCancelled,
-    TurnMachine,
-    Want,
-    permission_policy,
 )
+from protocol.turn_rules import ANNOUNCED_WAIT, GATHER_WINDOW, NO_PROMPT_CALL, batch_wait
 from protocol import acp, fs_edits
 from protocol.failures import FailureKind, failure
 from protocol.jsonrpc import RpcError
@@ -69,7 +63,7 @@ def turn(
         number=number,
         messages=tuple(map(normalise, messages)) or (Message("user", (TextPart(f"message {number}"),)),),
         context=(),
-        canceled=False,
+        cancelled=False,
         tools=tools,
         offers_agent_action=offers_agent_action,
         offers_todo_list=offers_todo_list,
@@ -330,6 +324,15 @@ def test_an_announced_call_the_agent_never_makes_costs_one_bounded_wait_and_is_f
     m.handle(TurnArrived(turn(2, results("sym-1"))))
     m.handle(bridged("pc"))
     assert m.handle(ToolRequested("c", "lookup", {}))[-2:] == [SetTimer(None), Complete(2)]
+
+
+def test_every_request_has_an_answer_once_its_prompt_is_cancelled_or_the_conversation_ended() -> None:
+    """What the machine keeps when it ends is answered from `REQUESTS`: a request without a refusal
+    there would never be answered."""
+    assert set(REQUESTS) == {PermissionRequested, QuestionAsked, FileWriteRequested, ToolRequested}
+    for request, rule in REQUESTS.items():
+        assert {State.CANCELLING, State.ENDED} <= set(rule.refusals), request.__name__
+        assert not rule.acted_on & set(rule.refusals), request.__name__
 
 
 def test_how_long_a_batch_waits_for_more_calls() -> None:

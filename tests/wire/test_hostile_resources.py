@@ -1,4 +1,4 @@
-"""No agent can starve another or the backend (issue 21, "no agent can starve another"), over the
+"""No agent can starve another or the backend, over the
 real wire: a real `symposium vscodelm`, hostile agents from `tests/support/hostile_agent.py`, the real MCP SDK.
 
 Each test has one agent attack a shared resource (descriptors, the event loop, the session
@@ -20,7 +20,7 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent_process import STDERR_LINES, StderrTail
+from actors.stderr_tail import STDERR_LINES, StderrTail
 from actors.agent_pool import AgentPool
 from protocol.failures import AgentError
 from actors.tool_bridge import MAX_CONNECTIONS

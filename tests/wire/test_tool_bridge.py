@@ -18,9 +18,12 @@ import pytest
 import trio
 import trio.testing
 
-from actors.tool_bridge import MAX_HANDSHAKES, MAX_IN_FLIGHT, BridgeListener, ToolBridge
+from actors.bridge_listener import MAX_HANDSHAKES, BridgeListener
+from actors.mcp_stream import MAX_IN_FLIGHT
+from actors.tool_bridge import ToolBridge
 from protocol.tool_names import ToolNames
-from protocol.turn import NO_PROMPT_CALL, ToolRequested
+from protocol.turn_events import ToolRequested
+from protocol.turn_rules import NO_PROMPT_CALL
 from protocol.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 from symposium.launch import RELAY

@@ -14,7 +14,8 @@ import pytest
 import trio
 
 from protocol.agent_facts import facts_for
-from protocol.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, hands_off_edits, merge_meta
+from protocol.capabilities import read_initialize
+from protocol.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, wants_edits_handed_off, merge_meta
 from protocol.lm import BridgedTools, ChatParams, parse
 from protocol.wire import WireError
 from symposium.agent_facts import load_agent_facts
@@ -55,17 +56,17 @@ def test_the_setting_chooses_but_never_runsubagent() -> None:
 
 
 def test_editing_is_handed_to_vscode_only_when_it_offers_tools_to_change_and_create_files() -> None:
-    assert hands_off_edits(as_tools(copilot_tools("agent")), DEFAULT)
-    assert not hands_off_edits(as_tools(copilot_tools("ask")), DEFAULT)
-    assert not hands_off_edits(as_tools(copilot_tools("agent")), BridgedTools("list", ("replace_string_in_file",)))
-    assert hands_off_edits(as_tools(copilot_tools("agent")), BridgedTools("list", ("replace_string_in_file", "create_file")))
+    assert wants_edits_handed_off(as_tools(copilot_tools("agent")), DEFAULT)
+    assert not wants_edits_handed_off(as_tools(copilot_tools("ask")), DEFAULT)
+    assert not wants_edits_handed_off(as_tools(copilot_tools("agent")), BridgedTools("list", ("replace_string_in_file",)))
+    assert wants_edits_handed_off(as_tools(copilot_tools("agent")), BridgedTools("list", ("replace_string_in_file", "create_file")))
 
 
 def test_claude_codes_own_editing_is_known_by_its_agent_info_and_merged_into_session_meta() -> None:
     facts = load_agent_facts()  # the shipped table, extension/catalogue/overrides.json
-    claude = facts_for(facts, {"agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "version": "0.100.0"}}).own_edits
+    claude = facts_for(facts, read_initialize({"agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "version": "0.100.0"}})).own_edits
     assert claude is not None
-    assert facts_for(facts, {"agentInfo": {"name": "codex-acp"}}).own_edits is None and facts_for(facts, {}).own_edits is None
+    assert facts_for(facts, read_initialize({"agentInfo": {"name": "codex-acp"}})).own_edits is None and facts_for(facts, read_initialize({})).own_edits is None
     base = {"claudeCode": {"options": {"promptSuggestions": False}}}
     assert merge_meta(base, claude.meta) == {"claudeCode": {"options": {"promptSuggestions": False, "disallowedTools": ["Edit", "Write", "MultiEdit", "NotebookEdit"]}}}
 

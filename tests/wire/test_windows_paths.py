@@ -18,7 +18,7 @@ from pathlib import Path
 import trio
 
 from symposium.client import ELIZA, BackendClient, user
-from symposium.windows import JobProcess
+from symposium.process_windows import JobProcess
 from tests.support.proc import process_gone
 
 WITHOUT_POSIX = str(Path(__file__).resolve().parents[1] / "support" / "without_posix.py")
@@ -70,7 +70,7 @@ async def test_eliza_answers_over_the_wire_through_the_windows_code_paths(tmp_pa
     assert (Path(env["LOCALAPPDATA"]) / "symposium" / "marker-secret").is_file()
 
 
-# An agent's stop on Windows (`symposium/windows.py`): the sequence is the same code on Linux, with
+# An agent's stop on Windows (`symposium/process_windows.py`): the sequence is the same code on Linux, with
 # the Job Object played by the agent's process group (a job ends every process in it; so does
 # SIGKILL to the group, for processes that stay in it).
 

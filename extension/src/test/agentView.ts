@@ -238,7 +238,7 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
         { answers: 'Edit notes.txt', calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: file('notes.txt'), oldString: 'alpha\nbeta\ngamma', newString: 'alpha\nBETA\ngamma' } }] },
         { answers: 'Edit notes.txt', text: ['Done.'] },
       );
-      assert.match((await chat.send('Edit notes.txt')).text, /Done\./);
+      assert.match(await chat.sendUntil('Edit notes.txt', /Done\./), /Done\./); // the final text, whatever Copilot folds before it
       const workingSet = new WorkingSet(page, view);
       await workingSet.shows('notes.txt');
       await workingSet.keep();
@@ -250,7 +250,9 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
         { answers: 'Edit undo.txt', calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: file('undo.txt'), oldString: 'one\ntwo\nthree', newString: 'one\nTWO\nthree' } }] },
         { answers: 'Edit undo.txt', text: ['Done.'] },
       );
-      assert.match((await chat.send('Edit undo.txt')).text, /Done\./);
+      // What the user sees: the final text (Copilot may fold the round before it, text and all, into
+      // "Completed N steps"), then the file changed, then Undo's result on disk.
+      assert.match(await chat.sendUntil('Edit undo.txt', /Done\./), /Done\./);
       const workingSet = new WorkingSet(page, view);
       await workingSet.shows('undo.txt');
       await workingSet.undo();

@@ -1,4 +1,5 @@
-"""Agents on Windows: how the backend starts and stops them there (docs/windows.md).
+"""Agents on Windows: how the backend starts and stops them there (docs/windows.md; the POSIX pair:
+`symposium/process_posix.py`).
 
 Windows has no process groups, signals to send or subreaper; what `symposium/guard.py` does
 on Linux, a Job Object does here. Each agent is started (with no console window) and put in
@@ -27,15 +28,15 @@ from typing import Any, Protocol
 
 import trio
 
-from actors.agent_process import agent_label
+from protocol.agent_identity import agent_label
 from protocol import windows
-from protocol.failures import AgentError, FailureKind, failure, resource_failure
+from protocol.failures import AgentError, FailureKind, failure
 from protocol.lm import ProcessAgent
+from symposium.spawned import SpawnedAgent, check_cwd, spawn_failure
 
 log = logging.getLogger(__name__)
 
 STOP_GRACE = 2.0  # after closing stdin, before ending the job; then again before TerminateProcess
-REAP_TIMEOUT = 1.0  # how long an agent whose output ended is given to exit, for its exit code
 CREATE_NO_WINDOW = 0x08000000  # subprocess.CREATE_NO_WINDOW, which exists only on Windows
 
 
@@ -119,25 +120,19 @@ def command_for(agent: ProcessAgent, cwd: str, env: dict[str, str]) -> tuple[str
         raise AgentError(failure(FailureKind.SPAWN_FAILED, message, command=agent.command)) from None
 
 
-class JobProcess:
+class JobProcess(SpawnedAgent):
     """An agent subprocess in a Job Object of its own (the AgentConnection of Windows)."""
 
     def __init__(self, process: trio.Process, job: Job | None, name: str, grace: float = STOP_GRACE) -> None:
-        assert process.stdin and process.stdout and process.stderr
-        self._process = process
+        super().__init__(process, name)
         self._job = job
-        self._name = name
         self._grace = grace
-        self.stream: trio.abc.Stream = trio.StapledStream(process.stdin, process.stdout)
-        self.stderr: trio.abc.ReceiveStream | None = process.stderr
 
     @classmethod
     async def spawn(cls, agent: ProcessAgent, cwd: str) -> JobProcess:
         name = agent_label(agent)
         env = windows.merged_env(os.environ, {var.name: var.value for var in agent.env})
-        if not os.path.isdir(cwd):
-            message = f"Cannot start agent {name!r}: its working folder {cwd} does not exist"
-            raise AgentError(failure(FailureKind.BAD_CWD, message, command=agent.command, cwd=cwd))
+        check_cwd(agent, cwd, name)
         resolved, command = command_for(agent, cwd, env)
         job = new_job()
         try:
@@ -150,17 +145,10 @@ class JobProcess:
                 cwd=cwd,
                 creationflags=CREATE_NO_WINDOW,  # a console of its own, never shown; its children share it
             )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             if job is not None:
                 job.close()
-            failed = resource_failure(f"start agent {name!r}", exc, command=agent.command)
-            if failed is None:
-                failed = failure(FailureKind.SPAWN_FAILED, f"Cannot start agent {name!r}: {agent.command}: {exc.strerror or exc}", command=agent.command)
-            raise AgentError(failed) from None
-        except ValueError as exc:  # what the definition's checks on arrival should have refused (a NUL in env)
-            if job is not None:
-                job.close()
-            raise AgentError(failure(FailureKind.SPAWN_FAILED, f"Cannot start agent {name!r}: {exc}", command=agent.command)) from None
+            raise spawn_failure(agent, name, exc) from None
         if job is not None:
             # What the agent starts before this lands outside the job (membership is inherited at
             # CreateProcess); an agent starts its children after it has read its first request.
@@ -173,18 +161,6 @@ class JobProcess:
         program = command[0] if isinstance(command, list) else "cmd.exe"
         log.info("started agent %s (pid %d): %s, found as %s, run as %s", name, process.pid, agent.command, resolved, program)
         return cls(process, job, name)
-
-    @property
-    def exit_code(self) -> int | None:
-        return self._process.returncode
-
-    async def ended(self) -> None:
-        with trio.move_on_after(REAP_TIMEOUT):
-            await self._process.wait()
-
-    async def wait(self) -> None:
-        """Until the agent's own process has exited (a child holding its stdout open does not count)."""
-        await self._process.wait()
 
     async def stop(self) -> None:
         """Close stdin, wait; end the job, wait; end the agent's process, wait. Then let go of the job."""
@@ -211,8 +187,3 @@ class JobProcess:
     def _end_job(self) -> None:
         if self._job is not None:
             self._job.terminate()
-
-    async def aclose(self) -> None:
-        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
-            if stream is not None:
-                await trio.aclose_forcefully(stream)
