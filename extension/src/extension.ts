@@ -106,9 +106,6 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     log,
   });
 
-  // A first install with no agent yet: the walkthrough (pick an agent, sign in, open the Chat view), once.
-  openWalkthroughOnce(context);
-
   // Machine settings written where this window cannot apply them: said once (docs/settings.md).
   void noticeIgnoredSettings(context, log).catch((error) => log.warn(`checking where the settings are: ${error}`));
 
@@ -132,24 +129,6 @@ export function deactivate(): Promise<void> | undefined {
 }
 
 const LAST_MODEL = 'symposium.lastModel';
-export const WALKTHROUGH = 'start'; // its id under the extension's: <publisher>.<name>#start
-const WALKTHROUGH_SHOWN = 'symposium.walkthroughShown';
-
-/**
- * Opens the walkthrough (`contributes.walkthroughs`) the first time the extension runs on a machine
- * where no agent is configured; never again once shown (a user who configured agents by hand needs
- * no guide). It stays under Help: Welcome, Walkthroughs.
- */
-function openWalkthroughOnce(context: vscode.ExtensionContext): void {
-  if (context.globalState.get<boolean>(WALKTHROUGH_SHOWN, false)) {
-    return;
-  }
-  void context.globalState.update(WALKTHROUGH_SHOWN, true);
-  if (readAgents(settings().get('agents')).agents.length) {
-    return;
-  }
-  void vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#${WALKTHROUGH}`, false);
-}
 
 /** The model last used, kept across windows in the extension's global state. */
 function lastModelStore(state: vscode.Memento): WarmupStore {
