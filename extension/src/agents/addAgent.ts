@@ -174,7 +174,7 @@ async function install(agent: CatalogueAgent, ctx: AgentsContext): Promise<void>
   void vscode.window.showWarningMessage(`${pinned}. ${auth}`, ...actions).then(async (choice) => {
     const method = methods.find((m) => m.name === choice);
     if (method) {
-      await ctx.signIn.run(agent.name, method, wireAgent(setting), folder?.scheme === 'file' ? folder.fsPath : undefined);
+      await ctx.signIn.run(agent.name, method, wireAgent(setting), folder?.scheme === 'file' ? folder.fsPath : undefined, id);
     } else if (choice === 'Manage Agents') {
       await vscode.commands.executeCommand('symposium.manageAgents');
     }
@@ -195,7 +195,7 @@ export function authNote(record: InstallRecord): string {
   }
   const how = methods.length ? ` It offers: ${methods.join('; ')}.` : '';
   return auth.ready
-    ? `It may need a sign-in or an API key (in its env, with Manage Agents).${how}`
+    ? `It may need a sign-in or an API key (Manage Agents: Sign In).${how}`
     : `It needs a sign-in first: ${auth.error ?? 'it would not open a session'}.${how}`;
 }
 

@@ -24,7 +24,7 @@ import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
-import { CODEX_AGENT, FRESH_CLAUDE, GEMINI_AGENT, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
+import { byHand, CODEX_AGENT, FRESH_CLAUDE, GEMINI_AGENT, GEMINI_BY_HAND, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { measureEditCost, OWN_EDITS_AGENT } from './editCost';
@@ -127,7 +127,7 @@ async function main(): Promise<number> {
     ]);
     const signIn = { ...SIGNIN_AGENT, ...withoutCredentials(fake.entry, path.join(root, 'no-sign-in-home')) };
     const own = { ...fake.entry, ...OWN_EDITS_AGENT };
-    const geminiEntry = gemini ? [{ ...GEMINI_AGENT, ...gemini.entry }] : [];
+    const geminiEntry = gemini ? [{ ...GEMINI_AGENT, ...gemini.entry }, { ...GEMINI_BY_HAND, ...byHand(gemini.entry) }] : [];
     writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, ...geminiEntry, signIn, { ...FRESH_CLAUDE, ...fake.entry }, ...(editCost ? [own] : [])], path.join(OUT, 'trace'), editCost ? {} : {
       'chat.agent.maxRequests': MAX_REQUESTS, // a turn past Copilot's request limit, in a few rounds
     });
@@ -149,7 +149,7 @@ async function main(): Promise<number> {
       return 0;
     }
     const continued = await runContinueViewTest(again, fake, { out: OUT, print });
-    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, gemini, workspace: dirs.workspace, out: OUT, print });
+    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, gemini, workspace: dirs.workspace, out: OUT, settingsFile, print });
     chat.passed += continued.passed + agents.passed;
     chat.failed += continued.failed + agents.failed;
     await again.close();
