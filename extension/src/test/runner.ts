@@ -28,6 +28,7 @@ import { CODEX_AGENT, FRESH_CLAUDE, GEMINI_AGENT, MAX_REQUESTS, measureFirstText
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { measureEditCost, OWN_EDITS_AGENT } from './editCost';
+import { consumersWanted, prepareConsumers, runConsumerViewTests } from './consumersView';
 
 const EXTENSION = path.resolve(__dirname, '../..');
 const OUT = path.join(EXTENSION, 'out', 'integration');
@@ -65,6 +66,17 @@ async function main(): Promise<number> {
   const extension = prepareExtension(root);
   const settingsFile = path.join(dirs['user-data'], 'User', 'settings.json');
   writeSettings(settingsFile, TEST_AGENTS);
+
+  // Other consumers of vscode.lm (consumersView.ts), built from their sources and installed beside us.
+  let consumers: string | undefined = firstText || editCost || !consumersWanted() ? 'not selected' : undefined;
+  if (consumers === undefined) {
+    try {
+      console.log(`the consumers of vscode.lm built and installed in ${prepareConsumers(CODE_SERVER, dirs, OUT).toFixed(1)} s`);
+    } catch (error) {
+      consumers = `the consumers of vscode.lm could not be built: ${error instanceof Error ? error.message : error}`;
+      console.log(consumers);
+    }
+  }
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -152,6 +164,15 @@ async function main(): Promise<number> {
     const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, gemini, workspace: dirs.workspace, out: OUT, print });
     chat.passed += continued.passed + agents.passed;
     chat.failed += continued.failed + agents.failed;
+    if (consumers === undefined) {
+      const consumersStarted = Date.now();
+      const others = await runConsumerViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, codexName: CODEX_AGENT.name, out: OUT, print });
+      console.log(`  the consumers' tests: ${((Date.now() - consumersStarted) / 1000).toFixed(1)} s`);
+      chat.passed += others.passed;
+      chat.failed += others.failed;
+    } else if (consumers !== 'not selected') {
+      chat.failed += 1;
+    }
     await again.close();
     await Promise.all([fake.stop(), codex.stop(), gemini?.stop()]);
     console.log(`Chat view tests: ${chat.passed} passed, ${chat.failed} failed after ${((Date.now() - started) / 1000).toFixed(1)} s`);
