@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.conversations import Conversations, MarkerAt, Route
+from protocol.conversations import Conversations, MarkerAt, Record, Route
 from protocol.forking import Opening, opening_after_restart
 from protocol.markers import Marker
 from protocol.matching import Conversation, canonical, normalise
@@ -419,3 +419,39 @@ def test_a_new_message_at_copilots_request_limit_and_the_message_after_it_stay_i
     # the call ids say which conversation it is.
     unmarked = model.route([*dropped, stop, assistant("Stopped (shown)."), after, assistant("Three."), user("Thanks")])
     assert unmarked.record is turn.record and unmarked.new == (user("Thanks"),)
+
+
+@settings(max_examples=100, deadline=None)
+@given(order=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=30), calls=st.lists(st.booleans(), min_size=30, max_size=30))
+def test_chat_sample_conversations_interleaved_never_cross(order: list[int], calls: list[bool]) -> None:
+    """Several chats of a consumer rendering history as the chat sample does (no marker, notes after
+    results, a turn with tool rounds rendered again without its context message and without its
+    answer), advanced in random order, each reply a tool call or an answer: each request lands on its
+    own chat's conversation, never on another's. Chats 0 and 1 ask the same first question.
+
+    A turn without tool calls keeps its context message here: without a marker and without our call
+    ids, only the content can tell a conversation, and it must then be rendered as it was sent."""
+    model = Routed()
+    done: dict[int, list[list[Message]]] = {}  # each chat's earlier turns, as it renders them again
+    asking: dict[int, tuple[list[Message], list[Message]]] = {}  # the turn in progress: what it asked, its rounds
+    owner: dict[int, Record] = {}
+    for step, who in enumerate(order):
+        earlier = [m for turn in done.get(who, []) for m in turn]
+        if who not in asking:
+            first = who < 2 and not done.get(who)
+            asking[who] = ([user(f"<context>{who}</context>"), user("Which files?" if first else f"chat {who} asks at {step}")], [])
+        asked, rounds = asking[who]
+        messages = [INSTRUCTIONS, *earlier, *asked, *rounds, *([NOTE] if rounds else [])]
+        if calls[step]:
+            call = ToolCallPart(f"sym-{who}-{step}", "find", {"step": step})
+            route = model.route(messages, [call])
+            rounds += [echoed(call), result(call.tool_call_id, f"found {step}")]
+        else:
+            route = model.route(messages, [f"answer {step}"])
+            del asking[who]
+            done.setdefault(who, []).append([asked[-1], *rounds, NOTE] if rounds else [*asked, assistant(f"answer {step}")])
+        if who in owner:
+            assert route.record is owner[who], f"step {step}: chat {who} landed elsewhere"
+        else:
+            assert route.record not in owner.values(), f"step {step}: a new chat took another's conversation"
+        owner[who] = route.record
