@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 # text), so the consumer trims or summarises it. Beyond it, nothing more of the reply is held.
 REPLY_KEPT = 16 * 1024 * 1024
 MAX_FORK_POINTS = 1024  # turns of a conversation whose fork points are kept (the newest)
+CALLS_KEPT = 4096  # ids of a conversation's tool calls kept as evidence of it (the newest)
 
 
 @attrs.frozen
@@ -183,6 +184,11 @@ class Conversations:
             # Every consumer must echo our tool calls' ids: they say which conversation it is.
             self._calls[part.tool_call_id] = record.state.id
             record.calls.append(part.tool_call_id)
+            if len(record.calls) > CALLS_KEPT:  # the newest say which conversation it is
+                for call_id in record.calls[: len(record.calls) - CALLS_KEPT]:
+                    if self._calls.get(call_id) == record.state.id:
+                        del self._calls[call_id]
+                del record.calls[: len(record.calls) - CALLS_KEPT]
         if not isinstance(part, (ThinkingPart, EditPart, UsagePart)):
             record.state.add_reply(part, REPLY_KEPT)
             self._dirty.add(record.state.id)  # re-indexed lazily: parts can come by the thousand
@@ -289,10 +295,9 @@ class Conversations:
             return new_conversation, None, point
         return match, None, None
 
-
     def _by_evidence(self, params: ChatParams, read: Read, only: Record | None = None) -> Match | None:
         """The conversation the newest of our tool-call ids in the request names, if the request
-        goes on from where that conversation is (docs/DESIGN.md, "Identity and markers").
+        goes on from where that conversation is (docs/DESIGN.md, "History and matching").
 
         For consumers that render history their own way: they drop the marker (parts they do not
         know), leave out a context message they sent before, render earlier tool rounds without
@@ -300,9 +305,9 @@ class Conversations:
         random and reach only the chat our reply went to; and what the user asked, turn by turn
         (`matching.user_turns`), must be what the conversation was asked, so an edited or retried
         message is still a fork. Ids of another conversation (but those in the history this one
-        began with) are a mix of two chats: nobody's. Either the tool loop goes on (the last model message carries the calls
-        the conversation waits on: what follows is new), or a new turn of the user's follows
-        everything the conversation holds.
+        began with) are a mix of two chats: nobody's. Either the tool loop goes on (the last model
+        message carries the calls the conversation waits on: what follows is new), or a new turn
+        of the user's follows everything the conversation holds.
         """
         messages = read.messages
         owner: str | None = None
