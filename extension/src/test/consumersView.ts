@@ -23,7 +23,7 @@ const UI_MS = 20_000;
 const ANSWER_MS = 60_000;
 const VIEW = '.part.auxiliarybar';
 const FIXTURES = path.resolve(__dirname, '../../src/test/fixtures');
-const NODE_MODULES = path.resolve(__dirname, '../../node_modules');
+const VSCE = path.resolve(__dirname, '../../node_modules/@vscode/vsce/vsce');
 /** Where a build of the chat sample is kept between runs, by the digest of its sources. */
 const CACHE = process.env.SYMPOSIUM_VSCODE_CACHE ?? path.join(os.homedir(), '.cache', 'symposium-vscode');
 /** What the priming of a new agent session with earlier turns starts with (protocol/rendering.py). */
@@ -52,8 +52,8 @@ function run(command: string, args: string[], cwd: string): void {
 
 /**
  * Builds the chat sample from its sources (`npm ci` with its own lock, from the npm registry, then its
- * own `tsc`; kept in the cache by the digest of its sources), packages it and the plain consumer as vsix
- * files, and installs both into code-server's extensions folder. Returns the seconds it took.
+ * own `tsc`) and packages it (kept in the cache by the digest of its sources), packages the plain
+ * consumer, and installs both into code-server's extensions folder. Returns the seconds it took.
  */
 export function prepareConsumers(codeServer: string, dirs: Record<string, string>, out: string): number {
   const started = Date.now();
@@ -65,17 +65,19 @@ export function prepareConsumers(codeServer: string, dirs: Record<string, string
     fs.cpSync(source, partial, { recursive: true });
     run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], partial);
     run(process.execPath, [path.join(partial, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], partial);
+    // Packaged as it was built: vsce refuses the samples' publisher name, and would compile it again.
+    const manifest = JSON.parse(fs.readFileSync(path.join(partial, 'package.json'), 'utf8'));
+    manifest.publisher = 'symposium-tests';
+    delete manifest.scripts['vscode:prepublish'];
+    fs.writeFileSync(path.join(partial, 'package.json'), JSON.stringify(manifest, null, 2));
+    run(process.execPath, [VSCE, 'package', '-o', path.join(partial, 'chat-sample.vsix')], partial);
     fs.writeFileSync(path.join(partial, '.done'), '');
     fs.rmSync(built, { recursive: true, force: true });
     fs.renameSync(partial, built);
   }
-  const vsce = path.join(NODE_MODULES, '@vscode', 'vsce', 'vsce');
-  const packages = [
-    { folder: built, vsix: path.join(out, 'chat-sample.vsix'), flags: ['--allow-missing-repository', '--skip-license'] },
-    { folder: path.join(FIXTURES, 'plain-consumer'), vsix: path.join(out, 'plain-consumer.vsix'), flags: ['--no-dependencies'] },
-  ];
-  for (const { folder, vsix, flags } of packages) {
-    run(process.execPath, [vsce, 'package', ...flags, '-o', vsix], folder);
+  const plain = path.join(out, 'plain-consumer.vsix');
+  run(process.execPath, [VSCE, 'package', '--no-dependencies', '-o', plain], path.join(FIXTURES, 'plain-consumer'));
+  for (const vsix of [path.join(built, 'chat-sample.vsix'), plain]) {
     run(codeServer, ['--install-extension', vsix, '--extensions-dir', dirs.extensions, '--user-data-dir', dirs['user-data']], out);
   }
   return (Date.now() - started) / 1000;
