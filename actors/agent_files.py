@@ -6,6 +6,11 @@ its edit tools make, measured in the real Chat view, so the disk holds the agent
 edits). A write the backend does itself (no edit tools offered this turn) replaces the file
 atomically: a new file beside it, created exclusively, then renamed over it, keeping the old file's
 permissions; a symlink is written through to its target, as an editor does.
+
+Only regular files are read or replaced: a FIFO, a device, a socket or a folder at the path is refused
+at once, and a file is opened without blocking (`O_NONBLOCK`) and checked again once open, so no path
+can hold a thread. Where a write may land at all is `protocol/confinement.py`'s rule, applied by the
+caller to `resolved` paths.
 """
 
 from __future__ import annotations
@@ -31,14 +36,46 @@ def _absolute(path: object) -> str:
     return path
 
 
-def read_text(path: object) -> str:
-    """The file's text (UTF-8); FileError when it is missing, too large or not text."""
-    path = _absolute(path)
+def resolved(path: object) -> str:
+    """The absolute path with every symlink followed (as far as the path exists)."""
+    return os.path.realpath(_absolute(path))
+
+
+def _not_regular(path: str, mode: int) -> FileError:
+    kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+    return FileError(f"{path} is {kind}: only regular files are read or written")
+
+
+def regular_or_missing(path: str) -> bool:
+    """True: a regular file is there; False: nothing is; FileError: something else is."""
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_READ + 1)
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise FileError(f"Cannot use {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise _not_regular(path, mode)
+    return True
+
+
+def read_text(path: object) -> str:
+    """The file's text (UTF-8); FileError when it is missing, not a regular file, too large or not text."""
+    path = _absolute(path)
+    if not regular_or_missing(path):
+        raise FileError(f"Resource not found: {path}", missing=True)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise FileError(f"Resource not found: {path}", missing=True) from None
+    except OSError as exc:
+        raise FileError(f"Cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "rb") as file:
+            mode = os.fstat(file.fileno()).st_mode
+            if not stat.S_ISREG(mode):  # swapped in since the stat above
+                raise _not_regular(path, mode)
+            data = file.read(MAX_READ + 1)
     except OSError as exc:
         raise FileError(f"Cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_READ:
@@ -51,7 +88,10 @@ def read_text(path: object) -> str:
 
 def current(path: object) -> tuple[str | None, bool]:
     """What a write replaces: (its text, True); (None, True) when there is no such file; (None,
-    False) when there is one the backend cannot read whole as text (the write then happens on disk)."""
+    False) when there is one the backend cannot read whole as text (the write then happens on disk).
+    FileError when what is there is no regular file: such a write is refused."""
+    if not regular_or_missing(_absolute(path)):
+        return None, True
     try:
         return read_text(path), True
     except FileError as exc:
@@ -62,14 +102,18 @@ def current(path: object) -> tuple[str | None, bool]:
 
 def write_text(path: object, content: str) -> None:
     """Replace (or create) the file with `content`, atomically."""
-    path = os.path.realpath(_absolute(path))
+    path = resolved(path)
     folder = os.path.dirname(path)
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        status = os.stat(path)
     except FileNotFoundError:
         mode = None
     except OSError as exc:
         raise FileError(f"Cannot write {path}: {exc.strerror or exc}") from None
+    else:
+        if not stat.S_ISREG(status.st_mode):
+            raise _not_regular(path, status.st_mode)
+        mode = stat.S_IMODE(status.st_mode)
     temporary = os.path.join(folder, f".{os.path.basename(path)}.symposium-{secrets.token_hex(6)}")
     try:
         os.makedirs(folder, exist_ok=True)

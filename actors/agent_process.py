@@ -31,6 +31,10 @@ from actors.flow import EVENTS_WINDOW, Receipt, Window
 from actors.mailbox import answering, queued
 from actors.racing import race
 from protocol import auth
+from protocol.confinement import write_refusal
+from actors.windows import windows
+from protocol.capabilities import NOTHING_DECLARED, AgentCapabilities, Initialized, read_initialize
+from protocol.updates import read_prompt_result, read_session_answer, read_update
 from protocol.agent_facts import AgentFacts, AgentFactsTable, OwnEdits, facts_for
 from protocol.agent_options import CHOICE_UPDATES
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
@@ -56,6 +60,7 @@ EXIT_DRAIN = 1.0  # an agent that exited while something it started holds its st
 STDERR_LINES = 20
 STDERR_READ_MAX = 64 * 1024  # a stderr line longer than this is kept by its head only
 CLOSE_TIMEOUT = 10.0  # an agent that does not answer session/close is not waited on longer
+FILE_THREADS = 4  # worker threads an agent's file reads and writes may hold at once
 # A sign-in the agent handles itself (a browser, a device code) waits on the user: longer than
 # the deadline of other requests, bounded all the same (docs/DESIGN.md, "Sign-in").
 AUTHENTICATE_TIMEOUT = 600.0
@@ -171,7 +176,7 @@ class AgentSession:
 
     id: str
     agent_name: str
-    capabilities: dict[str, Any]
+    capabilities: AgentCapabilities
     _commands: trio.MemorySendChannel[_Command]
     loaded: bool = False  # resumed or loaded: the agent already holds the conversation
     answer: dict[str, Any] = attrs.Factory(dict)  # the agent's answer to session/new (load, resume): its choices
@@ -205,11 +210,11 @@ class AgentSession:
 
     @property
     def accepts_images(self) -> bool:
-        return bool(self.capabilities.get("promptCapabilities", {}).get("image"))
+        return self.capabilities.prompt.image
 
     @property
     def accepts_resources(self) -> bool:
-        return bool(self.capabilities.get("promptCapabilities", {}).get("embeddedContext"))
+        return self.capabilities.prompt.embedded_context
 
 
 async def _call(commands: trio.MemorySendChannel[_Command], name: str, method: str, params: dict[str, Any], timeout: float | None = None) -> Any:
@@ -265,6 +270,9 @@ class AgentProcess:
         # Per session: the bytes of updates handed to it and not yet taken, and its prompts
         # running. The reader waits while a window is full (backpressure, `actors/flow.py`).
         self._windows: dict[str, Window] = {}
+        self._folders: dict[str, str] = {}  # session id -> the workspace folder its writes stay in
+        # Its own threads for file work: a path that blocks holds these, never the backend's others.
+        self._file_threads = trio.CapacityLimiter(FILE_THREADS)
         self._prompting: collections.Counter[str] = collections.Counter()
         self._stderr = StderrTail()
         self._stderr_ended: trio.Event | None = None  # set when stderr is read to its end (None: no stderr)
@@ -281,8 +289,7 @@ class AgentProcess:
                 recorder.secret(var.value)
         self._connection: AgentConnection | None = None
         self._peer: Peer | None = None
-        self.capabilities: dict[str, Any] = {}
-        self.initialized: dict[str, Any] = {}  # the agent's whole `initialize` result (authMethods, agentInfo)
+        self.initialized: Initialized = NOTHING_DECLARED  # what it declared at `initialize` (protocol/capabilities.py)
         self.auth_methods: tuple[auth.Method, ...] = ()  # its sign-in methods (protocol/auth.py), from `initialize`
         self.authenticated: str | None = None  # the method `authenticate` succeeded with on this connection
         self.auth_status: str | None = None  # who it says it is signed in as, where it pushes that (protocol/auth.py)
@@ -443,12 +450,16 @@ class AgentProcess:
             raise AgentError(self._failure(f"Agent {self._named()} exited during start-up{self._exit_note()}", FailureKind.EXITED)) from None
         except RpcError as exc:
             raise AgentError(self._failure(f"Agent {self._named()} refused initialize: {exc.message}", FailureKind.INITIALIZE_FAILED)) from None
-        self.initialized = result if isinstance(result, dict) else {}
-        self.capabilities = self.initialized.get("agentCapabilities") or {}
-        if not isinstance(self.capabilities, dict):
-            self.capabilities = {}
+        self.initialized = read_initialize(result)
+        if self.initialized.odd:
+            log.warning("agent %s: initialize: taken as absent, not of the schema's type: %s", self.name, ", ".join(self.initialized.odd))
         command = (self.agent.command, self.agent.args) if isinstance(self.agent, ProcessAgent) else (None, ())
-        self.auth_methods = auth.methods(self.initialized.get("authMethods"), *command)
+        self.auth_methods = auth.methods(self.initialized.auth_methods, *command)
+
+    @property
+    def capabilities(self) -> AgentCapabilities:
+        """What the agent declared it can do (none before `initialize` was answered)."""
+        return self.initialized.capabilities
 
     async def _authenticate_without_asking(self, peer: Peer) -> None:
         """`authenticate` with the method the agent's environment already satisfies (an API key in
@@ -637,15 +648,14 @@ class AgentProcess:
 
     def _resume_method(self) -> str | None:
         """How this agent takes back an earlier session: `session/resume` (no replay) or `session/load`."""
-        session_capabilities = self.capabilities.get("sessionCapabilities")
-        if isinstance(session_capabilities, dict) and session_capabilities.get("resume") is not None:
+        sessions = self.capabilities.sessions
+        if sessions.resume:
             return "session/resume"
-        return "session/load" if self.capabilities.get("loadSession") else None
+        return "session/load" if sessions.load else None
 
     def _closes_sessions(self) -> bool:
         """Whether the agent frees a session on `session/close` (so forgotten ones cost it nothing)."""
-        capabilities = self.capabilities.get("sessionCapabilities")
-        return isinstance(capabilities, dict) and isinstance(capabilities.get("close"), dict)
+        return self.capabilities.sessions.close
 
     async def _close_session(self, peer: Peer, session_id: str, done: trio.Event) -> None:
         try:
@@ -703,6 +713,7 @@ class AgentProcess:
             # Routed before asking, so the history a loading agent replays reaches the
             # session, which drops it: the user saw it already.
             self._sessions[command.resume] = command.events
+            self._folders[command.resume] = command.cwd
             params = (acp.resume_session_params if method == "session/resume" else acp.load_session_params)(command.resume, command.cwd, command.mcp_servers, meta)
             try:
                 answer = await self._request(peer, method, params)
@@ -715,17 +726,17 @@ class AgentProcess:
                 self._unroute(command.resume)
                 raise
             else:
-                answer = answer if isinstance(answer, dict) else {}
+                answer = read_session_answer(answer)
                 return AgentSession(
                     command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer, edits_handed_off=handing_off is not None
                 )
         elif command.must_resume:
             return AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", FailureKind.RESUME_FAILED))
         try:
-            result = await self._request(peer, "session/new", acp.new_session_params(command.cwd, command.mcp_servers, meta))
-            session_id = result["sessionId"]
-            if not isinstance(session_id, str):
-                raise TypeError("sessionId is not a string")
+            result = read_session_answer(await self._request(peer, "session/new", acp.new_session_params(command.cwd, command.mcp_servers, meta)))
+            session_id = result.get("sessionId")
+            if session_id is None:
+                raise TypeError("no sessionId string")
         except RpcError as exc:
             if self._sign_in_needed(exc):
                 return AgentError(self.sign_in_failure(exc.message))
@@ -735,6 +746,7 @@ class AgentProcess:
         if session_id in self._sessions:
             return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", FailureKind.SESSION_NEW_FAILED))
         self._sessions[session_id] = command.events
+        self._folders[session_id] = command.cwd
         return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=handing_off is not None)
 
     async def _forked(self, command: _NewSession, fork: Fork, peer: Peer, meta: dict[str, Any], handed_off: bool) -> AgentSession | AgentError | None:
@@ -745,9 +757,9 @@ class AgentProcess:
             await closing.wait()  # a session closed a moment ago is forked only once the agent has closed it
         params = acp.fork_session_params(fork.session_id, command.cwd, command.mcp_servers, merge_meta(meta, fork.meta))
         try:
-            result = await self._request(peer, "session/fork", params)
-            session_id = result["sessionId"]
-            if not isinstance(session_id, str) or session_id in self._sessions:
+            result = read_session_answer(await self._request(peer, "session/fork", params))
+            session_id = result.get("sessionId")
+            if session_id is None or session_id in self._sessions:
                 raise TypeError("sessionId is not a new session's")
         except RpcError as exc:
             if fork.must:
@@ -761,6 +773,7 @@ class AgentProcess:
             return None
         log.info("agent %s: session %s forked from %s", self.name, session_id, fork.session_id)
         self._sessions[session_id] = command.events
+        self._folders[session_id] = command.cwd
         return AgentSession(session_id, self.name, self.capabilities, self._commands_send, loaded=True, answer=result, edits_handed_off=handed_off)
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
@@ -778,9 +791,8 @@ class AgentProcess:
             if self._prompting[session_id] <= 0:
                 del self._prompting[session_id]
             self.last_active = trio.current_time()
-        stop = (result or {}).get("stopReason") if isinstance(result, dict) else None
-        usage = result.get("usage") if isinstance(result, dict) and isinstance(result.get("usage"), dict) else None
-        self._deliver(session_id, PromptEnded(stop if isinstance(stop, str) else "end_turn", usage))
+        ended = read_prompt_result(result)
+        self._deliver(session_id, PromptEnded(ended.get("stopReason", "end_turn"), ended.get("usage")))
 
     async def _call(self, peer: Peer, command: _Call) -> None:
         with command.reply:
@@ -820,6 +832,7 @@ class AgentProcess:
         and its window, closed: what it left unread is nobody's, and the reader reads on."""
         if (window := self._windows.pop(session_id, None)) is not None:
             window.close()
+        self._folders.pop(session_id, None)
         return self._sessions.pop(session_id, None)
 
     # Agent → client traffic ------------------------------------------------------------------
@@ -829,7 +842,7 @@ class AgentProcess:
         session = ""  # the session of the run of updates being gathered
         updates: list[dict[str, Any]] = []
         for params in batch:
-            if type(params) is dict and type(update := params.get("update")) is dict:
+            if type(params) is dict and (update := read_update(params.get("update"))) is not None:
                 if type(to := params.get("sessionId")) is not str:
                     to = str(to)
                 if to != session:
@@ -895,7 +908,11 @@ class AgentProcess:
         path, content = params["path"], params["content"]
         if not os.path.isabs(path):
             raise RpcError(INVALID_PARAMS, f"not an absolute path: {path!r}")
-        before, diffable = await trio.to_thread.run_sync(agent_files.current, path)
+        folder = self._folders.get(str(params.get("sessionId")))
+        try:
+            before, diffable = await trio.to_thread.run_sync(self._checked_write, path, folder, limiter=self._file_threads)
+        except agent_files.FileError as exc:
+            raise RpcError(INVALID_PARAMS, str(exc)) from None
         handle, reply = answering()
         if not self._deliver(str(params.get("sessionId")), FileWriteRequested(handle, path, content, before, diffable)):
             raise RpcError(INTERNAL_ERROR, "no conversation of this session is open: the file is unchanged")
@@ -905,13 +922,23 @@ class AgentProcess:
             outcome = fs_edits.CANCELLED
         if isinstance(outcome, fs_edits.WriteOnDisk):
             try:
-                await trio.to_thread.run_sync(agent_files.write_text, path, content)
+                await trio.to_thread.run_sync(agent_files.write_text, path, content, limiter=self._file_threads)
             except agent_files.FileError as exc:
                 raise RpcError(INTERNAL_ERROR, str(exc)) from None
             return {}
         if isinstance(outcome, str):
             raise RpcError(INTERNAL_ERROR, outcome)
         return {}
+
+    @staticmethod
+    def _checked_write(path: str, folder: str | None) -> tuple[str | None, bool]:
+        """On a worker thread: refuse a write outside `folder` (symlinks followed), under `.git/`, or
+        to what is no regular file (protocol/confinement.py); else what the file holds now."""
+        roots = [agent_files.resolved(folder)] if folder else []
+        refusal = write_refusal(agent_files.resolved(path), roots, windows=windows())
+        if refusal is not None:
+            raise agent_files.FileError(refusal)
+        return agent_files.current(path)
 
     async def _on_permission(self, params: Any, id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):

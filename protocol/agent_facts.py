@@ -19,6 +19,8 @@ from typing import Any
 
 import attrs
 
+from protocol.capabilities import Initialized
+
 SECTION = "agentInfo"
 MESSAGE_ID = "{messageId}"  # in `forksAtMessage._meta`: replaced by the id of the message the fork ends with
 FIELDS = frozenset({"ownEdits", "forksAtMessage", "httpMcpOnly", "why"})
@@ -55,11 +57,10 @@ NOTHING = AgentFacts()
 AgentFactsTable = Mapping[str, AgentFacts]
 
 
-def facts_for(table: AgentFactsTable, initialized: Mapping[str, Any]) -> AgentFacts:
+def facts_for(table: AgentFactsTable, initialized: Initialized) -> AgentFacts:
     """The facts of the agent whose `initialize` answer this is: by its `agentInfo.name`."""
-    info = initialized.get("agentInfo")
-    name = info.get("name") if isinstance(info, Mapping) else None
-    return table.get(name, NOTHING) if isinstance(name, str) else NOTHING
+    name = initialized.info.name if initialized.info is not None else None
+    return table.get(name, NOTHING) if name is not None else NOTHING
 
 
 def version(value: Any) -> tuple[int, ...] | None:

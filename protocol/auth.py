@@ -60,7 +60,7 @@ def methods(raw: Any, command: str | None, args: Sequence[str] = ()) -> tuple[Me
     """The sign-in methods an agent declared (`initialize`'s `authMethods`), as far as they can be
     used: ids fit to send back, terminal methods only where there is something to run (`command`:
     the agent's own, for the standard form; None for an agent with no command, like Eliza)."""
-    if not isinstance(raw, list):
+    if not isinstance(raw, (list, tuple)):
         return ()
     found: list[Method] = []
     for entry in raw:
@@ -149,12 +149,6 @@ def status_label(params: Any) -> str | None:
     status = params.get("authStatus") if isinstance(params, dict) else None
     label = shown(status.get("label")) if isinstance(status, dict) else ""
     return label or None
-
-
-def can_log_out(capabilities: Any) -> bool:
-    """Whether the agent takes `logout` (`agentCapabilities.auth.logout`, present and not null)."""
-    auth = capabilities.get("auth") if isinstance(capabilities, dict) else None
-    return isinstance(auth, dict) and isinstance(auth.get("logout"), dict)
 
 
 def to_wire(method: Method) -> dict[str, Any]:

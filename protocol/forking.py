@@ -44,6 +44,7 @@ from typing import Any
 import attrs
 
 from protocol.agent_facts import AgentFacts, MessageFork, version
+from protocol.capabilities import Initialized
 from protocol.lm import Message
 from protocol.matching import last_assistant
 
@@ -84,22 +85,14 @@ def forks_after_marker(messages: tuple[Message, ...] | list[Message], marker_ind
     return last_assistant(messages) == marker_index + 1
 
 
-def declares_fork(initialized: Mapping[str, Any]) -> bool:
-    """Whether the agent's `initialize` declares ACP's `session/fork` (`sessionCapabilities.fork`)."""
-    capabilities = initialized.get("agentCapabilities")
-    session = capabilities.get("sessionCapabilities") if isinstance(capabilities, Mapping) else None
-    return isinstance(session, Mapping) and isinstance(session.get("fork"), Mapping)
-
-
-def message_fork(initialized: Mapping[str, Any], facts: AgentFacts) -> MessageFork | None:
+def message_fork(initialized: Initialized, facts: AgentFacts) -> MessageFork | None:
     """How this agent forks a session at a message, from its `initialize` answer and what is known
     of it (`facts`, protocol/agent_facts.py); None: it cannot (it declares no `session/fork`, or it
     is not known to read a fork point, or its version is older than the one known to)."""
     known = facts.forks_at_message
-    if known is None or not declares_fork(initialized):
+    if known is None or not initialized.capabilities.sessions.fork:
         return None
-    info = initialized.get("agentInfo")
-    found = version(info.get("version")) if isinstance(info, Mapping) else None
+    found = version(initialized.info.version) if initialized.info is not None else None
     return known if found is not None and found >= known.since else None
 
 
@@ -112,16 +105,16 @@ class Fork:
     must: bool = False  # fail rather than start a new session when the agent refuses (continuing a named session)
 
 
-def fork_at(initialized: Mapping[str, Any], facts: AgentFacts, point: ForkPoint | None) -> Fork | None:
+def fork_at(initialized: Initialized, facts: AgentFacts, point: ForkPoint | None) -> Fork | None:
     """The fork that goes on from `point`, if this agent forks at a message; None: prime."""
     how = message_fork(initialized, facts) if point is not None else None
     return Fork(point.session_id, how.meta(point.message_id)) if how is not None and point is not None else None
 
 
-def continue_in_fork(initialized: Mapping[str, Any], session_id: str) -> Fork | None:
+def continue_in_fork(initialized: Initialized, session_id: str) -> Fork | None:
     """How a chat continues the agent's own session `session_id` (protocol/continuing.py): in a
     fork of it, the whole session, where the agent declares `session/fork`; None: it resumes it."""
-    return Fork(session_id, must=True) if declares_fork(initialized) else None
+    return Fork(session_id, must=True) if initialized.capabilities.sessions.fork else None
 
 
 class Opening(enum.Enum):

@@ -10,23 +10,19 @@ about that agent: `httpMcpOnly` in the agent facts (protocol/agent_facts.py, by 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
+
+from protocol.capabilities import AgentCapabilities
 
 Transport = Literal["stdio", "http"]
 STDIO: Transport = "stdio"
 HTTP: Transport = "http"
 
 
-def declares_http(capabilities: Mapping[str, Any]) -> bool:
-    """The agent says it takes HTTP MCP servers (`mcpCapabilities.http: true`)."""
-    mcp = capabilities.get("mcpCapabilities")
-    return isinstance(mcp, Mapping) and mcp.get("http") is True
-
-
-def transport(capabilities: Mapping[str, Any], *, http_only: bool) -> Transport:
-    """The entry to give: HTTP only to an agent known to refuse stdio that declares HTTP."""
-    return HTTP if http_only and declares_http(capabilities) else STDIO
+def transport(capabilities: AgentCapabilities, *, http_only: bool) -> Transport:
+    """The entry to give: HTTP only to an agent known to refuse stdio that declares HTTP
+    (`mcpCapabilities.http: true`)."""
+    return HTTP if http_only and capabilities.mcp.http else STDIO
 
 
 def http_entry(name: str, url: str, secret: str) -> dict[str, Any]:

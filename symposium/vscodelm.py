@@ -9,12 +9,14 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 import trio
 
 from protocol import agent_options, auth
+from protocol.capabilities import AgentInfo
 from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
 from actors.agent_process import AgentError, AgentProcess, agent_key
@@ -226,9 +228,9 @@ class Backend:
             raise rpc_error(exc.error) from None
         result: dict[str, Any] = {
             "ready": failure is None,
-            "authMethods": _shown_auth_methods(process.initialized.get("authMethods")),
+            "authMethods": _shown_auth_methods(process.initialized.auth_methods),
             "signIn": _sign_in(process),
-            "agentInfo": _shown_agent_info(process.initialized.get("agentInfo")),
+            "agentInfo": _shown_agent_info(process.initialized.info),
         }
         if failure is not None:
             result["error"] = failure.error.message
@@ -292,7 +294,7 @@ class Backend:
             raise RpcError(INTERNAL_ERROR, "Internal error: this backend runs no agents")
         try:
             process = await self.pool.start(asked.agent, asked.cwd)
-            if not auth.can_log_out(process.capabilities):
+            if not process.capabilities.logout:
                 raise RpcError(INVALID_PARAMS, f"Invalid params: {process.name} cannot log out")
             await process.call("logout", {})
             self.pool.restart(asked.agent)
@@ -314,9 +316,8 @@ class Backend:
             process = await self.pool.start(asked.agent, asked.cwd)
         except AgentError as exc:
             raise rpc_error(exc.error) from None
-        capabilities = process.capabilities.get("sessionCapabilities")
-        can_list = isinstance(capabilities, dict) and capabilities.get("list") is not None
-        can_resume = (isinstance(capabilities, dict) and capabilities.get("resume") is not None) or bool(process.capabilities.get("loadSession"))
+        sessions = process.capabilities.sessions
+        can_list, can_resume = sessions.list, sessions.can_continue
         if not (can_list and can_resume):
             missing = "list its sessions" if not can_list else "continue an earlier session"
             return {"supported": False, "reason": f"{process.name} cannot {missing}", "sessions": []}
@@ -409,9 +410,9 @@ class Backend:
             self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
 
-def _shown_auth_methods(raw: Any) -> list[dict[str, Any]]:
+def _shown_auth_methods(raw: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The agent's sign-in methods as Add Agent shows them: names and descriptions cleaned, ids fit to show."""
-    methods = [m for m in raw if isinstance(m, dict) and is_shown_as_is(m.get("id"))] if isinstance(raw, list) else []
+    methods = [m for m in raw if is_shown_as_is(m.get("id"))]
     return [{**m, "name": shown(m.get("name")) or m["id"], "description": shown(m.get("description"))} for m in methods[:MAX_ENTRIES]]
 
 
@@ -423,15 +424,15 @@ def _sign_in(process: AgentProcess) -> dict[str, Any]:
         "methods": [auth.to_wire(m) for m in process.auth_methods],
         "authenticated": process.authenticated,
         "status": process.auth_status,
-        "canLogOut": auth.can_log_out(process.capabilities),
+        "canLogOut": process.capabilities.logout,
     }
 
 
-def _shown_agent_info(raw: Any) -> dict[str, str] | None:
+def _shown_agent_info(info: AgentInfo | None) -> dict[str, str] | None:
     """The agent's `agentInfo` (name, title, version), cleaned; None when it sent none."""
-    if not isinstance(raw, dict):
+    if info is None:
         return None
-    return {key: shown(raw[key]) for key in ("name", "title", "version") if isinstance(raw.get(key), str)}
+    return {key: shown(value) for key, value in attrs.asdict(info).items() if value is not None}
 
 
 async def _tell_model_changes(peer: Peer, catalog: AgentCatalog) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
 
+from actors import agent_files
 from actors.agent_files import FileError, current, write_text
 
 
@@ -40,3 +42,14 @@ def test_what_a_write_replaces_missing_text_or_not_text(tmp_path: Path) -> None:
 def test_a_relative_path_is_refused() -> None:
     with pytest.raises(FileError):
         write_text("relative.txt", "x")
+
+
+def test_only_regular_files_are_read_or_written_and_a_fifo_never_blocks(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for call in (lambda: agent_files.current(str(fifo)), lambda: agent_files.read_text(str(fifo)), lambda: agent_files.write_text(str(fifo), "x")):
+        with pytest.raises(agent_files.FileError, match="FIFO"):
+            call()
+    with pytest.raises(agent_files.FileError, match="folder"):
+        agent_files.write_text(str(tmp_path), "x")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)

@@ -337,8 +337,105 @@ COMMANDS.update({"titled": titled})
 # -- End of family: unbounded metadata ---------------------------------------------------------------
 
 
+# -- Family: odd fields (tests/wire/test_odd_fields.py) ----------------------------------------------
+#
+# Flag "odd=MESSAGE:PATH:JSON": in the agent's answer to MESSAGE (`initialize`, `session/new`,
+# `session/prompt`) or in the updates it sends (`update`: every `session/update` of a prompt), the field
+# at PATH (dot-separated; created as needed) is replaced by the JSON value, e.g.
+# `odd=initialize:agentCapabilities.promptCapabilities:null`. Command "busy": a turn with a message
+# chunk, a thought, a tool call and its update, a plan and a usage update (so every update kind the
+# backend reads can be made odd), then the end.
+
+
+def odd_fields(flags: list[str]) -> list[tuple[str, list[str], Any]]:
+    found = []
+    for flag in flags:
+        if flag.startswith("odd="):
+            message, path, value = flag[len("odd="):].split(":", 2)
+            found.append((message, path.split("."), json.loads(value)))
+    return found
+
+
+ODD: list[tuple[str, list[str], Any]] = []
+
+
+def made_odd(message: str, answer: dict[str, Any]) -> dict[str, Any]:
+    for target, path, value in ODD:
+        if target != message:
+            continue
+        node = answer
+        for key in path[:-1]:
+            if not isinstance(node.get(key), dict):
+                node[key] = {}
+            node = node[key]
+        node[path[-1]] = value
+    return answer
+
+
+def busy(id: Any, session: str, argument: str) -> None:
+    def update(body: dict[str, Any]) -> None:
+        send({"method": "session/update", "params": {"sessionId": session, "update": made_odd("update", body)}})
+
+    update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "thinking"}})
+    update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "busy"}})
+    update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read", "kind": "read", "status": "pending", "locations": [{"path": "/tmp/x"}], "rawInput": {"path": "/tmp/x"}})
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "done"}}]})
+    update({"sessionUpdate": "plan", "entries": [{"content": "a step", "priority": "high", "status": "pending"}]})
+    update({"sessionUpdate": "usage_update", "used": 10, "size": 1000})
+    update({"sessionUpdate": "current_mode_update", "currentModeId": "default"})
+    update({"sessionUpdate": "available_commands_update", "availableCommands": [{"name": "x", "description": "y"}]})
+    update({"sessionUpdate": "session_info_update", "title": "a title"})
+    send({"id": id, "result": made_odd("session/prompt", {"stopReason": "end_turn", "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}})})
+
+
+COMMANDS.update({"busy": busy})
+
+
+# -- End of family: odd fields -----------------------------------------------------------------------
+
+
+# -- Family: writes through the client (tests/wire/test_confined_writes.py) ----------------------------
+#
+# Command "write PATH [PATH ...]": an `fs/write_text_file` of "written by the agent" to each PATH, all
+# sent at once; the turn says, per path in order, "ok" or "refused: MESSAGE", then ends. A path
+# "@fifo:N:DIR" stands for N FIFOs made in DIR (written to all at once as well).
+
+
+def write_files(id: Any, session: str, argument: str) -> None:
+    paths: list[str] = []
+    for word in argument.split():
+        if word.startswith("@fifo:"):
+            _, count, folder = word.split(":", 2)
+            for i in range(int(count)):
+                fifo = os.path.join(folder, f"fifo-{i}")
+                if not os.path.exists(fifo):
+                    os.mkfifo(fifo)
+                paths.append(fifo)
+        else:
+            paths.append(word)
+    for i, path in enumerate(paths):
+        send({"id": f"w-{i}", "method": "fs/write_text_file", "params": {"sessionId": session, "path": path, "content": "written by the agent\n"}})
+    answers: dict[str, str] = {}
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if isinstance(msg.get("id"), str) and msg["id"].startswith("w-") and "method" not in msg:
+            error = msg.get("error")
+            answers[msg["id"]] = "ok" if error is None else f"refused: {error.get('message')}"
+            if len(answers) == len(paths):
+                break
+    say(session, "\n".join(answers.get(f"w-{i}", "no answer") for i in range(len(paths))))
+    end_turn(id)
+
+
+COMMANDS.update({"write": write_files})
+
+
+# -- End of family: writes through the client ----------------------------------------------------
+
+
 def main() -> None:
     flags = sys.argv[1:]
+    ODD.extend(odd_fields(flags))
     silent = frozenset().union(*(SILENT_ON.get(flag, frozenset()) for flag in flags))
     refused = frozenset().union(*(REFUSED_ON.get(flag, frozenset()) for flag in flags))
     stubborn(flags)
@@ -352,14 +449,14 @@ def main() -> None:
             send({"id": id, "error": {"code": -32603, "message": f"{method} is broken today"}})
             continue
         if method == "initialize":
-            send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {**capabilities(flags), **metadata_capabilities(flags)}, **metadata_initialize(flags)}})
+            send({"id": id, "result": made_odd("initialize", {"protocolVersion": 1, "agentCapabilities": {**capabilities(flags), **metadata_capabilities(flags)}, **metadata_initialize(flags)})})
         elif method == "session/new":
             session = str(uuid.uuid4())
             for server in params.get("mcpServers") or []:
                 if "--key" in server.get("args", []):
                     args = server["args"]
                     BRIDGES[session] = dict(zip(args[-4::2], args[-3::2]))
-            send({"id": id, "result": {"sessionId": session, **new_session_answer(flags), **metadata_new_session(flags)}})
+            send({"id": id, "result": made_odd("session/new", {"sessionId": session, **new_session_answer(flags), **metadata_new_session(flags)})})
         elif metadata_answer(flags, method, id, params) or answer_sessions(method, id, params):
             pass
         elif method == "session/prompt":

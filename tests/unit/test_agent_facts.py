@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol.capabilities import read_initialize
 from protocol.agent_facts import NOTHING, AgentFacts, MessageFork, OwnEdits, facts_for, parse_agent_facts
 from symposium import agent_facts as loader
 
@@ -29,9 +30,9 @@ def test_the_shipped_table_holds_every_entry_without_a_problem() -> None:
 
 def test_an_agent_is_known_by_the_name_it_gives_at_initialize_whatever_it_was_installed_as() -> None:
     table = {"A": AgentFacts(http_mcp_only=True)}
-    assert facts_for(table, {"agentInfo": {"name": "A", "version": "1.0.0"}}).http_mcp_only
-    assert facts_for(table, {"agentInfo": {"name": "a"}}) is NOTHING  # names are exact
-    assert facts_for(table, {"agentInfo": "A"}) is NOTHING and facts_for(table, {}) is NOTHING
+    assert facts_for(table, read_initialize({"agentInfo": {"name": "A", "version": "1.0.0"}})).http_mcp_only
+    assert facts_for(table, read_initialize({"agentInfo": {"name": "a"}})) is NOTHING  # names are exact
+    assert facts_for(table, read_initialize({"agentInfo": "A"})) is NOTHING and facts_for(table, read_initialize({})) is NOTHING
 
 
 def test_a_well_formed_entry() -> None:

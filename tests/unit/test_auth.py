@@ -11,6 +11,7 @@ from typing import Any
 from acp.schema import InitializeRequest
 
 from protocol import acp, auth
+from protocol.capabilities import read_initialize
 
 CODEX = [
     {"id": "chatgpt", "name": "Login with ChatGPT", "description": "Use your ChatGPT login with Codex CLI (requires a paid ChatGPT subscription)"},
@@ -120,9 +121,12 @@ def test_the_sign_in_state_an_agent_pushes_is_shown_cleaned() -> None:
 
 
 def test_logout_only_where_the_agent_declares_it() -> None:
-    assert auth.can_log_out({"auth": {"logout": {}}})
-    assert not auth.can_log_out({"auth": {"logout": None}})
-    assert not auth.can_log_out({"auth": {}}) and not auth.can_log_out({}) and not auth.can_log_out(None)
+    def can_log_out(capabilities: object) -> bool:
+        return read_initialize({"agentCapabilities": capabilities}).capabilities.logout
+
+    assert can_log_out({"auth": {"logout": {}}})
+    assert not can_log_out({"auth": {"logout": None}})
+    assert not can_log_out({"auth": {}}) and not can_log_out({}) and not can_log_out(None)
 
 
 def test_initialize_declares_terminal_sign_in_both_ways() -> None:

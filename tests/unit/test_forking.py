@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from protocol.agent_facts import facts_for, parse_agent_facts
+from protocol.capabilities import read_initialize
 from protocol.conversations import Conversations, MarkerAt, Route
 from protocol import forking
 from protocol.forking import (
     Fork,
     ForkPoint,
     Opening,
-    continue_in_fork,
     fork_point,
     forks_after_marker,
     last_message_id,
@@ -34,12 +34,18 @@ FORKS_WHOLE = {"agentCapabilities": {"sessionCapabilities": {"fork": {}}}, "agen
 FACTS, _ = parse_agent_facts(json.loads((Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json").read_text()))
 
 
-def message_fork(initialized: dict[str, Any]) -> Any:
+def message_fork(raw: dict[str, Any]) -> Any:
+    initialized = read_initialize(raw)
     return forking.message_fork(initialized, facts_for(FACTS, initialized))
 
 
-def fork_at(initialized: dict[str, Any], point: ForkPoint | None) -> Fork | None:
+def fork_at(raw: dict[str, Any], point: ForkPoint | None) -> Fork | None:
+    initialized = read_initialize(raw)
     return forking.fork_at(initialized, facts_for(FACTS, initialized), point)
+
+
+def continue_in_fork(raw: dict[str, Any], session_id: str) -> Fork | None:
+    return forking.continue_in_fork(read_initialize(raw), session_id)
 
 
 def user(text: str) -> Message:

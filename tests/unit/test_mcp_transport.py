@@ -1,6 +1,14 @@
 """Which entry `vscode_tools` is offered as (protocol/mcp_transport.py)."""
 
-from protocol.mcp_transport import HTTP, STDIO, declares_http, http_entry, transport
+from typing import Any
+
+from protocol.capabilities import AgentCapabilities, read_initialize
+from protocol.mcp_transport import HTTP, STDIO, http_entry
+from protocol.mcp_transport import transport as transport_for
+
+
+def transport(capabilities: dict[str, Any], *, http_only: bool) -> str:
+    return transport_for(read_initialize({"agentCapabilities": capabilities}).capabilities, http_only=http_only)
 
 
 def test_stdio_unless_the_agent_is_known_to_refuse_it() -> None:
@@ -13,7 +21,7 @@ def test_an_agent_that_declares_no_http_keeps_stdio() -> None:
     for capabilities in ({}, {"mcpCapabilities": {}}, {"mcpCapabilities": {"sse": True}}, {"mcpCapabilities": {"http": "yes"}},
                          {"mcpCapabilities": None}, {"mcpCapabilities": ["http"]}):
         assert transport(capabilities, http_only=True) == STDIO
-        assert not declares_http(capabilities)
+    assert transport_for(AgentCapabilities(), http_only=True) == STDIO
 
 
 def test_the_http_entry_carries_the_secret_as_a_bearer_header() -> None:

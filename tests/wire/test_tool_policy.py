@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from protocol.agent_facts import facts_for
+from protocol.capabilities import read_initialize
 from protocol.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, hands_off_edits, merge_meta
 from protocol.lm import BridgedTools, ChatParams, parse
 from protocol.wire import WireError
@@ -63,9 +64,9 @@ def test_editing_is_handed_to_vscode_only_when_it_offers_tools_to_change_and_cre
 
 def test_claude_codes_own_editing_is_known_by_its_agent_info_and_merged_into_session_meta() -> None:
     facts = load_agent_facts()  # the shipped table, extension/catalogue/overrides.json
-    claude = facts_for(facts, {"agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "version": "0.100.0"}}).own_edits
+    claude = facts_for(facts, read_initialize({"agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "version": "0.100.0"}})).own_edits
     assert claude is not None
-    assert facts_for(facts, {"agentInfo": {"name": "codex-acp"}}).own_edits is None and facts_for(facts, {}).own_edits is None
+    assert facts_for(facts, read_initialize({"agentInfo": {"name": "codex-acp"}})).own_edits is None and facts_for(facts, read_initialize({})).own_edits is None
     base = {"claudeCode": {"options": {"promptSuggestions": False}}}
     assert merge_meta(base, claude.meta) == {"claudeCode": {"options": {"promptSuggestions": False, "disallowedTools": ["Edit", "Write", "MultiEdit", "NotebookEdit"]}}}
 

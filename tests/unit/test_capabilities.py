@@ -1,0 +1,115 @@
+"""What an agent declares and sends is read once into typed values; odd fields are absent, never a
+crash (protocol/capabilities.py, protocol/updates.py; docs/DESIGN.md, "What an agent declares")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol.capabilities import AgentInfo, Initialized, read_initialize
+from protocol.updates import FIELDS, read_prompt_result, read_session_answer, read_update
+
+# Claude Code's adapter 0.100 as it answers, trimmed to what we read.
+CLAUDE = {
+    "protocolVersion": 1,
+    "agentCapabilities": {
+        "loadSession": True,
+        "promptCapabilities": {"image": True, "embeddedContext": True},
+        "mcpCapabilities": {"http": True, "sse": True},
+        "sessionCapabilities": {"fork": {}, "list": {}, "resume": {}, "close": {}},
+        "auth": {"logout": {}},
+    },
+    "agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "title": "Claude Agent", "version": "0.100.0"},
+    "authMethods": [{"id": "claude-login", "name": "Log in with Claude"}],
+}
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def replaced(document: dict[str, Any], path: list[str], value: Any) -> dict[str, Any]:
+    if len(path) == 1:
+        return {**document, path[0]: value}
+    inner = document.get(path[0])
+    return {**document, path[0]: replaced(inner if isinstance(inner, dict) else {}, path[1:], value)}
+
+
+def paths(document: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[list[str]]:
+    found = []
+    for key, value in document.items():
+        found.append([*prefix, key])
+        if isinstance(value, dict):
+            found.extend(paths(value, (*prefix, key)))
+    return found
+
+
+def test_a_well_formed_answer_is_read_whole() -> None:
+    read = read_initialize(CLAUDE)
+    assert read.odd == ()
+    assert read.protocol_version == 1
+    caps = read.capabilities
+    assert caps.prompt.image and caps.prompt.embedded_context and not caps.prompt.audio
+    assert caps.mcp.http and caps.mcp.sse
+    assert caps.sessions.fork and caps.sessions.list and caps.sessions.resume and caps.sessions.close and caps.sessions.load
+    assert caps.logout
+    assert read.info == AgentInfo("@agentclientprotocol/claude-agent-acp", "Claude Agent", "0.100.0")
+    assert read.auth_methods == ({"id": "claude-login", "name": "Log in with Claude"},)
+
+
+def test_the_done_when_cases_prompt_capabilities_null_a_string_a_list() -> None:
+    for value in (None, "image", ["image"]):
+        read = read_initialize(replaced(CLAUDE, ["agentCapabilities", "promptCapabilities"], value))
+        assert not read.capabilities.prompt.image and not read.capabilities.prompt.embedded_context
+        assert read.odd == ("agentCapabilities.promptCapabilities",)
+        assert read.capabilities.sessions.fork  # the rest is read as declared
+
+
+def test_a_capability_object_is_declared_by_being_an_object_and_a_flag_by_being_true() -> None:
+    assert not read_initialize(replaced(CLAUDE, ["agentCapabilities", "sessionCapabilities", "fork"], True)).capabilities.sessions.fork
+    assert not read_initialize(replaced(CLAUDE, ["agentCapabilities", "promptCapabilities", "image"], 1)).capabilities.prompt.image
+    assert not read_initialize(replaced(CLAUDE, ["agentCapabilities", "loadSession"], "yes")).capabilities.sessions.load
+    assert read_initialize(replaced(CLAUDE, ["protocolVersion"], True)).protocol_version is None
+
+
+def test_nothing_that_is_not_an_object_declares_anything() -> None:
+    for result in (None, [], "x", 3):
+        assert read_initialize(result).capabilities == Initialized().capabilities
+    assert read_initialize({}) == Initialized()
+
+
+@given(st.data(), json_values)
+def test_any_field_of_any_type_is_read_without_raising(data: st.DataObject, value: Any) -> None:
+    path = data.draw(st.sampled_from(paths(CLAUDE)))
+    read = read_initialize(replaced(CLAUDE, path, value))
+    assert isinstance(read, Initialized)
+    assert read.info is None or all(part is None or isinstance(part, str) for part in (read.info.name, read.info.title, read.info.version))
+
+
+def test_an_update_keeps_its_fields_of_the_right_type_and_drops_the_others() -> None:
+    update = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": None, "status": ["x"], "content": [3, {"type": "diff", "path": "/a", "newText": 7}], "locations": "here", "extra": [1]}
+    assert read_update(update) == {"sessionUpdate": "tool_call", "toolCallId": "t1", "content": [{"type": "diff", "path": "/a"}], "extra": [1]}
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ["hi"]}, "messageId": 5}
+    assert read_update(chunk) == {"sessionUpdate": "agent_message_chunk", "content": {"type": "text"}}
+    assert read_update({"sessionUpdate": None}) is None and read_update(["x"]) is None and read_update(None) is None
+
+
+@given(st.sampled_from(sorted(FIELDS)), st.data(), json_values)
+def test_every_field_an_update_kind_names_is_either_absent_or_of_its_type_after_reading(kind: str, data: st.DataObject, value: Any) -> None:
+    field = data.draw(st.sampled_from(sorted(FIELDS[kind])))
+    read = read_update({"sessionUpdate": kind, field: value})
+    assert read is not None
+    if field in read:
+        check = FIELDS[kind][field]
+        assert check(read[field]) == read[field]
+
+
+def test_a_prompt_result_and_a_session_answer_are_read_the_same_way() -> None:
+    assert read_prompt_result({"stopReason": None, "usage": "lots"}) == {}
+    assert read_prompt_result([1]) == {} and read_prompt_result(None) == {}
+    assert read_prompt_result({"stopReason": "cancelled", "usage": {"inputTokens": "3", "outputTokens": 2}}) == {"stopReason": "cancelled", "usage": {"outputTokens": 2}}
+    assert read_session_answer({"sessionId": 5, "models": [], "configOptions": [{"id": "x"}, 3]}) == {"configOptions": [{"id": "x"}]}

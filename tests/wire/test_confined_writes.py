@@ -1,0 +1,84 @@
+"""An agent's `fs/write_text_file` lands only inside its chat's workspace folder, never through a link
+out of it, never under `.git/`, and only on regular files; a path that would block (a FIFO) is refused
+at once and holds nothing the rest of the backend needs (docs/reliability.md, "Hostile agents").
+
+Over the real wire: a real `symposium vscodelm`, `tests/support/hostile_agent.py`'s `write` command.
+With no edit tools offered (the backend writes on disk itself: Ask and Plan modes).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import trio
+
+from symposium.client import BackendClient, process_agent, user
+
+HOSTILE = process_agent("hostile", sys.executable, [str(Path(__file__).parents[1] / "support" / "hostile_agent.py")])
+ELIZA = process_agent("eliza", sys.executable, ["-m", "symposium", "eliza"])
+GUARD = 30
+WRITTEN = "written by the agent\n"
+
+
+async def write(backend: BackendClient, workspace: Path, *paths: str) -> list[str]:
+    with trio.fail_after(GUARD):
+        answer = await backend.chat([user("write " + " ".join(paths))], agent=HOSTILE, model_id="hostile", cwd=str(workspace))
+    assert answer.error is None, answer.error
+    return answer.text().splitlines()
+
+
+async def test_a_write_inside_the_workspace_lands(backend: BackendClient, tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    (workspace / "src").mkdir(parents=True)
+    assert await write(backend, workspace, str(workspace / "src" / "a.py"), str(workspace / "new" / "b.txt")) == ["ok", "ok"]
+    assert (workspace / "src" / "a.py").read_text() == WRITTEN and (workspace / "new" / "b.txt").read_text() == WRITTEN
+
+
+async def test_writes_outside_through_a_link_out_and_under_git_are_refused_and_change_nothing(backend: BackendClient, tmp_path: Path) -> None:
+    workspace, outside = tmp_path / "project", tmp_path / "elsewhere"
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    outside.mkdir()
+    hook = workspace / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    (outside / "victim").write_text("mine\n")
+    (workspace / "link").symlink_to(outside, target_is_directory=True)
+    (workspace / "file-link").symlink_to(outside / "victim")
+    paths = [
+        str(outside / "victim"),  # absolute, outside
+        str(workspace / ".." / "elsewhere" / "victim"),  # with ..
+        str(workspace / "link" / "victim"),  # through a linked folder
+        str(workspace / "file-link"),  # a linked file
+        str(hook),  # a repository's hook
+        str(workspace / ".git" / "config"),
+    ]
+    answers = await write(backend, workspace, *paths)
+    assert len(answers) == len(paths)
+    for path, answer in zip(paths, answers):
+        assert answer.startswith("refused: "), (path, answer)
+    assert "outside" in answers[0] and str(workspace) in answers[0]
+    assert ".git" in answers[4]
+    assert (outside / "victim").read_text() == "mine\n"
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n" and stat.S_IMODE(hook.stat().st_mode) == 0o755
+    assert not (workspace / ".git" / "config").exists()
+
+
+async def test_forty_fifos_are_refused_at_once_and_other_chats_and_new_agents_go_on(backend: BackendClient, tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    (workspace / "pipes").mkdir(parents=True)
+    (workspace / "folder").mkdir()
+    with trio.fail_after(GUARD):
+        answers = await write(backend, workspace, f"@fifo:40:{workspace / 'pipes'}", str(workspace / "folder"), "/dev/null")
+    assert len(answers) == 42
+    assert all(a.startswith("refused: ") and "FIFO" in a for a in answers[:40]), answers[:3]
+    assert "folder" in answers[40] and answers[41].startswith("refused: ")
+    # Nothing is left holding a thread: another conversation writes, and a new agent starts.
+    with trio.fail_after(GUARD):
+        assert await write(backend, workspace, str(workspace / "after.txt")) == ["ok"]
+        started = await backend.chat([user("hello")], agent=ELIZA, model_id="eliza")
+    assert started.error is None and started.text()
+    assert (workspace / "after.txt").read_text() == WRITTEN
+    assert all(stat.S_ISFIFO(os.stat(workspace / "pipes" / f"fifo-{i}").st_mode) for i in range(40))
