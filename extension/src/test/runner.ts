@@ -2,12 +2,14 @@
 // Chromium through playwright-core, all offline and on 127.0.0.1. First the `vscode.lm` tests (mocha,
 // in the extension host), then, in the same code-server, the Chat view tests with Eliza (chatView.ts),
 // which also take the README's screenshots, then, in one more window, Claude Code and Codex against
-// their fake model APIs in a workspace with real files (continueView.ts, agentView.ts).
+// their fake model APIs in a workspace with real files (continueView.ts, agentView.ts), and other
+// consumers of `vscode.lm` with them (consumersView.ts: Microsoft's chat sample and a plain extension,
+// built and installed into code-server before it starts).
 //
 //   node out/test/runner.js [--screenshots DIR] [--agents-only | --first-text | --edit-cost]
 //
 // --agents-only runs only the window of the agents with fake model APIs (agentView.ts,
-// continueView.ts): for working on those tests without the rest. --first-text (for `make bench`)
+// continueView.ts, consumersView.ts): for working on those tests without the rest. --first-text (for `make bench`)
 // only prints "first text: N ms", Enter -> first text of a new chat with Claude Code prepared;
 // --edit-cost (for `make bench`) only prints "edit cost: {...}" (editCost.ts).
 //
