@@ -355,22 +355,24 @@ class ToolBridge:
         except trio.ClosedResourceError:
             self._told = self._changes
 
-    async def announced(self) -> None:
+    async def announced(self) -> bool:
         """Returns once every client connected was told of the last change (or given up on:
         `NOTIFY_TIMEOUT`), or the bridge closed; and every client that had listed the tools
         before has listed them again (docs/DESIGN.md, "Tool bridge"). Told is not enough: an
         agent re-lists a few milliseconds after the notice, and a prompt sent at once can reach
-        its model first, offering the old list (a spare session made with another chat's tools)."""
+        its model first, offering the old list (a spare session made with another chat's tools).
+        Whether every client that listed the tools has the current ones."""
         target = self._changes
         while self._told < target:
             await self._told_event.wait()
         with trio.move_on_after(RELIST_TIMEOUT):
             while self._stale(target):
                 await self._listed_event.wait()
-            return
+            return True
         for connection in self._stale(target):
             connection.relists = False
             log.info("vscode_tools: a client did not list the tools again after they changed; it is not waited for again")
+        return not any(c.listed is not None and c.listed < target for c in self._connections)
 
     def _stale(self, change: int) -> list[_Connection]:
         """Connected clients that listed the tools before `change` and may list them again."""
