@@ -112,7 +112,8 @@ export async function runConsumerViewTests(page: Page, options: ConsumerViewOpti
   const lastUser = (text: string) => (r: ModelRequest) => r.userTexts[r.userTexts.length - 1] === text;
   const agents = [
     { label: 'Claude Code', name: options.claudeName, fake: options.claude, tool: (name: string, input: object) => ({ name: `mcp__vscode_tools__${name}`, input }) },
-    { label: 'Codex', name: options.codexName, fake: options.codex, tool: (name: string, input: object) => ({ name, input, namespace: 'mcp__vscode_tools' }) },
+    // Codex offers an MCP server's tools in a namespace, their names with `-` spelled `_`.
+    { label: 'Codex', name: options.codexName, fake: options.codex, tool: (name: string, input: object) => ({ name: name.replace(/-/g, '_'), input, namespace: 'mcp__vscode_tools' }) },
   ];
 
   /** Sends `@participant prompt` in a new line of the input (a sticky participant's prefix replaced), allows
