@@ -192,7 +192,7 @@ export async function runConsumerViewTests(page: Page, options: ConsumerViewOpti
         );
         const answer = await ask('tools', question);
         assert.match(answer, /Found the JSON files\./);
-        await resultReached(fake, question, /Found \d+ files matching "\*\*\/\*\.json"/);
+        await resultReached(fake, question, /Found \d+ files matching \\?"\*\*\/\*\.json/); // Codex's output quotes the result as JSON
         await followUp(fake, 'tools', question, /Found \d+ files matching/);
       }],
       [names.catTools(agent.label), async () => {
@@ -204,7 +204,7 @@ export async function runConsumerViewTests(page: Page, options: ConsumerViewOpti
           { answers: question, text: ['Purr, ', 'text files.'] },
         );
         assert.match(await ask('catTools', question), /Purr, text files\./);
-        await resultReached(fake, question, /Found \d+ files matching "\*\*\/\*\.txt"/);
+        await resultReached(fake, question, /Found \d+ files matching \\?"\*\*\/\*\.txt/);
         await followUp(fake, 'catTools', question, /Found \d+ files matching/);
       }],
       [names.plain(agent.label), async () => {
