@@ -154,7 +154,7 @@ class Conversations:
         tail = messages[match.start :]
         context, new = split_context(tail)
         inputs, seen = list(tail), read.after[-1]
-        if not context and not match.canceled and (pending := record.pending()):
+        if not context and not match.cancelled and (pending := record.pending()):
             if (noted := results_with_note(new, pending)) is not None:
                 # The consumer's tool loop goes on: its note is not a turn of the user's, and it
                 # leaves it out when it renders this round again (docs/how-it-works.md).
