@@ -39,7 +39,7 @@ from protocol.agent_identity import agent_label
 from protocol.capabilities import NOTHING_DECLARED, AgentCapabilities, Initialized, read_initialize
 from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.forking import Fork
-from protocol.jsonrpc import Overlong, RpcError
+from protocol.jsonrpc import Overlong, Response, RpcError
 from protocol.lm import Agent, ProcessAgent
 from protocol.mcp_transport import Transport
 from protocol.mcp_transport import transport as mcp_transport
@@ -546,20 +546,31 @@ class AgentProcess:
         return AgentSession(session_id, self.name, self.capabilities, self._commands_send, loaded=True, answer=result, edits_handed_off=command.edits_handed_off and self.own_edits is not None)
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
+        """A prompt: its end goes to the session as the answer is read (`Peer.request`'s `answered`),
+        so that what the agent says or asks after it is never taken for part of it."""
         self._routes.prompt_started(session_id)
-        try:
-            result = await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
-        except RpcError as exc:
-            signing_in = self.sign_in_failure(exc.message) if self._sign_in_needed(exc) else None
-            self._routes.deliver(session_id, PromptErrored(self._scrubbed(exc), signing_in))
-            return
-        except ConnectionClosed:
-            return  # AgentGone follows
-        finally:
+        running = True
+
+        def ended(response: Response) -> None:
+            nonlocal running
+            running = False
             self._routes.prompt_ended(session_id)
             self.last_active = trio.current_time()
-        ended = read_prompt_result(result)
-        self._routes.deliver(session_id, PromptEnded(ended.get("stopReason", "end_turn"), ended.get("usage")))
+            if (exc := response.error) is not None:
+                signing_in = self.sign_in_failure(exc.message) if self._sign_in_needed(exc) else None
+                self._routes.deliver(session_id, PromptErrored(self._scrubbed(exc), signing_in))
+            else:
+                result = read_prompt_result(response.result)
+                self._routes.deliver(session_id, PromptEnded(result.get("stopReason", "end_turn"), result.get("usage")))
+
+        try:
+            await peer.request("session/prompt", {"sessionId": session_id, "prompt": blocks}, answered=ended)
+        except (RpcError, ConnectionClosed):
+            pass  # answered through `ended`; or the agent is gone, and AgentGone follows
+        finally:
+            if running:
+                self._routes.prompt_ended(session_id)
+                self.last_active = trio.current_time()
 
     async def _call(self, peer: Peer, command: Call) -> None:
         with command.reply:

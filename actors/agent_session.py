@@ -62,7 +62,8 @@ Command = NewSession | Prompt | Cancel | Close | Call
 
 @attrs.define(eq=False)
 class AgentSession:
-    """A Session actor's handle on its ACP session; its events arrive on the Session's own channel."""
+    """A Session actor's handle on its ACP session: what it is (its id, what its agent declared, how it
+    was opened) and the commands it sends; its events arrive on the Session's own channel."""
 
     id: str
     agent_name: str

@@ -96,9 +96,12 @@ class ClientHandlers:
         if not self._routes.deliver(str(params.get("sessionId")), QuestionAsked(handle, params)):
             return {"action": "cancel"}
         try:
-            return await reply.receive()
+            answer = await reply.receive()
         except trio.EndOfChannel:
             return {"action": "cancel"}
+        if isinstance(answer, RpcError):
+            raise RpcError(answer.code, answer.message)  # no prompt of the session runs
+        return answer
 
     async def on_write(self, params: Any, id: Any) -> dict[str, Any]:
         """`fs/write_text_file`: to its session's Session, whose turn machine routes it through VS
@@ -120,6 +123,8 @@ class ClientHandlers:
             outcome = await reply.receive()
         except trio.EndOfChannel:
             outcome = fs_edits.CANCELLED
+        if isinstance(outcome, RpcError):
+            raise RpcError(outcome.code, outcome.message)  # no prompt of the session runs
         if isinstance(outcome, fs_edits.WriteOnDisk):
             try:
                 await trio.to_thread.run_sync(agent_files.write_text, path, content, limiter=self._file_threads)
@@ -140,6 +145,8 @@ class ClientHandlers:
             outcome = await reply.receive()
         except trio.EndOfChannel:
             outcome = {"outcome": "cancelled"}
+        if isinstance(outcome, RpcError):
+            raise RpcError(outcome.code, outcome.message)  # no prompt of the session runs
         return {"outcome": outcome}
 
 

@@ -106,6 +106,7 @@ class Peer:
         self._batch_bytes = 0  # the bytes of the lines of `_batch`
         self._flow = flow
         self._pending: dict[str, trio.MemorySendChannel[Response]] = {}
+        self._answered: dict[str, Callable[[Response], None]] = {}  # `request`'s `answered`, by id
         self._inbound: dict[str, trio.CancelScope] = {}
         self._ids = itertools.count()
         self._send_lock = trio.Lock()
@@ -135,11 +136,13 @@ class Peer:
         """An id for `request(..., id=...)`, for callers that must know it before sending."""
         return next(self._ids)
 
-    async def request(self, method: str, params: JSON = None, *, id: int | None = None) -> JSON:
+    async def request(self, method: str, params: JSON = None, *, id: int | None = None, answered: Callable[[Response], None] | None = None) -> JSON:
         """Send a request and wait for its result; raises RpcError or ConnectionClosed.
 
         If the caller is cancelled, the pending entry goes away and a late reply is
-        logged and dropped: the connection stays healthy.
+        logged and dropped: the connection stays healthy. `answered`, if given, takes the
+        response in the reader, as it is read: before anything read after it is handled (an
+        ACP client learns a prompt ended before it hears what the agent asks next).
         """
         if self.eof.is_set():
             raise ConnectionClosed(f"{self.name}: connection closed")
@@ -148,6 +151,8 @@ class Peer:
         key = id_key(id)
         send, receive = trio.open_memory_channel[Response](1)
         self._pending[key] = send
+        if answered is not None:
+            self._answered[key] = answered
         try:
             msg: dict[str, JSON] = {"jsonrpc": "2.0", "id": id, "method": method}
             if params is not None:
@@ -160,6 +165,7 @@ class Peer:
                 raise ConnectionClosed(f"{self.name}: {why} before {method} was answered") from None
         finally:
             self._pending.pop(key, None)
+            self._answered.pop(key, None)
         if response.error is not None:
             raise response.error
         return response.result
@@ -312,10 +318,16 @@ class Peer:
             log.exception("%s: notification handler for %s failed", self.name, self._batch_method)
 
     def _deliver(self, response: Response) -> None:
-        send = self._pending.pop(id_key(response.id), None)
+        key = id_key(response.id)
+        send = self._pending.pop(key, None)
         if send is None:
             log.info("%s: dropped a response for unknown or abandoned request id %r", self.name, response.id)
             return
+        if (answered := self._answered.pop(key, None)) is not None:
+            try:
+                answered(response)
+            except Exception:
+                log.exception("%s: the handler of the answer to %r failed", self.name, response.id)
         send.send_nowait(response)
 
     async def _handle_notification(self, method: str, params: JSON) -> None:

@@ -291,11 +291,10 @@ class SessionActor:
     async def _step(self, machine: TurnMachine, session: AgentSession, bridge: ToolBridge) -> None:
         """Wait for one thing the machine wants, and carry out what it says to do."""
         match machine.wants:
+            case Want.TURN if machine.state is State.IDLE:
+                events = await self._turn_or_events(session)
             case Want.TURN:
-                try:
-                    events: list[TurnEvent] = [self._arrived(await self._mailbox.receive(), session)]
-                except trio.EndOfChannel:
-                    events = [MailboxClosed()]
+                events = [await self._next_turn(session)]
             case Want.PREPARED:
                 # What the agent said meanwhile goes first: an agent that exited gives the turn back.
                 waiting: list[TurnEvent] = [_taken(event) for event in queued(self._events)]
@@ -308,6 +307,29 @@ class SessionActor:
                     log.warning("agent %s did not end a cancelled turn within %.1f s; retiring the conversation", session.agent_name, machine.cancel_timeout)
         for event in events:
             self._carry_out(machine.handle(event), session, bridge)
+
+    async def _next_turn(self, session: AgentSession) -> TurnEvent:
+        try:
+            return self._arrived(await self._mailbox.receive(), session)
+        except trio.EndOfChannel:
+            return MailboxClosed()
+
+    async def _turn_or_events(self, session: AgentSession) -> list[TurnEvent]:
+        """Idle: the next turn, or what the agent says meanwhile, whichever comes first. No prompt
+        runs, so what it asks is answered at once (refused), never kept until the next turn comes."""
+        got: list[TurnEvent] = []
+
+        async def turn() -> None:
+            got.append(await self._next_turn(session))
+
+        async def agent() -> None:
+            try:
+                got.extend(await self._next_events())
+            except trio.EndOfChannel:  # the agent is gone (its AgentGone came already): only a turn now
+                await trio.sleep_forever()
+
+        await race(turn, agent)
+        return got
 
     def _arrived(self, delivery: Delivery, session: AgentSession) -> TurnArrived:
         turn = delivery.turn

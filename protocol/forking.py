@@ -43,6 +43,7 @@ from typing import Any
 
 import attrs
 
+from protocol.session_updates import MESSAGE_KINDS
 from protocol.agent_facts import AgentFacts, MessageFork, version
 from protocol.capabilities import Initialized
 from protocol.lm import Message
@@ -57,15 +58,13 @@ class ForkPoint:
     message_id: str
 
 
-# Updates whose `messageId` names a message of the agent's in its session (ACP content chunks).
-MESSAGE_UPDATES = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 MAX_MESSAGE_ID = 256  # characters: a longer id is not kept (an agent's ids are opaque, not unbounded)
 
 
 def last_message_id(updates: Iterable[Mapping[str, Any]], previous: str | None) -> str | None:
     """The id of the agent's latest message after these updates (`previous` if they name none)."""
     for update in updates:
-        if update.get("sessionUpdate") in MESSAGE_UPDATES:
+        if update.get("sessionUpdate") in MESSAGE_KINDS:  # its `messageId` names a message of the agent's in its session
             message_id = update.get("messageId")
             if isinstance(message_id, str) and 0 < len(message_id) <= MAX_MESSAGE_ID:
                 previous = message_id

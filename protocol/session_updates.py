@@ -34,8 +34,6 @@ class UpdateKind:
 KNOWN = frozenset(value for name, value in vars(UpdateKind).items() if name.isupper())
 # What the agent says in a prompt, text and thoughts: each carries the `messageId` a fork ends at.
 MESSAGE_KINDS = frozenset({UpdateKind.AGENT_MESSAGE_CHUNK, UpdateKind.AGENT_THOUGHT_CHUNK})
-# The agent's tool calls: a status line each once they end (protocol/rendering.py).
-TOOL_CALL_KINDS = frozenset({UpdateKind.TOOL_CALL, UpdateKind.TOOL_CALL_UPDATE})
 # What changes a session's choices (its models, modes, effort: protocol/agent_options.py).
 CHOICE_KINDS = frozenset({UpdateKind.CONFIG_OPTION_UPDATE, UpdateKind.CURRENT_MODE_UPDATE, UpdateKind.CURRENT_MODEL_UPDATE})
 # What an agent says of a session with no prompt running that is still kept: what changes the

@@ -76,6 +76,7 @@ from protocol.turn_rules import (
     ENDED_CALL,
     GATHER_WINDOW,
     NO_PROMPT_CALL,
+    NO_PROMPT_REQUEST,
     NOTHING_NEW,
     REFUSED_NOTE,
     STOP_NOTES,
@@ -148,16 +149,18 @@ class RequestRule:
 
 # Every request is answered exactly once: so every kind has a refusal for a prompt cancelled and for
 # a conversation ended (`tests/unit/test_turn.py` checks), and whatever is kept when the machine ends
-# is answered from this table. A `tools/call` made with no prompt running is refused (nobody asked VS
-# Code for anything: kept, it would become the next prompt's tool call, the answer to a question it is
-# not about; the bridge refuses such calls itself, this one was on its way).
+# is answered from this table. A request made with no prompt running (idle, or preparing the next) is
+# about no turn, and refused at once: kept, a `tools/call` would become the next prompt's tool call,
+# the answer to a question it is not about (the bridge refuses such calls itself, this one was on its
+# way), and a permission, a question or a write would be put to a user who is asking something else.
+_NO_PROMPT: Mapping[State, Any] = {State.IDLE: NO_PROMPT_REQUEST, State.PREPARING: NO_PROMPT_REQUEST}
 REQUESTS: Mapping[type[Request], RequestRule] = {
     PermissionRequested: RequestRule(
         frozenset({State.STREAMING, State.GATHERING}),
-        {State.CANCELLING: acp.CANCELLED_OUTCOME, State.ENDED: acp.CANCELLED_OUTCOME},
+        {State.CANCELLING: acp.CANCELLED_OUTCOME, State.ENDED: acp.CANCELLED_OUTCOME, **_NO_PROMPT},
     ),
-    QuestionAsked: RequestRule(frozenset({State.STREAMING}), {State.CANCELLING: elicitation.CANCEL, State.ENDED: elicitation.CANCEL}),
-    FileWriteRequested: RequestRule(frozenset({State.STREAMING}), {State.CANCELLING: fs_edits.CANCELLED, State.ENDED: fs_edits.CANCELLED}),
+    QuestionAsked: RequestRule(frozenset({State.STREAMING}), {State.CANCELLING: elicitation.CANCEL, State.ENDED: elicitation.CANCEL, **_NO_PROMPT}),
+    FileWriteRequested: RequestRule(frozenset({State.STREAMING}), {State.CANCELLING: fs_edits.CANCELLED, State.ENDED: fs_edits.CANCELLED, **_NO_PROMPT}),
     ToolRequested: RequestRule(
         frozenset({State.STREAMING, State.GATHERING}),
         {State.CANCELLING: CANCELLED_CALL, State.ENDED: ENDED_CALL, State.IDLE: NO_PROMPT_CALL, State.PREPARING: NO_PROMPT_CALL},

@@ -245,7 +245,7 @@ class Answer:
     the agent gets instead)."""
 
     handle: Any = attrs.field(eq=False)
-    reply: dict[str, Any] | ToolResultPart | str | fs_edits.WriteOnDisk
+    reply: dict[str, Any] | ToolResultPart | str | fs_edits.WriteOnDisk | RpcError
 
 
 @attrs.frozen

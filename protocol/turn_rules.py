@@ -15,6 +15,7 @@ import attrs
 
 from protocol import acp, elicitation, fs_edits
 from protocol.agent_text import shown
+from protocol.jsonrpc import INVALID_REQUEST, RpcError
 from protocol.lm import TextPart, ToolResultPart
 from protocol.permissions import approves, permission_outcome
 
@@ -34,6 +35,10 @@ ENDED_CALL = "the conversation ended before VS Code ran the tool"
 # A `tools/call` with no prompt of the conversation running: nobody asked VS Code for anything, so
 # it is refused at once, never kept for the next prompt (docs/DESIGN.md, "Tool bridge").
 NO_PROMPT_CALL = "no request of this conversation is running: VS Code's tools can be called only while the agent answers one"
+# Anything else the agent asks (a permission, a question, a write) with none of its prompts running is
+# about no turn: refused at once with this error, never kept into the next prompt, where it would be
+# asked of a user who is asking something else (docs/DESIGN.md, "The turn machine").
+NO_PROMPT_REQUEST = RpcError(INVALID_REQUEST, "no prompt of this session is running: the client answers requests only while the agent answers one")
 
 
 def new_call_id() -> str:

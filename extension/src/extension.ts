@@ -95,10 +95,13 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
   // Activated by a command rather than by a model lookup, VS Code would not list our models yet.
   provider.refresh();
 
-  // In Copilot Chat's agent host our models are listed only when the user allows it: said once.
+  // In Copilot Chat's agent host our models are listed only when the user allows it, and never in a
+  // remote window: said once.
   void agentHostNotice({
     version: vscode.version,
+    knowsSetting: () => vscode.workspace.getConfiguration().inspect<boolean>(BYOK_SETTING)?.defaultValue !== undefined,
     byokModels: () => vscode.workspace.getConfiguration().get<boolean>(BYOK_SETTING),
+    remote: vscode.env.remoteName ?? (vscode.env.uiKind === vscode.UIKind.Web ? 'web' : undefined),
     enable: () => vscode.workspace.getConfiguration().update(BYOK_SETTING, true, vscode.ConfigurationTarget.Global),
     shown: () => context.globalState.get<boolean>(NOTICE_SHOWN, false),
     markShown: () => context.globalState.update(NOTICE_SHOWN, true),

@@ -430,6 +430,40 @@ def write_files(id: Any, session: str, argument: str) -> None:
 COMMANDS.update({"write": write_files})
 
 
+# Requests between prompts (docs/DESIGN.md, "The turn machine") -----------------------------------
+# `asks-after PATH FIFO`: end the turn ("before"), then, with no prompt running, write PATH through the
+# client, ask the user a question and ask a permission, all at once; once each is answered, write on
+# the named pipe FIFO, as one JSON object, what each got ("error: MESSAGE", or the result).
+
+
+def asks_after(id: Any, session: str, argument: str) -> None:
+    path, fifo = argument.split()
+    say(session, "before")
+    end_turn(id)
+    question = {"mode": "form", "message": "Which colour?", "requestedSchema": {"type": "object", "properties": {"colour": {"type": "string", "enum": ["red", "blue"]}}}}
+    permission = {"toolCall": {"toolCallId": "t-after", "title": "Run rm -rf build", "kind": "execute"}, "options": [{"optionId": "yes", "kind": "allow_once", "name": "Yes"}, {"optionId": "no", "kind": "reject_once", "name": "No"}]}
+    asked = {
+        "a-write": ("fs/write_text_file", {"path": path, "content": "written between prompts\n"}),
+        "a-question": ("elicitation/create", question),
+        "a-permission": ("session/request_permission", permission),
+    }
+    for ask_id, (method, params) in asked.items():
+        send({"id": ask_id, "method": method, "params": {"sessionId": session, **params}})
+    answers: dict[str, Any] = {}
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("id") in asked and "method" not in msg:
+            error = msg.get("error")
+            answers[asked[msg["id"]][0]] = f"error: {error.get('message')}" if error is not None else msg.get("result")
+            if len(answers) == len(asked):
+                break
+    with open(fifo, "w") as done:
+        done.write(json.dumps(answers) + "\n")
+
+
+COMMANDS.update({"asks-after": asks_after})
+
+
 # -- End of family: writes through the client ----------------------------------------------------
 
 
