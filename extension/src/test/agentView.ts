@@ -545,6 +545,16 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
         assert.ok(!fs.readFileSync(options.settingsFile, 'utf8').includes(key), 'the key is not in settings.json');
       }
     }],
+    ['The walkthrough\'s last step: Open Chat with an Agent opens the Chat view with the agent picked', async () => {
+      await page.keyboard.press('F1');
+      const palette = page.locator('.quick-input-widget input');
+      await palette.waitFor({ timeout: UI_MS });
+      await palette.fill('>Symposium: Open Chat with an Agent');
+      await page.locator('.quick-input-list .monaco-list-row[aria-label^="Symposium: Open Chat with an Agent"]').first().click({ timeout: UI_MS });
+      await page.locator('.quick-input-widget', { hasText: 'chat with which agent?' }).waitFor({ timeout: UI_MS });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: CODEX_AGENT.name }).first().click({ timeout: UI_MS });
+      await view.locator('.model-picker-name', { hasText: CODEX_AGENT.name }).first().waitFor({ timeout: UI_MS });
+    }],
     ['Claude Code with no credentials: the chat says it needs a sign-in, and a Sign in button opens its log-in in a terminal', async () => {
       await chat.pick(SIGNIN_AGENT.name);
       await chat.newChat('Agent');
