@@ -10,9 +10,17 @@ It listens on 127.0.0.1 on a port of the system's choosing, which any local proc
 request must carry `Authorization: Bearer <secret>`, a random secret of this bridge's that only the
 agent is given (in `session/new`'s entry, whose `headers` transcripts redact). A request without it
 is answered 401 before anything is read of its body, and the secret is never written anywhere (no
-log line carries a header). Bounded like the socket bridge: `MAX_CONNECTIONS` connections, headers
-within `HEADER_TIMEOUT` and `MAX_HEADER` bytes, bodies within `MAX_BODY`. It runs in the bridge's
-nursery: the listener, its connections and the SDK's tasks end with the conversation.
+log line carries a header).
+
+A connection authenticates before it holds anything the agent needs: until its first request's head
+has shown the secret it is only *pending*, with `AUTH_TIMEOUT` to do so, and at most `MAX_PENDING`
+are pending at once, the oldest closed to make room for a new one (so any number of idle local
+connections cannot keep the agent's own out: its request head arrives as it connects). Only then
+does it take one of `MAX_CONNECTIONS` slots, kept while it stays open (keep-alive, each request's
+secret checked again, idle at most `HEADER_TIMEOUT`). Bounded like the socket bridge otherwise:
+headers within `MAX_HEADER` bytes, bodies within `MAX_BODY` and `HEADER_TIMEOUT`. It runs in the
+bridge's nursery: the listener, its connections and the SDK's tasks end with the conversation
+(docs/reliability.md, "The HTTP bridge cannot be locked").
 """
 
 from __future__ import annotations
@@ -33,8 +41,10 @@ log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
-MAX_CONNECTIONS = 16
-HEADER_TIMEOUT = 10.0  # a request's line and headers, and its body, must arrive within this
+MAX_CONNECTIONS = 16  # authenticated connections
+MAX_PENDING = 64  # connections that have not shown the secret yet; the oldest goes for a new one
+AUTH_TIMEOUT = 3.0  # a new connection's first request line and headers must arrive within this
+HEADER_TIMEOUT = 10.0  # an authenticated connection's next request, and each body, must arrive within this
 MAX_HEADER = 64 * 1024
 MAX_BODY = 4 * 1024 * 1024  # the SDK's own limit for Streamable HTTP bodies
 ACCEPT_RETRY = 0.1  # out of file descriptors: accept again after this (connections wait in the backlog)
@@ -53,6 +63,8 @@ class HttpEndpoint:
         self._expected = f"Bearer {secret}".encode()
         self._tracer = tracer
         self._slots = trio.Semaphore(MAX_CONNECTIONS)
+        # Pending connections' scopes, oldest first: cancelling one closes its connection.
+        self._pending: dict[object, trio.CancelScope] = {}
         self.url: str | None = None
 
     async def run(self, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
@@ -85,27 +97,42 @@ class HttpEndpoint:
                     log.warning("vscode_tools (HTTP): cannot accept a connection now: %s", exc.strerror or exc)
                     await trio.sleep(ACCEPT_RETRY)
                     continue
-                try:
-                    self._slots.acquire_nowait()
-                except trio.WouldBlock:
-                    log.warning("vscode_tools (HTTP): refused a connection: this conversation already has %d", MAX_CONNECTIONS)
-                    stream.socket.close()
-                    continue
-                nursery.start_soon(self._connection, stream, app)
+                if len(self._pending) >= MAX_PENDING:
+                    oldest = next(iter(self._pending))
+                    self._pending.pop(oldest).cancel()
+                    log.info("vscode_tools (HTTP): closed the oldest of %d connections that have not authenticated", MAX_PENDING)
+                key = object()
+                self._pending[key] = trio.CancelScope(deadline=trio.current_time() + AUTH_TIMEOUT)
+                nursery.start_soon(self._connection, stream, app, key)
 
-    async def _connection(self, stream: trio.SocketStream, app: Any) -> None:
+    async def _connection(self, stream: trio.SocketStream, app: Any, key: object) -> None:
         import h11
 
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER)
+        authenticated = False
         try:
             while True:
-                with trio.move_on_after(HEADER_TIMEOUT):
+                # Pending, the scope `_accept` made (its deadline AUTH_TIMEOUT); once authenticated, HEADER_TIMEOUT.
+                waiting = self._pending.get(key) if not authenticated else trio.CancelScope(deadline=trio.current_time() + HEADER_TIMEOUT)
+                if waiting is None:
+                    return  # closed for a newer connection before it ran
+                with waiting:
                     request = await _next_event(conn, stream)
-                    if not isinstance(request, h11.Request):
+                self._pending.pop(key, None)
+                if waiting.cancelled_caught or not isinstance(request, h11.Request):
+                    return  # timed out, closed for a newer one, or not HTTP
+                if not self._authorized(request.headers):
+                    await _respond(conn, stream, 401, {"error": "a bearer token is required"}, ((b"www-authenticate", b"Bearer"),))
+                    return
+                if not authenticated:
+                    try:
+                        self._slots.acquire_nowait()
+                    except trio.WouldBlock:
+                        log.warning("vscode_tools (HTTP): refused a connection: this conversation already has %d", MAX_CONNECTIONS)
+                        await _respond(conn, stream, 503, {"error": f"at most {MAX_CONNECTIONS} connections"})
                         return
-                    if not self._authorized(request.headers):
-                        await _respond(conn, stream, 401, {"error": "a bearer token is required"}, ((b"www-authenticate", b"Bearer"),))
-                        return
+                    authenticated = True
+                with trio.move_on_after(HEADER_TIMEOUT):
                     body = await _read_body(conn, stream)
                     if body is None:
                         await _respond(conn, stream, 413, {"error": "request too large"})
@@ -121,7 +148,9 @@ class HttpEndpoint:
         except Exception:  # one connection fails, never the bridge (no header is in what is logged)
             log.exception("vscode_tools (HTTP): connection failed")
         finally:
-            self._slots.release()
+            self._pending.pop(key, None)
+            if authenticated:
+                self._slots.release()
             await trio.aclose_forcefully(stream)
 
     def _authorized(self, headers: Any) -> bool:

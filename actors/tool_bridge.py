@@ -51,12 +51,17 @@ SERVER_NAME = "vscode_tools"
 # more across restarts of its MCP client; further ones are closed at once.
 MAX_CONNECTIONS = 16
 NOTIFY_TIMEOUT = 5.0  # a client that stopped reading must not wedge the bridge
+# How long a prompt waits for a client that listed the tools before they changed to list them again.
+# Claude Code does within milliseconds of the notice; one that did not in this time is not waited for again.
+RELIST_TIMEOUT = 2.0
 
 
 @attrs.define(eq=False)
 class _Connection:
     session: Any = None  # the SDK's ServerSession, once initialized (2025 protocol)
     listeners: list[Callable[[Any], None]] = attrs.Factory(list)  # 2026 protocol listen streams
+    listed: int | None = None  # the tool-list change its client last listed (None: it never listed)
+    relists: bool = True  # its client lists again when told of a change (until it once did not, in RELIST_TIMEOUT)
 
     async def notify_tools_changed(self) -> None:
         from mcp.server.subscriptions import ToolsListChanged
@@ -112,6 +117,7 @@ class ToolBridge:
         self._changes = 0  # tool-list changes so far
         self._told = 0  # the last change every connected client was told of
         self._told_event = trio.Event()
+        self._listed_event = trio.Event()  # set (and replaced) whenever a client lists the tools
         self._connections: set[_Connection] = set()
         self._updates_send, self._updates = trio.open_memory_channel[int](math.inf)
         self._mcp_server: Server[Any] | None = None
@@ -182,12 +188,28 @@ class ToolBridge:
         except trio.ClosedResourceError:
             self._told = self._changes
 
-    async def announced(self) -> None:
+    async def announced(self) -> bool:
         """Returns once every client connected was told of the last change (or given up on:
-        `NOTIFY_TIMEOUT`), or the bridge closed."""
+        `NOTIFY_TIMEOUT`), or the bridge closed; and every client that had listed the tools
+        before has listed them again (docs/DESIGN.md, "Tool bridge"). Told is not enough: an
+        agent re-lists a few milliseconds after the notice, and a prompt sent at once can reach
+        its model first, offering the old list (a spare session made with another chat's tools).
+        Whether every client that listed the tools has the current ones."""
         target = self._changes
         while self._told < target:
             await self._told_event.wait()
+        with trio.move_on_after(RELIST_TIMEOUT):
+            while self._stale(target):
+                await self._listed_event.wait()
+            return True
+        for connection in self._stale(target):
+            connection.relists = False
+            log.info("vscode_tools: a client did not list the tools again after they changed; it is not waited for again")
+        return not any(c.listed is not None and c.listed < target for c in self._connections)
+
+    def _stale(self, change: int) -> list[_Connection]:
+        """Connected clients that listed the tools before `change` and may list them again."""
+        return [c for c in self._connections if c.relists and c.listed is not None and c.listed < change]
 
     def _tell(self, change: int) -> None:
         self._told = max(self._told, change)
@@ -258,7 +280,12 @@ class ToolBridge:
         from mcp.server.subscriptions import ListenHandler
 
         async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-            return types.ListToolsResult.model_validate({"tools": self._listed}, by_name=False)
+            listed = types.ListToolsResult.model_validate({"tools": self._listed}, by_name=False)
+            if (connection := _CONNECTION.get(None)) is not None:
+                connection.listed = self._changes
+                self._listed_event.set()
+                self._listed_event = trio.Event()
+            return listed
 
         async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
             if not self._accepting:

@@ -43,6 +43,7 @@ class Spare:
     process: AgentProcess
     session: AgentSession
     bridge: ToolBridge
+    tools: tuple[Tool, ...]  # what its bridge offers: the tools it was made with
     events_send: trio.MemorySendChannel[Any]
     events: trio.MemoryReceiveChannel[Any]
 
@@ -117,6 +118,16 @@ class Spares:
             log.info("spare session %s discarded: it was made for the other way of editing", spare.session.id)
             spare.discard()
             return None
+        if spare is not None and (offered := bridged_tools(tools, bridged, spare.process.edits_handed_off(wanted))) != spare.tools:
+            # The agent must have this request's tools before its first model request. One that
+            # listed the spare's tools lists these once told (Claude Code does); one that does not
+            # would never see them (Codex), so its spare is discarded and the session made afresh,
+            # with these tools from the start (docs/DESIGN.md, "Tool bridge").
+            spare.bridge.update_tools(offered)
+            if not await spare.bridge.announced():
+                log.info("spare session %s discarded: its agent did not list this request's tools", spare.session.id)
+                spare.discard()
+                return None
         return spare
 
     def settled(self, agent: Agent, cwd: str | None) -> None:
@@ -153,7 +164,8 @@ class Spares:
         try:
             process = await self._pool.start(agent, cwd)
             handed_off = process.edits_handed_off(wanted)
-            bridge = await open_bridge(self._bridges, events_send, bridged_tools(tools, bridged, handed_off), recorder=self._recorder)
+            offered = bridged_tools(tools, bridged, handed_off)
+            bridge = await open_bridge(self._bridges, events_send, offered, recorder=self._recorder)
             session = await process.new_session(cwd, [await bridge.entry_for(process.mcp_transport)], events_send, edits_handed_off=handed_off)
         except AgentError as exc:
             if bridge is not None:
@@ -165,6 +177,6 @@ class Spares:
         self._failed.pop(key, None)
         if self._catalog is not None:  # its models are offered from now on, not after its first chat
             self._catalog.learn_session(key[0], read_choices(session.answer), images=session.accepts_images)
-        self._ready[key] = Spare(process, session, bridge, events_send, events)
+        self._ready[key] = Spare(process, session, bridge, offered, events_send, events)
         log.debug("spare session %s ready for %s", session.id, session.agent_name)
 

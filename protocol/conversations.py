@@ -17,17 +17,26 @@ import attrs
 
 from protocol.failures import Failure, FailureKind, failure
 from protocol.forking import ForkPoint, forks_after_marker
-from protocol.lm import ChatParams, EditPart, Message, Part, ThinkingPart, UsagePart
+from protocol.lm import ChatParams, EditPart, Message, Part, ThinkingPart, ToolCallPart, UsagePart
 from protocol.markers import Marker
 from protocol.matching import (
     Conversation,
     ConversationIndex,
+    Digest,
     Match,
+    asked,
+    call_ids,
+    canonical,
+    has_content,
+    is_plain_text,
     is_summarisation,
     is_summarised,
     match_after_marker,
+    message_digest,
+    results_with_note,
     root,
     trailing_digest,
+    user_turns,
 )
 from protocol.reading import Read, opening, read_messages
 from protocol.prompt import split_context
@@ -40,6 +49,7 @@ log = logging.getLogger(__name__)
 # text), so the consumer trims or summarises it. Beyond it, nothing more of the reply is held.
 REPLY_KEPT = 16 * 1024 * 1024
 MAX_FORK_POINTS = 1024  # turns of a conversation whose fork points are kept (the newest)
+CALLS_KEPT = 4096  # ids of a conversation's tool calls kept as evidence of it (the newest)
 
 
 @attrs.frozen
@@ -62,6 +72,13 @@ class Record:
     # Per turn (markers' numbering): where its agent session can be forked to go on after it
     # (`protocol/forking.py`). Only the last MAX_FORK_POINTS are kept.
     fork_points: dict[int, ForkPoint] = attrs.Factory(dict)
+    calls: list[str] = attrs.Factory(list)  # the ids of every tool call its replies made (ours: `sym-<uuid>`)
+    notes: set[Digest] = attrs.Factory(set)  # the digests of its consumer's notes after tool results
+    inherited: frozenset[str] = frozenset()  # tool-call ids in the history it began with (a fork, a primed chat)
+
+    def pending(self) -> set[str]:
+        """The calls its current reply made, which the next turn may answer."""
+        return {p.tool_call_id for p in self.state.reply if isinstance(p, ToolCallPart)}
 
 
 @attrs.frozen
@@ -94,6 +111,7 @@ class Conversations:
         self._records: dict[str, Record] = {}
         self._dirty: set[str] = set()  # conversations whose reply grew since they were indexed
         self._by_opening: dict[str, list[str]] = {}  # opening(messages) → conversations that began so
+        self._calls: dict[str, str] = {}  # tool-call id → the conversation whose reply made the call
 
     def __contains__(self, conversation_id: object) -> bool:
         return conversation_id in self._records
@@ -133,8 +151,18 @@ class Conversations:
             after_marker = found is not None and forks_after_marker(messages, found.index)
             return Route(record, read, 0, context, new, cancelled=False, started=True, fork=fork, after_marker=after_marker)
         record = self._records[match.conversation.id]
-        context, new = split_context(messages[match.start :])
-        record.state.begin_turn(match.committed, list(messages[match.start :]), read.after[-1])
+        tail = messages[match.start :]
+        context, new = split_context(tail)
+        inputs, seen = list(tail), read.after[-1]
+        if not context and not match.cancelled and (pending := record.pending()):
+            if (noted := results_with_note(new, pending)) is not None:
+                # The consumer's tool loop goes on: its note is not a turn of the user's, and it
+                # leaves it out when it renders this round again (docs/how-it-works.md).
+                record.notes.update(_digest(m) for m in noted.notes)
+                new, inputs, seen = noted.results, list(noted.results), None
+        while len(new) > 1 and is_plain_text(new[0]) and _digest(new[0]) in record.notes:
+            new = new[1:]  # a known note ahead of the user's next turn: never news to the agent
+        record.state.begin_turn(match.committed, inputs, seen)
         error = None if _answerable(context, new) else failure(FailureKind.INVALID_PARAMS, NOTHING_TO_ANSWER)
         return Route(record, read, match.start, context, new, match.cancelled, started=False, error=error)
 
@@ -152,6 +180,15 @@ class Conversations:
         """A part of the reply streamed back. Thinking, edits and usage never count for matching
         (an assistant message's form is its text and tool calls), and an edit can hold whole files:
         they are not kept. Each follows a part that is (usage: at least `EMPTY_REPLY`)."""
+        if isinstance(part, ToolCallPart) and not record.throwaway:
+            # Every consumer must echo our tool calls' ids: they say which conversation it is.
+            self._calls[part.tool_call_id] = record.state.id
+            record.calls.append(part.tool_call_id)
+            if len(record.calls) > CALLS_KEPT:  # the newest say which conversation it is
+                for call_id in record.calls[: len(record.calls) - CALLS_KEPT]:
+                    if self._calls.get(call_id) == record.state.id:
+                        del self._calls[call_id]
+                del record.calls[: len(record.calls) - CALLS_KEPT]
         if not isinstance(part, (ThinkingPart, EditPart, UsagePart)):
             record.state.add_reply(part, REPLY_KEPT)
             self._dirty.add(record.state.id)  # re-indexed lazily: parts can come by the thousand
@@ -171,6 +208,9 @@ class Conversations:
         return Marker(record.state.id, record.seq, seen_by_user, trailing_digest(record.state.inputs))
 
     def forget(self, record: Record) -> None:
+        for call_id in record.calls:
+            if self._calls.get(call_id) == record.state.id:
+                del self._calls[call_id]
         self._index.remove(record.state)
         self._records.pop(record.state.id, None)
         self._dirty.discard(record.state.id)
@@ -185,7 +225,8 @@ class Conversations:
     def _new(self, params: ChatParams, messages: tuple[Message, ...], conversation_id: str | None, *, throwaway: bool = False) -> Record:
         if conversation_id is None or conversation_id in self._records:
             conversation_id = uuid.uuid4().hex
-        record = Record(Conversation(conversation_id, params.agent, committed=root(params.agent), inputs=list(messages)), throwaway=throwaway)
+        inherited = frozenset(c for m in messages for c in call_ids(m))
+        record = Record(Conversation(conversation_id, params.agent, committed=root(params.agent), inputs=list(messages)), throwaway=throwaway, inherited=inherited)
         self._records[conversation_id] = record
         return record
 
@@ -222,7 +263,10 @@ class Conversations:
             log.info("a marker of conversation %s follows another history: matching by content", found.marker.conversation)
             found = None
         if found is None:
-            return self._index.match(params.agent, messages, read.prefixes()), None, None
+            match = self._index.match(params.agent, messages, read.prefixes())
+            if match.conversation is None and (by_evidence := self._by_evidence(params, read)) is not None:
+                return by_evidence, None, None
+            return match, None, None
         marker = found.marker
         record = self._records.get(marker.conversation)
         if record is None:
@@ -238,6 +282,8 @@ class Conversations:
             by_content = self._index.match(params.agent, messages, read.prefixes())
             if by_content.conversation is record.state:
                 return by_content, None, None
+            if (by_evidence := self._by_evidence(params, read, record)) is not None:
+                return by_evidence, None, None
             point = record.fork_points.get(marker.turn) if forks_after_marker(messages, found.index) else None
             log.info(
                 "request forks conversation %s at turn %d (head %d): a new conversation, %s",
@@ -248,6 +294,54 @@ class Conversations:
             )
             return new_conversation, None, point
         return match, None, None
+
+    def _by_evidence(self, params: ChatParams, read: Read, only: Record | None = None) -> Match | None:
+        """The conversation the newest of our tool-call ids in the request names, if the request
+        goes on from where that conversation is (docs/DESIGN.md, "History and matching").
+
+        For consumers that render history their own way: they drop the marker (parts they do not
+        know), leave out a context message they sent before, render earlier tool rounds without
+        their final text or with a note. Every consumer must echo our calls' ids, which are
+        random and reach only the chat our reply went to; and what the user asked, turn by turn
+        (`matching.user_turns`), must be what the conversation was asked, so an edited or retried
+        message is still a fork. Ids of another conversation (but those in the history this one
+        began with) are a mix of two chats: nobody's. Either the tool loop goes on (the last model
+        message carries the calls the conversation waits on: what follows is new), or a new turn
+        of the user's follows everything the conversation holds.
+        """
+        messages = read.messages
+        owner: str | None = None
+        where = len(messages)
+        for index in range(len(messages) - 1, -1, -1):
+            owner = next((self._calls[i] for i in call_ids(messages[index]) if i in self._calls), None)
+            if owner is not None:
+                where = index
+                break
+        record = self._records.get(owner) if owner is not None else None
+        if record is None or record.read is None or record.state.agent != params.agent or (only is not None and record is not only):
+            return None
+        if any(self._calls.get(c, owner) != owner and c not in record.inherited for m in messages for c in call_ids(m)):
+            log.info("a request mixes tool calls of conversation %s with another's: matched by none", owner)
+            return None
+        turns = user_turns(messages, read.digests, record.notes)
+        expected = asked(user_turns(record.read.messages, record.read.digests, record.notes))
+        last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+        pending = record.pending()
+        if last >= 0 and pending & set(call_ids(messages[last])):
+            start = last + 1
+            if asked(t for t in turns if t.start < last) == expected and has_content(messages[start:]):
+                log.info("request continues conversation %s's tool loop by its call ids", owner)
+                return Match(record.state, start, False, read.after[start])
+        if turns and turns[-1].start > max(where, last) and asked(turns[:-1]) == expected:
+            start = turns[-1].start
+            log.info("request continues conversation %s by its call ids, with a new turn", owner)
+            return Match(record.state, start, False, read.after[start])
+        return None
+
+
+def _digest(message: Message) -> Digest:
+    form = canonical(message)
+    return message_digest(form) if form is not None else 0
 
 
 NOTHING_TO_ANSWER = "Invalid params: messages: no user message to answer"

@@ -23,6 +23,9 @@ from protocol.lm import TextPart, ToolResultPart
 HEADER_CHARS = 50  # the tool's own limits (its input schema's maxLength)
 QUESTION_CHARS = 200
 MAX_OPTIONS = 50
+# Fields asked of one question: the carousel shows one at a time, and nobody answers more. The
+# rest are left unanswered, as skipped ones are (`accept` without them).
+MAX_FIELDS = 100
 YES, NO = "Yes", "No"
 
 CANCEL: dict[str, Any] = {"action": "cancel"}
@@ -99,13 +102,19 @@ class Field:
 
 
 def _unique(names: list[str]) -> list[str]:
+    """The names, each repeat made unique with " (n)" (cut to fit the header's limit). Linear: each
+    name's count goes on from where it stopped, so 15,000 fields of one title cost 15,000 steps."""
     seen: set[str] = set()
+    counts: dict[str, int] = {}  # name -> the next n to try for it
     out = []
     for name in names:
-        candidate, n = name, 2
-        while candidate in seen:
-            suffix = f" ({n})"
-            candidate, n = _cut(name, HEADER_CHARS - len(suffix)) + suffix, n + 1
+        candidate = name
+        if candidate in seen:
+            n = counts.get(name, 2)
+            while candidate in seen:
+                suffix = f" ({n})"
+                candidate, n = _cut(name, HEADER_CHARS - len(suffix)) + suffix, n + 1
+            counts[name] = n
         seen.add(candidate)
         out.append(candidate)
     return out
@@ -118,7 +127,7 @@ def fields(params: dict[str, Any]) -> list[Field]:
     if not isinstance(properties, dict):
         return []
     message = shown_whole(params.get("message")) or ""
-    usable = [(str(k), v) for k, v in properties.items() if isinstance(v, dict)]
+    usable = [(str(k), v) for k, v in properties.items() if isinstance(v, dict)][:MAX_FIELDS]
     headers = _unique([_cut(shown(v.get("title")) or shown(k) or "Answer", HEADER_CHARS) for k, v in usable])
     single = len(usable) == 1
     return [Field(key, value, header, message if single or not value.get("description") else "") for (key, value), header in zip(usable, headers)]

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import attrs
 
+from protocol.data_parts import data_problem
 from protocol.wire import WireError, converter, describe, expect_object, structure, unstructure
 
 AGENT_ACTION_TOOL = "symposium-agent-action"
@@ -141,7 +142,10 @@ def _structure_tagged(value: Any, allowed: dict[str, type]) -> Any:
     if cl is None:
         known = ", ".join(repr(t) for t in allowed)
         raise WireError("type", f"unknown part type {tag!r} (expected one of {known})")
-    return structure(obj, cl)
+    part = structure(obj, cl)
+    if isinstance(part, DataPart) and (problem := data_problem(part.mime_type, part.data)):
+        raise WireError("data", problem)
+    return part
 
 
 converter.register_structure_hook(Part, lambda v, _: _structure_tagged(v, _PART_TYPES))

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -119,10 +120,24 @@ def _part_form(part: Any) -> tuple[Any, ...]:
     if isinstance(part, ToolResultPart):
         return ("tool_result", part.tool_call_id, tuple(_part_form(p) for p in _content_parts(part.content)))
     if isinstance(part, ToolCallPart):
-        # Consumers round-trip inputs through JSON.stringify/JSON.parse: compare them as JSON.
-        parameters = canonical_json(part.parameters if part.parameters is not None else {})
-        return ("tool_call", part.tool_call_id, part.tool_name, parameters)
+        return ("tool_call", part.tool_call_id, part.tool_name, canonical_json(tool_input(part.parameters)))
     return (part.type,)
+
+
+def tool_input(parameters: Any) -> Any:
+    """A tool call's input by meaning. Copilot round-trips our inputs through JSON.stringify and
+    JSON.parse (an empty one comes back `{}`); prompt-tsx passes the function arguments on as the
+    JSON text they are (Microsoft's chat sample). A string that reads as a JSON object is that
+    object, so either way the same value compares equal, key order and whitespace aside."""
+    if parameters is None:
+        return {}
+    if isinstance(parameters, str) and parameters.lstrip().startswith("{"):
+        try:
+            value = json.loads(parameters)
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
+            return parameters
+        return value if isinstance(value, dict) else parameters
+    return parameters
 
 
 Form = tuple[Any, ...]
@@ -377,6 +392,113 @@ def is_tool_round(message: Message) -> bool:
     return message.role == "user" and bool(message.content) and all(isinstance(p, ToolResultPart) for p in message.content)
 
 
+def is_plain_text(message: Message) -> bool:
+    """A user message of plain text only: no Copilot-wrapped turn, no image, no tool result."""
+    return message.role == "user" and bool(message.content) and all(type(p) is TextPart for p in message.content)
+
+
+def carries_results(message: Message) -> bool:
+    """A user message of tool results, possibly followed in the same message by the consumer's
+    own text (an Anthropic-style rendering puts a note after the results it follows)."""
+    parts = message.content
+    if message.role != "user" or not parts or not isinstance(parts[0], ToolResultPart):
+        return False
+    rest = [p for p in parts if not isinstance(p, ToolResultPart)]
+    return all(type(p) is TextPart for p in rest) and all(isinstance(p, ToolResultPart) for p in parts[: len(parts) - len(rest)])
+
+
+@attrs.frozen
+class ResultsWithNote:
+    """A request's tool round followed by its consumer's own words (docs/how-it-works.md,
+    "A consumer's note after tool results")."""
+
+    results: tuple[Message, ...]  # the tool-result messages, without the note's text
+    notes: tuple[Message, ...]  # what followed them: the consumer's note to its model
+
+
+def results_with_note(messages: Sequence[Message], awaited: Collection[str]) -> ResultsWithNote | None:
+    """`messages` as the results of exactly the `awaited` calls followed by plain text, or None.
+
+    A consumer that runs its own tool loop (prompt-tsx's `ToolCalls`, as in Microsoft's chat
+    sample) ends the request after a tool round with a user message of its own ("Above is the
+    result of calling one or more tools..."): it ran the tools the model asked for and calls
+    the model again, so the agent's turn goes on. Only plain text counts: a new turn of the
+    user's as Copilot sends it (a wrapped `<userRequest>`, attachments, images) is the user
+    moving on, and is left to the turn machine's rule."""
+    results: list[Message] = []
+    notes: list[Message] = []
+    answered: set[str] = set()
+    index = 0
+    while index < len(messages) and carries_results(messages[index]):
+        message = messages[index]
+        own = tuple(p for p in message.content if isinstance(p, ToolResultPart))
+        answered.update(p.tool_call_id for p in own)
+        results.append(attrs.evolve(message, content=own))
+        index += 1
+        if len(own) < len(message.content):
+            notes.append(Message("user", message.content[len(own) :]))
+            break
+    rest = messages[index:]
+    if not results or answered != set(awaited) or not all(is_plain_text(m) for m in rest):
+        return None
+    notes.extend(rest)
+    return ResultsWithNote(tuple(results), tuple(notes)) if notes else None
+
+
+def call_ids(message: Message) -> Iterator[str]:
+    """The tool-call ids a message carries: its calls (an assistant's) or its results (a user's)."""
+    for part in message.content:
+        if isinstance(part, ToolResultPart) or (isinstance(part, ToolCallPart) and message.role == "assistant"):
+            yield part.tool_call_id
+
+
+@attrs.frozen
+class UserTurn:
+    """One turn the user asked: its first message that is not a known note, and the digest of its
+    last message (what the user typed comes last: Copilot's `<userRequest>`, the chat sample's
+    prompt after its `<context>` message)."""
+
+    start: int
+    digest: Digest
+
+
+def user_turns(messages: Sequence[Message], digests: Sequence[Digest | None], notes: Collection[Digest] = ()) -> list[UserTurn]:
+    """What the user asked, turn by turn, however the consumer renders the rest.
+
+    A turn is a run of user messages between the model's messages and tool rounds; it is known by
+    its last message, so a context message the consumer sent before the user's words and leaves
+    out when it renders that turn again does not change it. Messages that never count (system,
+    Copilot's environment) and the consumer's known notes (`notes`, their digests) are skipped;
+    the model's messages, rendered however the consumer likes, only end a turn."""
+    turns: list[UserTurn] = []
+    start: int | None = None
+    last: Digest = 0
+    for index, (message, digest) in enumerate(zip(messages, digests)):
+        if digest is None:
+            continue
+        if message.role != "user" or carries_results(message):
+            if start is not None:
+                turns.append(UserTurn(start, last))
+                start = None
+            continue
+        if digest in notes:
+            continue
+        if start is None:
+            start = index
+        last = digest
+    if start is not None:
+        turns.append(UserTurn(start, last))
+    return turns
+
+
+def asked(turns: Iterable[UserTurn]) -> Digest:
+    """The digest of what the user asked in `turns`, in order."""
+    digest = 0
+    for turn in turns:
+        digest = chain(digest, turn.digest)
+    return digest
+
+
 # What `conversation_step` carries from message to message: the digest of the conversation so far,
 # and the digest of the agent's latest answer, not yet followed by a turn of the user's.
 SeenSoFar = tuple[Digest, Digest | None]
@@ -387,13 +509,18 @@ def conversation_step(state: SeenSoFar, message: Message, own: Digest | None) ->
     """One message more of the conversation the user sees (`own`: the message's own digest,
     None for one that never counts): each turn the user asked, and the agent's answer that ended
     the turn before it (the text of its last assistant message before the user's next turn).
-    The agent's own tool rounds (calls, results, the text between them) are left out: Copilot
+    The agent's own tool rounds (calls, results, the text in a message with calls) are left out: Copilot
     re-renders them at will (a round at its request limit is dropped once the user goes on with
     Continue), and they are the agent's business (docs/DESIGN.md, "Identity and markers")."""
     digest, answer = state
     if own is None:
         return state
     if message.role == "assistant":
+        if any(isinstance(p, ToolCallPart) for p in message.content):
+            # A round of the agent's tool loop, not an answer: Copilot drops the round pending
+            # at its request limit when the user sends a new message there, and the text of the
+            # round before it would otherwise read as another answer.
+            return state
         text = "".join(p.value for p in message.content if isinstance(p, TextPart)).strip()
         return (digest, message_digest(("answer", text))) if text else state
     if is_tool_round(message):

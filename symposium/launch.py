@@ -13,17 +13,23 @@ stdio MCP server it starts (`symposium/mcp_relay.py`).
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
+import attrs
 import trio
 
-from actors.agent_connection import AgentConnection, StreamConnection
+from actors.agent_connection import AgentConnection, Connector, StreamConnection
 from actors.bridge_listener import Relay
 from actors.platform import ON_WINDOWS
 from actors.streams import memory_stream_pair
-from protocol.lm import Agent, ElizaAgent
+from protocol.agent_facts import AgentFactsTable, start_env
+from protocol.agent_identity import agent_label
+from protocol.lm import Agent, ElizaAgent, EnvVar, ProcessAgent
 from symposium import mcp_relay
+
+log = logging.getLogger(__name__)
 
 if ON_WINDOWS:  # no process groups nor signals there: a Job Object instead
     from symposium.process_windows import JobProcess as AgentSubprocess
@@ -44,3 +50,20 @@ async def connect(agent: Agent, cwd: str, nursery: trio.Nursery) -> AgentConnect
         nursery.start_soon(serve_eliza, theirs, agent.deterministic)
         return StreamConnection(ours)
     return await AgentSubprocess.spawn(agent, cwd)
+
+
+def with_start_facts(connector: Connector, facts: AgentFactsTable) -> Connector:
+    """`connector`, starting each agent with what the agent facts say it needs in its environment at
+    start (`startEnv`), known by what it runs, however it was configured (docs/DESIGN.md, "Agent
+    facts"): what its own `env` sets wins. The definition the pool keys the agent by is unchanged."""
+
+    async def connect_with_facts(agent: Agent, cwd: str, nursery: trio.Nursery) -> AgentConnection:
+        if isinstance(agent, ProcessAgent):
+            given = {var.name for var in agent.env}
+            added = tuple(EnvVar(name, value) for name, value in start_env(facts, agent.command, agent.args).items() if name not in given)
+            if added:
+                log.info("agent %s starts with %s (agent facts)", agent_label(agent), ", ".join(f"{var.name}={var.value}" for var in added))
+                agent = attrs.evolve(agent, env=(*added, *agent.env))
+        return await connector(agent, cwd, nursery)
+
+    return connect_with_facts

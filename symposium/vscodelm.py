@@ -26,7 +26,7 @@ import trio
 
 from protocol import agent_options, auth, usage
 from protocol.capabilities import AgentInfo
-from protocol.agent_text import MAX_ENTRIES, is_shown_as_is, shown, shown_or_none
+from protocol.agent_text import is_shown_as_is, shown, shown_or_none
 from actors.agent_catalog import AgentCatalog
 from actors.agent_connection import Connector
 from actors.flow import PART_MAX, Window, part_cost
@@ -273,7 +273,7 @@ class Backend:
             raise rpc_error(exc.error) from None
         result: dict[str, Any] = {
             "ready": failure is None,
-            "authMethods": _shown_auth_methods(process.initialized.auth_methods),
+            "authMethods": _shown_auth_methods(process),
             "signIn": _sign_in(process),
             "agentInfo": _shown_agent_info(process.initialized.info),
         }
@@ -327,6 +327,8 @@ class Backend:
             if method.kind == auth.TERMINAL:
                 self.pool.restart(asked.agent)
                 process = await self.pool.start(asked.agent, asked.cwd)
+            elif not method.declared:
+                pass  # a key the agent reads at start (agent facts): started with it, nothing to send
             else:
                 await process.authenticate(method.id)
         except AgentError as exc:
@@ -465,10 +467,10 @@ class Backend:
             self.peer.cancel_inbound(request_id)  # not started yet: it never will, and is answered -32800
 
 
-def _shown_auth_methods(raw: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The agent's sign-in methods as Add Agent shows them: names and descriptions cleaned, ids fit to show."""
-    methods = [m for m in raw if is_shown_as_is(m.get("id"))]
-    return [{**m, "name": shown(m.get("name")) or m["id"], "description": shown(m.get("description"))} for m in methods[:MAX_ENTRIES]]
+def _shown_auth_methods(process: AgentProcess) -> list[dict[str, Any]]:
+    """The agent's sign-in methods as Add Agent shows and records them: only what it shows (id, name,
+    kind, description), each bounded (protocol/auth.py), never the agent's whole entry (its `_meta`)."""
+    return [{key: wire[key] for key in ("id", "name", "kind", "description")} for wire in map(auth.to_wire, process.auth_methods)]
 
 
 def _sign_in(process: AgentProcess) -> dict[str, Any]:
@@ -540,15 +542,17 @@ async def serve(
             from symposium import launch
             from symposium.agent_facts import load_agent_facts
 
+            facts = load_agent_facts()
             pool = AgentPool(
                 nursery,
                 cwd=cwd,
                 idle=settings.agent_idle,
                 request_timeout=settings.agent_timeout,
                 recorder=recorder,
-                connector=connector or launch.connect,
+                # What an agent needs at start is given to it however it was configured (agent facts).
+                connector=launch.with_start_facts(connector or launch.connect, facts),
                 secrets=secrets if secrets is not None else Redactor(),
-                facts=load_agent_facts(),
+                facts=facts,
             )
             store = SessionStore(state_dir() / "sessions.sqlite3", key)
             stores.append(store)

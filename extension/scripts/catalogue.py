@@ -10,19 +10,25 @@ file), or a checkout of the registry's repository, or its bare git directory (ev
 of its HEAD, aggregated as the registry's own build does: icons as CDN URLs).
 
 Then, in order:
-1. extension/catalogue/overrides.json is applied, as the extension applies it at run time to a
-   registry it refreshes from (`applyOverrides` in extension/src/agents/catalogue.ts): `remove`
+1. An entry that lists an older version than the catalogue shipped before (extension/catalogue/registry.json)
+   is replaced by that one, unless the registry marks it `"downgrade": true` (`neverOlder` in
+   extension/src/agents/registry.ts), and noted.
+2. extension/catalogue/overrides.json is applied, as the extension applies it at run time to a
+   registry it refreshes from (`applyOverrides` in extension/src/agents/registry.ts): `remove`
    drops ids; an entry of `agents` replaces the registry's entry of the same id while the
    registry's version is not newer (and is added when the registry has none: here only, not at run time); `patch` replaces an
    agent's `args` and adds to its `env` in every distribution it has.
-2. Every npm and PyPI pin is checked against the registry this machine installs from (`npm view`,
+3. Every npm and PyPI pin is checked against the registry this machine installs from (`npm view`,
    PyPI's JSON API). A pinned version that does not exist there is resolved to one that does (the
    nearest newer release of the same major version, for 0.x of the same minor; else the nearest
    older one; else the newest) and noted; a package the registry does not have at all is noted.
-3. Each binary target without a published sha256 is downloaded, when it can be, and the sha256
+4. Each binary target without a published sha256 is downloaded, when it can be, and the sha256
    computed here is recorded as `recordedSha256` (the extension checks it, and tells the user a
    binary with neither is unverified). A target that cannot be downloaded records nothing.
-4. The npm packages with install scripts are listed; those not in overrides' `npmScripts` are
+5. A package or download that installs another version than its entry's `version` (a resolved pin's
+   old binaries, say), or whichever is newest (no pin), is dropped, and noted; an entry with nothing
+   left is dropped (`parseRegistry` in extension/src/agents/registry.ts refuses the same at run time).
+6. The npm packages with install scripts are listed; those not in overrides' `npmScripts` are
    installed with `--ignore-scripts`.
 
 What was resolved, recorded or could not be checked goes to stderr and to the `built` field.
@@ -37,6 +43,7 @@ import re
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -102,7 +109,7 @@ def read_source(source: str) -> tuple[list[dict], str]:
         return json.loads(answer.read(16 * 1024 * 1024))["agents"], source
 
 
-# Overrides (mirrors applyOverrides in extension/src/agents/catalogue.ts) ------------------------
+# Overrides and the versions (mirror extension/src/agents/registry.ts) --------------------------
 
 def semver(version: str) -> tuple:
     """A sortable key: numeric parts compared as numbers, a pre-release before its release."""
@@ -133,6 +140,90 @@ def apply_overrides(agents: list[dict], overrides: dict) -> list[dict]:
             if patch.get("env"):
                 target["env"] = {**target.get("env", {}), **patch["env"]}
     return sorted(by_id.values(), key=lambda a: a["name"].lower())
+
+
+DOWNGRADE = "downgrade"
+
+
+def never_older(agents: list[dict], previous: list[dict]) -> list[dict]:
+    """`agents`, each listed older than in `previous` (the catalogue shipped before) replaced by that
+    one, unless the registry marks it a downgrade (`neverOlder` in extension/src/agents/registry.ts)."""
+    before = {a.get("id"): a for a in previous if isinstance(a.get("version"), str)}
+    kept = []
+    for agent in agents:
+        floor = before.get(agent.get("id"))
+        if not floor or not isinstance(agent.get("version"), str) or semver(agent["version"]) >= semver(floor["version"]):
+            kept.append(agent)
+        elif agent.get(DOWNGRADE) is True:
+            note(f"{agent['id']}: the registry marks {agent['version']} as a downgrade from {floor['version']} (shipped before): {agent['version']} taken")
+            kept.append(agent)
+        else:
+            note(f"{agent['id']}: the registry lists {agent['version']}, older than {floor['version']} (shipped before): {floor['version']} kept")
+            kept.append(json.loads(json.dumps(floor)))
+    return kept
+
+
+_LOCATION = re.compile(r"^(https?:|file:|/|\.|[A-Za-z]:[\\/])|\.(tgz|tar\.gz|whl|zip)$")
+_EXACT = {
+    "npx": re.compile(r"^v?\d+(\.\d+)*(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"),
+    "uvx": re.compile(r"^v?\d+(\.\d+)*((a|b|rc|\.?post|\.?dev)\d*)*(\+[0-9A-Za-z.]+)?$", re.I),
+}
+_NAMED = re.compile(r"(?<![0-9A-Za-z.])v?(\d+(?:\.\d+)+)(?!\.?\d)")
+
+
+def same_version(a: str, b: str) -> bool:
+    return a == b or semver(a.lstrip("vV")) == semver(b.lstrip("vV"))
+
+
+def location_version(location: str, expected: str) -> str:
+    """The version a download's path names: `expected` when it names it, else the first it names;
+    "" when it names none (`locationVersion` in extension/src/agents/registry.ts)."""
+    where = urllib.parse.urlparse(location).path if re.match(r"^[a-z]+:", location) else location
+    named = _NAMED.findall(where)
+    if not named:
+        return ""
+    bare = expected.lstrip("vV").partition("+")[0]
+    return expected if any(same_version(v, expected) for v in named) or (bare and bare in where) else named[0]
+
+
+def pinned_version(kind: str, spec: str, expected: str) -> str | None:
+    """The version a package spec installs; None when it installs whichever is newest."""
+    if _LOCATION.search(spec):
+        return location_version(spec, expected)
+    if kind == "npx":
+        match = re.fullmatch(r"(?:@[^/@\s]+/[^@\s]+|[^@\s]+)@(\S+)", spec)
+    else:
+        match = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?(?:==|@)(\S+)", spec)
+    return match[1] if match and _EXACT[kind].match(match[1]) else None
+
+
+def agreeing(agents: list[dict]) -> list[dict]:
+    """Each agent with only the packages and downloads that install its `version`; one with none
+    left is dropped. Each drop is noted (`parseRegistry` in extension/src/agents/registry.ts)."""
+    kept = []
+    for agent in agents:
+        version, dist = agent.get("version", ""), agent.get("distribution", {})
+
+        def agrees(how: str, installs: str | None, what: str) -> bool:
+            if installs is None:
+                note(f"{agent['id']}: its {how} {what} is not pinned to one version: dropped")
+            elif installs and not same_version(installs, version):
+                note(f"{agent['id']}: it says version {version}, but its {how} {what} installs {installs}: dropped")
+            return installs == "" or (installs is not None and same_version(installs, version))
+
+        for kind, how in (("npx", "npm package"), ("uvx", "PyPI package")):
+            if kind in dist and not agrees(how, pinned_version(kind, dist[kind].get("package", ""), version), dist[kind].get("package", "")):
+                del dist[kind]
+        for platform, target in list(dist.get("binary", {}).items()):
+            if not agrees(f"{platform} download", location_version(target.get("archive", ""), version), target.get("archive", "")):
+                del dist["binary"][platform]
+        if "binary" in dist and not dist["binary"]:
+            del dist["binary"]
+        if any(k in dist for k in ("npx", "uvx", "binary")):
+            kept.append(agent)
+        else:
+            note(f"{agent['id']}: no distribution that installs {version}: dropped")
+    return kept
 
 
 # npm and PyPI --------------------------------------------------------------------------------------
@@ -242,14 +333,18 @@ def record_hashes(agents: list[dict], previous: dict[str, str]) -> None:
         note(f"{missed} binary targets have no published sha256 and could not be downloaded to record one: the extension calls them unverified")
 
 
-def previous_hashes() -> dict[str, str]:
+def previous() -> list[dict]:
+    """The agents of the catalogue shipped before this build, if it can be read."""
     try:
-        shipped = json.loads(SHIPPED.read_text())
-    except (OSError, ValueError):
-        return {}
+        return json.loads(SHIPPED.read_text()).get("agents", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def previous_hashes(shipped: list[dict]) -> dict[str, str]:
     return {
         target["archive"]: target["recordedSha256"]
-        for agent in shipped.get("agents", [])
+        for agent in shipped
         for target in agent.get("distribution", {}).get("binary", {}).values()
         if target.get("recordedSha256")
     }
@@ -261,10 +356,13 @@ def main(argv: list[str]) -> None:
     source = sources[0] if sources else PUBLISHED
     overrides = json.loads(OVERRIDES.read_text())
     registry_agents, origin = read_source(source)
-    agents = apply_overrides(registry_agents, overrides)
+    before = previous()
+    agents = apply_overrides(never_older(registry_agents, before), overrides)
     if check:
         check_packages(agents, overrides)
-        record_hashes(agents, previous_hashes())
+    agents = agreeing(agents)
+    if check:
+        record_hashes(agents, previous_hashes(before))
     built = {
         "from": origin,
         "date": datetime.date.today().isoformat(),

@@ -13,11 +13,22 @@ import {
 } from './wire';
 
 export interface Log {
+  /** VS Code's log level (1: trace); absent, every message is kept. */
+  readonly logLevel?: number;
   trace(message: string): void;
   debug(message: string): void;
   info(message: string): void;
   warn(message: string): void;
   error(message: string): void;
+}
+
+const LOG_TRACE = 1; // vscode.LogLevel.Trace
+export const REDACTED = '<redacted>';
+
+/** A message as the trace log shows it: every agent env value (an API key among them) redacted. */
+export function traced(message: object): string {
+  return JSON.stringify(message, (key, value) =>
+    key === 'env' && Array.isArray(value) ? value.map((v) => ({ name: v?.name, value: REDACTED })) : value);
 }
 
 /** The full command line of the backend, `vscodelm` included. */
@@ -327,7 +338,9 @@ export class Backend {
       return; // its pending requests are (or are about to be) failed by `gone`
     }
     this.hooks.onMessage?.('send', message);
-    this.log.trace(`→ ${line}`);
+    if (this.log.logLevel === undefined || this.log.logLevel === LOG_TRACE) {
+      this.log.trace(`→ ${traced(message)}`); // agents' env values (their keys) never reach the log
+    }
     proc.child.stdin.write(line + '\n');
   }
 

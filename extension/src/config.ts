@@ -53,13 +53,24 @@ export function readAgents(value: unknown): { agents: AgentSetting[]; problems: 
   return { agents, problems };
 }
 
+/**
+ * Where an agent's keys come from (the keychain, `keys.ts`): set once at activation. They go in the
+ * agent's environment, over its `env` setting, and only in what is sent to the backend: never in a
+ * setting (docs/usage.md, "Keys").
+ */
+let keysOf: (agentId: string) => Record<string, string> = () => ({});
+export function useKeys(source: (agentId: string) => Record<string, string>): void {
+  keysOf = source;
+}
+
 export function wireAgent(agent: AgentSetting): Agent {
+  const env = { ...(agent.env ?? {}), ...keysOf(agent.id) };
   return {
     mcp_server: {
       name: agent.name,
       command: agent.command,
       args: agent.args ?? [],
-      env: Object.entries(agent.env ?? {}).map(([name, value]) => ({ name, value })),
+      env: Object.entries(env).map(([name, value]) => ({ name, value })),
     },
   };
 }
@@ -77,19 +88,19 @@ export function agentForModel(modelId: string, agents: AgentSetting[]): Agent | 
  * What a chat request for `modelId` carries: the agent definition, and the agent's options: those in
  * its settings, and the model a model entry (`<agent id>/<model value>`) names.
  */
-export function modelRequest(modelId: string, agents: AgentSetting[]): { agent: Agent; agentOptions: AgentOptions } | undefined {
+export function modelRequest(modelId: string, agents: AgentSetting[]): { id: string; agent: Agent; agentOptions: AgentOptions } | undefined {
   if (modelId === ELIZA_ID) {
-    return { agent: ELIZA, agentOptions: {} };
+    return { id: ELIZA_ID, agent: ELIZA, agentOptions: {} };
   }
   const exact = agents.find((a) => a.id === modelId);
   if (exact) {
-    return { agent: wireAgent(exact), agentOptions: { ...exact.options } };
+    return { id: exact.id, agent: wireAgent(exact), agentOptions: { ...exact.options } };
   }
   // The longest agent id that, with a slash, begins the model id: ids may contain slashes too.
   const owner = agents
     .filter((a) => modelId.startsWith(`${a.id}/`) && modelId.length > a.id.length + 1)
     .sort((a, b) => b.id.length - a.id.length)[0];
-  return owner && { agent: wireAgent(owner), agentOptions: { ...owner.options, model: modelId.slice(owner.id.length + 1) } };
+  return owner && { id: owner.id, agent: wireAgent(owner), agentOptions: { ...owner.options, model: modelId.slice(owner.id.length + 1) } };
 }
 
 export interface BackendSettings {

@@ -11,7 +11,8 @@ import { agentHostNotice, BYOK_SETTING, NOTICE_SHOWN } from './agentHost';
 import { Backend } from './backend';
 import { BackendReports, PrivateBackend, settings, workspaceCwd } from './backendHost';
 import { registerCommands } from './commands';
-import { agentForModel, ELIZA_ID, readAgents } from './config';
+import { agentForModel, ELIZA_ID, readAgents, useKeys } from './config';
+import { Keychain, SECRET_KEY } from './keys';
 import { AgentEdits, BEFORE_SCHEME, beforeProvider } from './edits';
 import { SymposiumProvider } from './provider';
 import { SignIn } from './signIn';
@@ -60,8 +61,12 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
   });
   backend = current;
   const edits = new AgentEdits();
-  const signIn = new SignIn(current, log);
-  const provider = new SymposiumProvider(current, log, edits, signIn);
+  // Agents' keys, from VS Code's secret storage: each agent's definition carries its own in its env.
+  const keychain = new Keychain(context.secrets);
+  useKeys((id) => keychain.of(id));
+  const keysRead = keychain.load();
+  const signIn = new SignIn(current, log, keychain);
+  const provider = new SymposiumProvider(current, log, edits, signIn, keysRead);
   const warmup = new Warmup(current, lastModelStore(context.globalState), log);
 
   context.subscriptions.push(
@@ -74,20 +79,29 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
     exchanged.event(({ direction, message }) => warmup.observe(direction, message)),
     exited.event(() => warmup.reset()),
     modelsChanged.event(() => provider.refresh()),
+    // Another window kept or forgot a key: read them again, and the agents' definitions change with them.
+    context.secrets.onDidChange((e) => {
+      if (e.key === SECRET_KEY) {
+        void keychain.load().then(() => provider.refresh());
+      }
+    }),
     vscode.lm.registerLanguageModelChatProvider('symposium', provider),
     vscode.lm.registerTool(AGENT_ACTION_TOOL, new AgentActionTool()),
     vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, beforeProvider(edits)),
     ...registerCommands({ backend: current, privateBackend, provider, edits, log }),
-    ...registerAgentCommands({ extensionPath: context.extensionPath, storage, backend: current, warmup, log, signIn }),
+    ...registerAgentCommands({ extensionPath: context.extensionPath, storage, backend: current, warmup, log, signIn, keychain }),
   );
 
   // Activated by a command rather than by a model lookup, VS Code would not list our models yet.
   provider.refresh();
 
-  // In Copilot Chat's agent host our models are listed only when the user allows it: said once.
+  // In Copilot Chat's agent host our models are listed only when the user allows it, and never in a
+  // remote window: said once.
   void agentHostNotice({
     version: vscode.version,
+    knowsSetting: () => vscode.workspace.getConfiguration().inspect<boolean>(BYOK_SETTING)?.defaultValue !== undefined,
     byokModels: () => vscode.workspace.getConfiguration().get<boolean>(BYOK_SETTING),
+    remote: vscode.env.remoteName ?? (vscode.env.uiKind === vscode.UIKind.Web ? 'web' : undefined),
     enable: () => vscode.workspace.getConfiguration().update(BYOK_SETTING, true, vscode.ConfigurationTarget.Global),
     shown: () => context.globalState.get<boolean>(NOTICE_SHOWN, false),
     markShown: () => context.globalState.update(NOTICE_SHOWN, true),
@@ -99,7 +113,7 @@ export function activate(context: vscode.ExtensionContext): SymposiumApi {
   void noticeIgnoredSettings(context, log).catch((error) => log.warn(`checking where the settings are: ${error}`));
 
   // The one-time setup starts now, not with the first request; then the model last used warms up.
-  void privateBackend.ensure().then(
+  void Promise.all([privateBackend.ensure(), keysRead]).then(
     () => warmUpLastModel(warmup, context.globalState),
     () => undefined, // shown already
   );

@@ -24,6 +24,8 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     private readonly log: vscode.LogOutputChannel,
     private readonly edits: AgentEdits = new AgentEdits(),
     private readonly signIn?: SignIn,
+    /** Resolves once the agents' keys are read from the secret storage (they go in each agent's env). */
+    private readonly keysRead: Promise<void> = Promise.resolve(),
   ) {}
 
   /** The agents or the backend changed: VS Code asks for the models again. */
@@ -37,6 +39,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
 
   async provideLanguageModelChatInformation(options: { silent: boolean }): Promise<ModelInformation[]> {
     try {
+      await this.keysRead; // the definitions the backend knows agents' models by carry their keys
       const { models } = await this.backend.request<{ models: ModelInfo[] }>(METHOD_INFO, {
         silent: options.silent,
         agents: wireAgentEntries(this.agents()),
@@ -73,6 +76,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     const stream = new ResponseStream(model.id, thinking, report, this.log, undefined, (edit) => this.edits.record(model.name, edit));
     const controller = new AbortController();
     const cancellation = token.onCancellationRequested(() => controller.abort());
+    await this.keysRead;
     const request = modelRequest(model.id, this.agents());
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     try {
@@ -98,7 +102,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
       // The agent wants a sign-in: beside the chat's error, a button per way it offers.
       const needed = signInNeeded(error);
       if (needed && request && this.signIn) {
-        this.signIn.offer(needed, request.agent, folder?.scheme === 'file' ? folder.fsPath : undefined);
+        this.signIn.offer(needed, request.agent, folder?.scheme === 'file' ? folder.fsPath : undefined, request.id);
       }
       // The consumer shows this message (Copilot: "Sorry, your request failed… Reason: …"): once, so no
       // text part repeats it.

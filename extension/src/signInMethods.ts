@@ -27,11 +27,19 @@ function isMethod(value: unknown): value is SignInMethod {
   return !!m && typeof m.id === 'string' && typeof m.name === 'string' && (m.kind === 'terminal' || m.kind === 'agent' || m.kind === 'env_var');
 }
 
-/** The methods a user can click (an env_var method is a line in the agent's `env`, said in the message). */
+/** Whether signing in with a method takes a key the user types (the key box): the backend names what it asks for. */
+export function takesKey(method: SignInMethod): boolean {
+  return !!method.askFor?.length;
+}
+
+/**
+ * The methods a user can click: a terminal log-in, one the agent handles, or a key typed in the key
+ * box (an env_var method, or an agent method the agent facts say reads a key). One per name.
+ */
 export function buttons(methods: SignInMethod[]): SignInMethod[] {
   const seen = new Set<string>();
   return methods.filter((m) => {
-    if (m.kind === 'env_var' || (m.kind === 'terminal' && !m.terminal) || seen.has(m.name)) {
+    if ((m.kind === 'env_var' && !takesKey(m)) || (m.kind === 'terminal' && !m.terminal) || seen.has(m.name)) {
       return false;
     }
     seen.add(m.name);
@@ -42,12 +50,16 @@ export function buttons(methods: SignInMethod[]): SignInMethod[] {
 /** What the chat's notification says: the agent needs a sign-in, with one button per method. */
 export function signInPrompt(needed: SignInNeeded): string {
   const clickable = buttons(needed.methods);
-  const keys = needed.methods.filter((m) => m.kind === 'env_var').flatMap((m) => m.vars ?? []);
-  const how = [
-    ...(clickable.length ? ['pick how to sign in'] : []),
-    ...(keys.length ? [`put ${[...new Set(keys)].join(' or ')} in its env (Symposium: Manage Agents)`] : []),
-  ];
-  return `${needed.agent} needs you to sign in${how.length ? `: ${how.join(', or ')}` : ''}.`;
+  return `${needed.agent} needs you to sign in${clickable.length ? ': pick how (an API key is kept in VS Code\'s secret storage)' : ''}.`;
+}
+
+/** The agent definition with values added to its environment (a key just typed, before it is read back). */
+export function withEnv(agent: Agent, values: Record<string, string>): Agent {
+  if (!('mcp_server' in agent)) {
+    return agent;
+  }
+  const env = [...agent.mcp_server.env.filter((v) => !(v.name in values)), ...Object.entries(values).map(([name, value]) => ({ name, value }))];
+  return { mcp_server: { ...agent.mcp_server, env } };
 }
 
 export interface TerminalLaunch {

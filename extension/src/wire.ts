@@ -83,8 +83,10 @@ export interface SignInMethod {
   name: string;
   kind: 'env_var' | 'terminal' | 'agent';
   description: string;
-  /** An env_var method's variables. */
+  /** The variables it reads a key from: an env_var method's (each needed), an agent method's the agent facts name. */
   vars?: string[];
+  /** What the key box asks for, in order (a method without it takes no key). */
+  askFor?: string[];
   /** A terminal method's command line, and the variables it adds to the agent's own env. */
   terminal?: { command: string; args: string[]; env: Record<string, string> };
 }

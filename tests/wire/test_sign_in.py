@@ -46,7 +46,7 @@ async def test_without_a_sign_in_the_chat_names_the_agent_and_offers_its_methods
     error = failed.error
     assert error is not None and error.code == -32000 and error.data["kind"] == "auth_required", failed
     assert error.message == (
-        "Sign-in Agent needs you to sign in: sign in with Log in or Log in with a browser; or set SIGNIN_KEY in its env (Authentication required)"
+        "Sign-in Agent needs you to sign in: sign in with Log in or Log in with a browser; or enter its SIGNIN_KEY (Authentication required)"
     )
     assert error.data["agent"] == "Sign-in Agent"
     methods = methods_of(error)
@@ -105,3 +105,58 @@ async def test_a_method_the_agent_does_not_offer_is_refused(backend: BackendClie
     with trio.fail_after(GUARD), pytest.raises(RpcError) as refused:
         await backend.authenticate(signin_agent(tmp_path / "state"), "nope")
     assert refused.value.code == -32602 and "nope" in refused.value.message
+
+
+async def test_sign_in_methods_are_shown_and_stored_with_only_what_the_extension_needs(backend: BackendClient, tmp_path: Path) -> None:
+    # Each method once carried a large `_meta`, copied whole into `lm/prepareModel` (829 KB) and
+    # from there into Add Agent's install record.
+    agent = signin_agent(tmp_path / "state", SIGNIN_HUGE_META="1")
+    with trio.fail_after(GUARD):
+        prepared = await backend.prepare(agent, model_id="signin")
+    assert [m["id"] for m in prepared["authMethods"]] == ["key", "login", "browser"]
+    assert all(set(m) == {"id", "name", "kind", "description"} for m in prepared["authMethods"])
+    assert len(json.dumps(prepared)) < 4_000, len(json.dumps(prepared))
+
+
+async def test_a_key_handed_over_in_the_env_signs_in_and_is_in_no_trace_log_or_error(tmp_path: Path) -> None:
+    """What the extension does with a key from VS Code's secret storage: it travels in the agent's
+    env over stdin, the agent authenticates with it before any session, and nothing the backend
+    writes (its trace, its log at debug level, an error) holds it."""
+    key = "k3y-from-the-keychain-5309"  # not shaped like a key: redacted because it is an env value
+    traces, log = tmp_path / "traces", tmp_path / "backend.log"
+    agent = signin_agent(tmp_path / "state", SIGNIN_KEY=key)
+    with log.open("wb") as stderr:
+        args = ["--log-level", "debug", "vscodelm", "--trace-dir", str(traces)]
+        async with BackendClient.spawn(args, env={"SYMPOSIUM_STATE_DIR": str(tmp_path / "st")}, stderr=stderr.fileno()) as client:
+            with trio.fail_after(GUARD):
+                prepared = await client.prepare(agent, model_id="signin")
+                result = await client.chat([user("env SIGNIN_KEY")], agent=agent)
+                with pytest.raises(RpcError) as refused:
+                    await client.authenticate(agent, "nope")
+    assert prepared["ready"] is True and prepared["signIn"]["authenticated"] == "key"
+    assert result.completed and result.text() == "echo: SIGNIN_KEY is set", result
+    assert key not in json.dumps(prepared) and key not in refused.value.message
+    written = [p for p in traces.rglob("*") if p.is_file()]
+    assert written
+    for path in [*written, log]:
+        assert key.encode() not in path.read_bytes(), path.name
+
+
+async def test_what_an_agent_needs_at_start_is_given_to_one_configured_by_hand(backend: BackendClient, tmp_path: Path) -> None:
+    """The agent facts' `startEnv` reaches an agent recognised by what it runs (here a command named
+    `gemini`), however it was configured; what its own env sets wins."""
+    bin = tmp_path / "bin"
+    bin.mkdir()
+    gemini = bin / "gemini"
+    gemini.write_text(f"#!/bin/sh\nexec {sys.executable} {AGENT} \"$@\"\n")
+    gemini.chmod(0o755)
+    agent = process_agent("Gemini by hand", str(gemini), [str(tmp_path / "state")], env={"SIGNIN_KEY": "k"})
+    other = process_agent("Not Gemini", sys.executable, [AGENT, str(tmp_path / "state")], env={"SIGNIN_KEY": "k"})
+    overridden = process_agent("Gemini, untrusting", str(gemini), [str(tmp_path / "state")], env={"SIGNIN_KEY": "k", "GEMINI_CLI_TRUST_WORKSPACE": "false"})
+    with trio.fail_after(GUARD):
+        trusted = await backend.chat([user("env GEMINI_CLI_TRUST_WORKSPACE")], agent=agent)
+        unknown = await backend.chat([user("env GEMINI_CLI_TRUST_WORKSPACE")], agent=other)
+        own = await backend.chat([user("env GEMINI_CLI_TRUST_WORKSPACE")], agent=overridden)
+    assert trusted.text() == "echo: GEMINI_CLI_TRUST_WORKSPACE is 'true'", trusted
+    assert unknown.text() == "echo: GEMINI_CLI_TRUST_WORKSPACE is unset", unknown
+    assert own.text() == "echo: GEMINI_CLI_TRUST_WORKSPACE is 'false'", own

@@ -130,13 +130,27 @@ async def test_vscode_moving_on_while_a_tool_is_pending_cancels_it_and_the_next_
     assert after.text() == "How do you do. Please state your problem."
 
 
-async def test_a_turn_with_results_and_more_input_is_not_consumed_as_results(backend: BackendClient) -> None:
+async def test_a_turn_with_results_and_a_new_turn_of_the_users_is_not_consumed_as_results(backend: BackendClient) -> None:
+    """Copilot at its request limit: the pending call's result, then the user's new message (a turn of
+    the user's as Copilot sends one): the user moved on, and the new message is answered."""
     history = [user('use tool vscode_tools::read_notes with {"path": "x"}')]
     with trio.fail_after(GUARD):
         call = await backend.chat(history, agent=ELIZA, tools=[READ])
-        history += answer(call, {"read_notes": "content"}) + [user("Hello")]
+        history += answer(call, {"read_notes": "content"}) + [user("<context>\nThe current date is today.\n</context>\n<userRequest>\nHello\n</userRequest>")]
         after = await backend.chat(history, agent=ELIZA, tools=[READ])
     assert after.text() == "How do you do. Please state your problem."
+
+
+async def test_results_followed_by_the_consumers_own_note_carry_the_agents_turn_on(backend: BackendClient) -> None:
+    """A consumer with its own tool loop (prompt-tsx's, in Microsoft's chat sample) adds a note after
+    the results: the awaited call is answered with its result, and the note is not a new turn."""
+    history = [user('use tool vscode_tools::read_notes with {"path": "x"}')]
+    note = user("Above is the result of calling one or more tools. The user cannot see the results, so you should explain them to the user if referencing them in your answer.")
+    with trio.fail_after(GUARD):
+        call = await backend.chat(history, agent=ELIZA, tools=[READ])
+        history += answer(call, {"read_notes": "content"}) + [note]
+        after = await backend.chat(history, agent=ELIZA, tools=[READ])
+    assert after.text() == "OK: content"
 
 
 # The bridge itself, with the SDK's client through the relay ----------------------------------------

@@ -86,4 +86,4 @@ async def test_an_agent_that_refuses_sessions_is_prepared_but_not_ready(backend:
         prepared = await backend.prepare(agent, model_id="refuses")
     assert prepared["ready"] is False
     assert "Authentication required" in prepared["error"]
-    assert prepared["authMethods"] == [{"id": "login", "name": "Log in", "description": "Sign in first"}]
+    assert prepared["authMethods"] == [{"id": "login", "name": "Log in", "kind": "agent", "description": "Sign in first"}]

@@ -6,7 +6,9 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Catalogue, CatalogueAgent, compareVersions, installMethod, loadCatalogue, Method, REGISTRY_URL, updateFor } from './catalogue';
+import { Catalogue, loadCatalogue, REGISTRY_URL } from './catalogue';
+import { installedVersion } from './installedVersion';
+import { CatalogueAgent, compareVersions, installMethod, Method, sameVersion, updateFor } from './registry';
 import { agentId, AgentSetting, readAgents, wireAgent } from '../config';
 import { InstallRecord, installAgent, pypiRequiresPython, readRecords, recordOf, saveRecord, settingFor, VersionMissing, withNpmVersion } from './install';
 import { Python, SetupError } from '../setup';
@@ -127,6 +129,13 @@ async function install(agent: CatalogueAgent, ctx: AgentsContext): Promise<void>
     showFailure(`Could not install ${agent.name}`, error, ctx.log);
     return;
   }
+  // What is recorded is what was installed, whatever the catalogue said.
+  const actual = installedVersion(record);
+  if (actual && !sameVersion(actual, record.version)) {
+    ctx.log.warn(`${agent.name}: the catalogue says ${record.version}, but ${actual} was installed: ${actual} is recorded`);
+    record.version = actual;
+    saveRecord(record);
+  }
   // The catalogue's id, unless an entry of another origin has it.
   const config = vscode.workspace.getConfiguration('symposium');
   const { agents } = readAgents(config.get('agents'));
@@ -145,12 +154,12 @@ async function install(agent: CatalogueAgent, ctx: AgentsContext): Promise<void>
       () => ctx.warmup.request({ modelId: id, agent: wireAgent(setting), ...(folder?.scheme === 'file' ? { cwd: folder.fsPath } : {}) }),
     );
   } catch (error) {
-    showFailure(`${agent.name} ${agent.version} is installed, but does not start`, error, ctx.log);
+    showFailure(`${agent.name} ${record.version} is installed, but does not start`, error, ctx.log);
     return;
   }
   record.auth = { ready: started?.ready ?? false, methods: started?.authMethods ?? [], ...(started?.error ? { error: started.error } : {}) };
   saveRecord(record);
-  const pinned = `${agent.name} ${agent.version} is installed (${record.method !== 'binary' ? 'pinned'
+  const pinned = `${agent.name} ${record.version} is installed (${record.method !== 'binary' ? 'pinned'
     : record.verified === 'unverified' ? `unverified: the catalogue gives no sha256 for this download; it hashed to ${record.sha256?.slice(0, 12)}…`
     : `sha256 ${record.sha256?.slice(0, 12)}… checked`})`;
   const auth = authNote(record);
@@ -165,7 +174,7 @@ async function install(agent: CatalogueAgent, ctx: AgentsContext): Promise<void>
   void vscode.window.showWarningMessage(`${pinned}. ${auth}`, ...actions).then(async (choice) => {
     const method = methods.find((m) => m.name === choice);
     if (method) {
-      await ctx.signIn.run(agent.name, method, wireAgent(setting), folder?.scheme === 'file' ? folder.fsPath : undefined);
+      await ctx.signIn.run(agent.name, method, wireAgent(setting), folder?.scheme === 'file' ? folder.fsPath : undefined, id);
     } else if (choice === 'Manage Agents') {
       await vscode.commands.executeCommand('symposium.manageAgents');
     }
@@ -186,7 +195,7 @@ export function authNote(record: InstallRecord): string {
   }
   const how = methods.length ? ` It offers: ${methods.join('; ')}.` : '';
   return auth.ready
-    ? `It may need a sign-in or an API key (in its env, with Manage Agents).${how}`
+    ? `It may need a sign-in or an API key (Manage Agents: Sign In).${how}`
     : `It needs a sign-in first: ${auth.error ?? 'it would not open a session'}.${how}`;
 }
 

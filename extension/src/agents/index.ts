@@ -5,11 +5,12 @@
 
 import * as vscode from 'vscode';
 import { Backend } from '../backend';
+import { Keychain } from '../keys';
 import { SignIn } from '../signIn';
 import { findPython } from '../setup';
 import { Warmup } from '../warmup';
 import { addAgent, agentsRoot, updateAgent } from './addAgent';
-import { addByHand, manageAgents } from './manage';
+import { addByHand, manageAgents, openChatWith, signInToAgent } from './manage';
 
 export interface AgentManagement {
   extensionPath: string;
@@ -18,9 +19,10 @@ export interface AgentManagement {
   warmup: Warmup;
   log: vscode.LogOutputChannel;
   signIn: SignIn;
+  keychain: Keychain;
 }
 
-export function registerAgentCommands({ extensionPath, storage, backend, warmup, log, signIn }: AgentManagement): vscode.Disposable[] {
+export function registerAgentCommands({ extensionPath, storage, backend, warmup, log, signIn, keychain }: AgentManagement): vscode.Disposable[] {
   const context = {
     extensionPath,
     storage,
@@ -31,8 +33,10 @@ export function registerAgentCommands({ extensionPath, storage, backend, warmup,
     signIn,
   };
   return [
-    vscode.commands.registerCommand('symposium.manageAgents', () => manageAgents(agentsRoot(storage), backend, warmup, signIn)),
+    vscode.commands.registerCommand('symposium.manageAgents', () => manageAgents(agentsRoot(storage), backend, warmup, signIn, keychain)),
     vscode.commands.registerCommand('symposium.addAgent', () => addAgent(context)),
+    vscode.commands.registerCommand('symposium.signIn', () => signInToAgent(warmup, signIn)),
+    vscode.commands.registerCommand('symposium.openChat', () => openChatWith()),
     vscode.commands.registerCommand('symposium.updateAgent', () => updateAgent(context)),
   ];
 }

@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Log } from '../backend';
-import { BinaryTarget, CatalogueAgent, checkSha256, installMethod, Method, npmName, platformKey } from './catalogue';
+import { BinaryTarget, CatalogueAgent, checkSha256, installMethod, Method, npmName, platformKey } from './registry';
 import { AgentSetting, findOnPath } from '../config';
 import { buildingTag, createVenv, pipInstall, probePython, Python, removeAbandoned, run, Run, SetupError, venvPython } from '../setup';
 import { AuthMethod } from '../wire';

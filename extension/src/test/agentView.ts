@@ -18,6 +18,17 @@ const ANSWER_MS = 60_000;
 const VIEW = '.part.auxiliarybar';
 export const CODEX_AGENT = { id: 'codex-fake', name: 'Codex (fake API)' };
 export const GEMINI_AGENT = { id: 'gemini-fake', name: 'Gemini CLI (fake API)' };
+/**
+ * Gemini CLI as the README's hand-made entry is: its command only, no key and none of the facts it
+ * needs at start in its `env` (the backend recognises what it runs); its key typed in the Sign in box.
+ */
+export const GEMINI_BY_HAND = { id: 'gemini-by-hand', name: 'Gemini CLI (by hand)' };
+export const GEMINI_KEY = 'GEMINI_API_KEY';
+
+export function byHand(entry: FakeAgent['entry']): FakeAgent['entry'] {
+  const { [GEMINI_KEY]: _key, GEMINI_CLI_TRUST_WORKSPACE: _trust, ...env } = entry.env;
+  return { ...entry, env };
+}
 /** Copilot's `chat.agent.maxRequests` in the agents' window (runner.ts), and a turn that goes past it. */
 export const MAX_REQUESTS = 5;
 const LONG_TURN_EDITS = MAX_REQUESTS + 3;
@@ -65,6 +76,8 @@ export interface AgentViewOptions {
   gemini?: FakeAgent;
   workspace: string;
   out: string;
+  /** The user settings file the window reads (no key may ever be written there). */
+  settingsFile?: string;
   print(line: string): void;
 }
 
@@ -492,6 +505,55 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       const workingSet = await geminiEdits('gemini-undo.txt', 'Capitalise summer', 'summer', 'SUMMER');
       await workingSet.undo();
       await untilFile(file('gemini-undo.txt'), FILES['gemini-undo.txt']);
+    }],
+    ['Gemini CLI configured by hand: its key typed in the Sign in box is kept in the keychain, and VS Code\'s tools reach its model', async () => {
+      const gemini = geminiAgent();
+      // A key of its own (the fake API takes any): the other Gemini entry's is in settings.json by design.
+      const key = 'AIza-typed-in-the-sign-in-box-7741';
+      // Symposium: Sign In to an Agent, the agent, then its "Gemini API key": the key box.
+      // Through the command palette (runCommand waits for it to close; this command opens a pick at once).
+      await page.keyboard.press('F1');
+      const palette = page.locator('.quick-input-widget input');
+      await palette.waitFor({ timeout: UI_MS });
+      await palette.fill('>Symposium: Sign In to an Agent');
+      await page.locator('.quick-input-list .monaco-list-row[aria-label^="Symposium: Sign In to an Agent"]').first().click({ timeout: UI_MS });
+      await page.locator('.quick-input-widget', { hasText: 'sign in to which agent?' }).waitFor({ timeout: UI_MS });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: GEMINI_BY_HAND.name }).first().click({ timeout: UI_MS });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Gemini API key' }).first().click({ timeout: ANSWER_MS });
+      const box = page.locator('.quick-input-widget', { hasText: `${GEMINI_BY_HAND.name}: Gemini API key` });
+      const input = box.locator('input[type="password"]');
+      await input.waitFor({ timeout: UI_MS });
+      await input.fill(key);
+      await input.press('Enter');
+      const center = page.locator('.notifications-center.visible');
+      if (!(await center.isVisible())) {
+        await page.locator('[id="status.notifications"]').click({ timeout: UI_MS });
+        await center.waitFor({ timeout: UI_MS });
+      }
+      await center.locator('.notification-list-item', { hasText: `Signed in to ${GEMINI_BY_HAND.name}` }).first().waitFor({ timeout: ANSWER_MS });
+      await page.locator('[id="status.notifications"]').click({ timeout: UI_MS }); // closes the centre
+      // A chat in Agent mode: Gemini's model is offered VS Code's tools (it started its MCP servers).
+      await chat.pick(GEMINI_BY_HAND.name);
+      await chat.newChat('Agent');
+      const ask = 'Which tools do you have, by hand?';
+      gemini.script({ answers: ask, text: ['VS Code\'s tools ', 'among mine.'] });
+      assert.match((await chat.send(ask)).text, /VS Code's tools among mine\./);
+      const asked = await gemini.request(lastUser(ask));
+      assert.ok(asked.tools?.some((name) => name.includes('get_errors')), `VS Code's get_errors among the model's tools: ${asked.tools}`);
+      // The key is in the keychain only: no settings file holds it.
+      if (options.settingsFile) {
+        assert.ok(!fs.readFileSync(options.settingsFile, 'utf8').includes(key), 'the key is not in settings.json');
+      }
+    }],
+    ['The walkthrough\'s last step: Open Chat with an Agent opens the Chat view with the agent picked', async () => {
+      await page.keyboard.press('F1');
+      const palette = page.locator('.quick-input-widget input');
+      await palette.waitFor({ timeout: UI_MS });
+      await palette.fill('>Symposium: Open Chat with an Agent');
+      await page.locator('.quick-input-list .monaco-list-row[aria-label^="Symposium: Open Chat with an Agent"]').first().click({ timeout: UI_MS });
+      await page.locator('.quick-input-widget', { hasText: 'chat with which agent?' }).waitFor({ timeout: UI_MS });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: CODEX_AGENT.name }).first().click({ timeout: UI_MS });
+      await view.locator('.model-picker-name', { hasText: CODEX_AGENT.name }).first().waitFor({ timeout: UI_MS });
     }],
     ['Claude Code with no credentials: the chat says it needs a sign-in, and a Sign in button opens its log-in in a terminal', async () => {
       await chat.pick(SIGNIN_AGENT.name);

@@ -29,6 +29,8 @@ export interface ModelRequest {
   /** The name of each of the model's own tool calls the request carries. */
   toolCalls: string[];
   assistantTexts: string[];
+  /** The names of the tools the request offers the model (Gemini's `functionDeclarations`; absent for the others). */
+  tools?: string[];
   /** Each image of the user's messages: its media type and its bytes in base64. */
   images: { mediaType: string; data: string }[];
 }

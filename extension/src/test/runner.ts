@@ -2,12 +2,14 @@
 // Chromium through playwright-core, all offline and on 127.0.0.1. First the `vscode.lm` tests (mocha,
 // in the extension host), then, in the same code-server, the Chat view tests with Eliza (chatView.ts),
 // which also take the README's screenshots, then, in one more window, Claude Code and Codex against
-// their fake model APIs in a workspace with real files (continueView.ts, agentView.ts).
+// their fake model APIs in a workspace with real files (continueView.ts, agentView.ts), and other
+// consumers of `vscode.lm` with them (consumersView.ts: Microsoft's chat sample and a plain extension,
+// built and installed into code-server before it starts).
 //
 //   node out/test/runner.js [--screenshots DIR] [--agents-only | --first-text | --edit-cost]
 //
 // --agents-only runs only the window of the agents with fake model APIs (agentView.ts,
-// continueView.ts): for working on those tests without the rest. --first-text (for `make bench`)
+// continueView.ts, consumersView.ts): for working on those tests without the rest. --first-text (for `make bench`)
 // only prints "first text: N ms", Enter -> first text of a new chat with Claude Code prepared;
 // --edit-cost (for `make bench`) only prints "edit cost: {...}" (editCost.ts).
 //
@@ -24,10 +26,11 @@ import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
-import { CODEX_AGENT, FRESH_CLAUDE, GEMINI_AGENT, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
+import { byHand, CODEX_AGENT, FRESH_CLAUDE, GEMINI_AGENT, GEMINI_BY_HAND, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { measureEditCost, OWN_EDITS_AGENT } from './editCost';
+import { consumersWanted, prepareConsumers, runConsumerViewTests } from './consumersView';
 
 const EXTENSION = path.resolve(__dirname, '../..');
 const OUT = path.join(EXTENSION, 'out', 'integration');
@@ -65,6 +68,17 @@ async function main(): Promise<number> {
   const extension = prepareExtension(root);
   const settingsFile = path.join(dirs['user-data'], 'User', 'settings.json');
   writeSettings(settingsFile, TEST_AGENTS);
+
+  // Other consumers of vscode.lm (consumersView.ts), built from their sources and installed beside us.
+  let consumers: string | undefined = firstText || editCost || !consumersWanted() ? 'not selected' : undefined;
+  if (consumers === undefined) {
+    try {
+      console.log(`the consumers of vscode.lm built and installed in ${prepareConsumers(CODE_SERVER, dirs, OUT).toFixed(1)} s`);
+    } catch (error) {
+      consumers = `the consumers of vscode.lm could not be built: ${error instanceof Error ? error.message : error}`;
+      console.log(consumers);
+    }
+  }
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -127,7 +141,7 @@ async function main(): Promise<number> {
     ]);
     const signIn = { ...SIGNIN_AGENT, ...withoutCredentials(fake.entry, path.join(root, 'no-sign-in-home')) };
     const own = { ...fake.entry, ...OWN_EDITS_AGENT };
-    const geminiEntry = gemini ? [{ ...GEMINI_AGENT, ...gemini.entry }] : [];
+    const geminiEntry = gemini ? [{ ...GEMINI_AGENT, ...gemini.entry }, { ...GEMINI_BY_HAND, ...byHand(gemini.entry) }] : [];
     writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, ...geminiEntry, signIn, { ...FRESH_CLAUDE, ...fake.entry }, ...(editCost ? [own] : [])], path.join(OUT, 'trace'), editCost ? {} : {
       'chat.agent.maxRequests': MAX_REQUESTS, // a turn past Copilot's request limit, in a few rounds
     });
@@ -149,9 +163,18 @@ async function main(): Promise<number> {
       return 0;
     }
     const continued = await runContinueViewTest(again, fake, { out: OUT, print });
-    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, gemini, workspace: dirs.workspace, out: OUT, print });
+    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, gemini, workspace: dirs.workspace, out: OUT, settingsFile, print });
     chat.passed += continued.passed + agents.passed;
     chat.failed += continued.failed + agents.failed;
+    if (consumers === undefined) {
+      const consumersStarted = Date.now();
+      const others = await runConsumerViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, codexName: CODEX_AGENT.name, out: OUT, print });
+      console.log(`  the consumers' tests: ${((Date.now() - consumersStarted) / 1000).toFixed(1)} s`);
+      chat.passed += others.passed;
+      chat.failed += others.failed;
+    } else if (consumers !== 'not selected') {
+      chat.failed += 1;
+    }
     await again.close();
     await Promise.all([fake.stop(), codex.stop(), gemini?.stop()]);
     console.log(`Chat view tests: ${chat.passed} passed, ${chat.failed} failed after ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -8,9 +8,10 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { loadCatalogue, MAX_AGE_MS, REFRESH_MS } from '../../agents/catalogue';
 import {
-  applyOverrides, checkSha256, compareVersions, installMethod, loadCatalogue, MAX_AGE_MS, npmName, parseRegistry, platformKey, REFRESH_MS, shown, updateFor,
-} from '../../agents/catalogue';
+  applyOverrides, checkSha256, compareVersions, installMethod, locationVersion, neverOlder, npmName, parseRegistry, pinnedVersion, platformKey, shown, updateFor,
+} from '../../agents/registry';
 import { FileServer } from '../fixtures';
 
 const SHIPPED = path.resolve(__dirname, '../../../catalogue/registry.json');
@@ -60,6 +61,69 @@ describe('the registry format', () => {
     assert.deepEqual(agents[0].distribution.uvx, { package: 'ok==1.0.0', args: ['acp'], env: {} });
     assert.equal(problems.length, 4);
     assert.deepEqual(parseRegistry({ nope: 1 }).agents, []);
+  });
+});
+
+describe('an entry\'s version and what it installs', () => {
+  it('must agree: a package pinned to another version, or to none, and a download of another version are refused, each said', () => {
+    const { agents, problems } = parseRegistry({
+      agents: [
+        agent('liar', { npx: { package: 'liar@0.0.1' } }, { version: '9.9.9' }),
+        agent('range', { npx: { package: 'range@^1.0.0' } }),
+        agent('tagged', { npx: { package: '@scope/tagged@latest' } }),
+        agent('bare', { uvx: { package: 'bare' } }),
+        agent('py-liar', { uvx: { package: 'py-liar[acp]==0.5.0' } }),
+        agent('mixed', {
+          npx: { package: '@kilocode/cli@7.5.6' },
+          binary: {
+            'linux-x86_64': { archive: 'https://github.com/x/releases/download/v7.5.5/kilo-linux-x64.zip', cmd: './kilo' },
+            'darwin-aarch64': { archive: 'https://github.com/x/releases/download/v7.5.6/kilo-darwin-arm64.zip', cmd: './kilo' },
+          },
+        }, { version: '7.5.6' }),
+      ],
+    });
+    assert.deepEqual(problems, [
+      'liar: it says version 9.9.9, but its npm package liar@0.0.1 installs 0.0.1: refused',
+      'liar: no distribution we can install',
+      'range: its npm package range@^1.0.0 is not pinned to one version: refused',
+      'range: no distribution we can install',
+      'tagged: its npm package @scope/tagged@latest is not pinned to one version: refused',
+      'tagged: no distribution we can install',
+      'bare: its PyPI package bare is not pinned to one version: refused',
+      'bare: no distribution we can install',
+      'py-liar: it says version 1.0.0, but its PyPI package py-liar[acp]==0.5.0 installs 0.5.0: refused',
+      'py-liar: no distribution we can install',
+      'mixed: it says version 7.5.6, but its linux-x86_64 download https://github.com/x/releases/download/v7.5.5/kilo-linux-x64.zip installs 7.5.5: refused',
+    ]);
+    assert.deepEqual(agents.map((a) => a.id), ['mixed']);
+    assert.deepEqual(Object.keys(agents[0].distribution.binary ?? {}), ['darwin-aarch64']); // the one of its version stays
+    assert.equal(agents[0].distribution.npx?.package, '@kilocode/cli@7.5.6');
+  });
+
+  it('is read from npm and PyPI pins, and from what a download\'s path names', () => {
+    assert.equal(pinnedVersion('npx', '@agentclientprotocol/claude-agent-acp@0.100.0'), '0.100.0');
+    assert.equal(pinnedVersion('npx', 'droid@0.215.0-beta.1'), '0.215.0-beta.1');
+    assert.equal(pinnedVersion('npx', 'droid'), undefined);
+    assert.equal(pinnedVersion('npx', 'droid@1.x'), undefined);
+    assert.equal(pinnedVersion('npx', 'droid@>=1.0.0'), undefined);
+    assert.equal(pinnedVersion('uvx', 'fast-agent-acp==0.10.1'), '0.10.1');
+    assert.equal(pinnedVersion('uvx', 'fast-agent-acp@0.10.1'), '0.10.1');
+    assert.equal(pinnedVersion('uvx', 'fast-agent-acp==1.0.0rc1'), '1.0.0rc1');
+    assert.equal(pinnedVersion('uvx', 'fast-agent-acp>=0.10'), undefined);
+    assert.equal(pinnedVersion('uvx', 'fast-agent-acp==0.10.*'), undefined);
+    assert.equal(pinnedVersion('npx', 'http://127.0.0.1:4000/echo-agent-1.0.0.tgz', '1.0.0'), '1.0.0'); // the host's numbers are not a version
+    assert.equal(pinnedVersion('npx', 'http://127.0.0.1:4000/echo-agent-2.0.0.tgz', '1.0.0'), '2.0.0');
+    assert.equal(pinnedVersion('uvx', '/tmp/wheels/echo_py-1.0.0-py3-none-any.whl', '1.0.0'), '1.0.0');
+    assert.equal(locationVersion('https://github.com/JetBrains/junie-acp-release/releases/download/2698.3/junie-release-2698.3-macos-aarch64.zip', '2698.3.0'), '2698.3.0');
+    assert.equal(locationVersion('https://downloads.cursor.com/lab/2026.10.01-e373342/linux/x64/agent-cli-package.tar.gz', '2026.10.01'), '2026.10.01');
+    assert.equal(locationVersion('https://x.example/v2.0.0-beta.1/tool-x86_64.tar.gz', '2.0.0-beta.1'), '2.0.0-beta.1');
+    assert.equal(locationVersion('https://x.example/latest/tool-x86_64.tar.gz', '1.0.0'), ''); // names none: its sha256 checks it
+  });
+
+  it('agrees in every entry of the shipped catalogue', () => {
+    const shipped = JSON.parse(fs.readFileSync(SHIPPED, 'utf8'));
+    const { problems } = parseRegistry(shipped);
+    assert.deepEqual(problems.filter((p) => / installs | not pinned /.test(p)), []);
   });
 });
 
@@ -169,6 +233,57 @@ describe('refreshing from the registry', () => {
   });
 });
 
+describe('a refresh that lists an older version', () => {
+  let dir: string;
+  const server = new FileServer();
+  before(async () => {
+    await server.start();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'symposium-catalogue-'));
+  });
+  after(async () => {
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const tool = (version: string, extra: object = {}) => agent('tool', { npx: { package: `tool@${version}` } }, { version, ...extra });
+  const lines: string[] = [];
+  const log = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m) };
+  const refresh = async (registry: object[], shipped: string, saved: string) => {
+    server.routes.set('/registry.json', { body: JSON.stringify({ agents: registry }), type: 'application/json' });
+    lines.length = 0;
+    const catalogue = await loadCatalogue({ url: server.url('/registry.json'), shipped, saved, refresh: true, log });
+    assert.equal(catalogue.source, 'registry');
+    return Object.fromEntries(catalogue.agents.map((a) => [a.id, a.version]));
+  };
+
+  it('keeps the newer version it had (shipped, or saved from an earlier refresh), and says so', async () => {
+    const shipped = path.join(dir, 'shipped.json');
+    const saved = path.join(dir, 'keeps', 'catalogue.json');
+    fs.writeFileSync(shipped, JSON.stringify({ agents: [tool('2.0.0'), agent('other', { npx: { package: 'other@1.0.0' } })] }));
+    assert.deepEqual(await refresh([tool('1.0.0'), agent('other', { npx: { package: 'other@1.1.0' } }, { version: '1.1.0' })], shipped, saved), { tool: '2.0.0', other: '1.1.0' });
+    assert.deepEqual(lines, ['catalogue: tool: the registry lists 1.0.0, older than 2.0.0 (the catalogue shipped with Symposium): 2.0.0 kept']);
+    assert.deepEqual(await refresh([tool('3.0.0')], shipped, saved), { tool: '3.0.0' });
+    assert.deepEqual(await refresh([tool('2.5.0')], shipped, saved), { tool: '3.0.0' }); // the saved 3.0.0 is the floor now
+    assert.match(lines.join('\n'), /tool: the registry lists 2\.5\.0, older than 3\.0\.0 \(the copy saved when the registry last answered\): 3\.0\.0 kept/);
+    // The saved copy, read without the registry, is what was offered.
+    const later = await loadCatalogue({ url: '', shipped, saved });
+    assert.equal(later.source, 'saved');
+    assert.equal(later.agents.find((a) => a.id === 'tool')?.version, '3.0.0');
+  });
+
+  it('goes back only where the registry marks the entry a downgrade', async () => {
+    const shipped = path.join(dir, 'shipped-marked.json');
+    fs.writeFileSync(shipped, JSON.stringify({ agents: [tool('2.0.0')] }));
+    assert.deepEqual(await refresh([tool('1.0.0', { downgrade: true })], shipped, path.join(dir, 'marked', 'catalogue.json')), { tool: '1.0.0' });
+    assert.deepEqual(lines, ['catalogue: tool: the registry marks 1.0.0 as a downgrade from 2.0.0 (the catalogue shipped with Symposium): 1.0.0 offered']);
+  });
+
+  it('is a pure rule the build applies too', () => {
+    const { json, kept } = neverOlder({ agents: [tool('1.0.0'), { id: 'broken' }] }, [{ json: { agents: [tool('1.5.0'), { id: 'tool', version: '9.0.0' }] }, label: 'before' }]);
+    assert.deepEqual((json as { agents: { version?: string }[] }).agents.map((a) => a.version), ['1.5.0', undefined]); // an unusable floor entry is no floor
+    assert.equal(kept.length, 1);
+  });
+});
+
 describe('a registry that answers too much', () => {
   /** A server that streams `total` bytes of a JSON-looking answer, as fast as it is read, and
    * tells how many it wrote before the client hung up. */
@@ -234,6 +349,9 @@ describe('versions', () => {
     assert.equal(updateFor({ id: 'gemini', version: '0.27.3' }, agents)?.version, '0.56.0');
     assert.equal(updateFor({ id: 'gemini', version: '0.56.0' }, agents), undefined);
     assert.equal(updateFor({ id: 'gone', version: '1.0.0' }, agents), undefined);
+    // An entry that says 9.9.9 but installs 0.0.1 is never offered: it would record 9.9.9 over 0.0.1.
+    const lying = parseRegistry({ agents: [agent('gemini', { npx: { package: 'g@0.0.1' } }, { version: '9.9.9' })] }).agents;
+    assert.equal(updateFor({ id: 'gemini', version: '0.56.0' }, lying), undefined);
   });
 });
 

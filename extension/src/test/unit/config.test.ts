@@ -45,9 +45,9 @@ describe('symposium.agents', () => {
     const planning = { ...claude, options: { mode: 'plan', effort: 'high' } };
     const nested = { id: 'claude/work', name: 'Work', command: 'x', args: [], env: {} };
     const agents = [planning, nested];
-    assert.deepEqual(modelRequest('claude', agents), { agent: wireAgentEntries([planning])[0].agent, agentOptions: { mode: 'plan', effort: 'high' } });
+    assert.deepEqual(modelRequest('claude', agents), { id: 'claude', agent: wireAgentEntries([planning])[0].agent, agentOptions: { mode: 'plan', effort: 'high' } });
     assert.deepEqual(modelRequest('claude/sonnet', agents)?.agentOptions, { mode: 'plan', effort: 'high', model: 'sonnet' });
-    assert.deepEqual(modelRequest('claude/work/gpt-5', agents), { agent: wireAgentEntries([nested])[0].agent, agentOptions: { model: 'gpt-5' } });
+    assert.deepEqual(modelRequest('claude/work/gpt-5', agents), { id: 'claude/work', agent: wireAgentEntries([nested])[0].agent, agentOptions: { model: 'gpt-5' } });
     assert.deepEqual(modelRequest('symposium-eliza', agents)?.agentOptions, {});
     assert.equal(modelRequest('claude/', agents), undefined);
     assert.equal(modelRequest('codex/gpt-5', agents), undefined);

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import * as crypto from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { Backend } from '../../backend';
-import { CatalogueAgent, platformKey } from '../../agents/catalogue';
+import { CatalogueAgent, platformKey } from '../../agents/registry';
 import { wireAgent } from '../../config';
 import {
   choosePython, classifyNpmFailure, requiredPython, InstallRecord, installAgent, LIMITS, pipRequirement, pythonSatisfies, readRecords, recordOf, settingFor, VersionMissing,

@@ -53,3 +53,40 @@ describe('settings a workspace cannot set', () => {
     assert.ok(writes >= 2, 'Add Agent and Manage Agents both write symposium.agents');
   });
 });
+
+describe('the walkthrough', () => {
+  const [walkthrough] = manifest.contributes.walkthroughs ?? [];
+  const commands = new Set((manifest.contributes.commands as { command: string }[]).map((c) => c.command));
+  const registered = new Set(
+    (fs.readdirSync(path.join(EXTENSION, 'src'), { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.ts') && !f.startsWith(`test${path.sep}`))
+      .flatMap((f) => [...fs.readFileSync(path.join(EXTENSION, 'src', f), 'utf8').matchAll(/registerCommand\('([\w.]+)'/g)].map((m) => m[1])),
+  );
+
+  it('guides through picking an agent, signing in and opening the Chat view with it', () => {
+    assert.ok(walkthrough, 'contributes.walkthroughs');
+    assert.deepEqual(walkthrough.steps.map((s: { id: string }) => s.id), ['pickAgent', 'signIn', 'openChat']);
+    const linked = walkthrough.steps.map((s: { description: string }) => s.description.match(/\(command:([\w.]+)\)/)?.[1]);
+    assert.deepEqual(linked, ['symposium.addAgent', 'symposium.signIn', 'symposium.openChat']);
+    for (const step of walkthrough.steps) {
+      assert.ok(fs.existsSync(path.join(EXTENSION, step.media.markdown)), step.media.markdown);
+      for (const event of step.completionEvents) {
+        const command = /^onCommand:(.+)$/.exec(event)?.[1];
+        assert.ok(!command || commands.has(command), event);
+      }
+    }
+    for (const command of linked) {
+      assert.ok(commands.has(command) && registered.has(command), `${command} is contributed and registered`);
+    }
+  });
+
+  it('opens on install (VS Code opens a new extension\'s walkthrough itself) and ships in the vsix', () => {
+    // Not opened from activate: a command that activates the extension (Add Agent) would lose its
+    // quick pick to the walkthrough's editor.
+    const source = fs.readFileSync(path.join(EXTENSION, 'src', 'extension.ts'), 'utf8');
+    assert.doesNotMatch(source, /openWalkthrough/);
+    assert.equal(walkthrough.id, 'start');
+    const ignored = fs.readFileSync(path.join(EXTENSION, '.vscodeignore'), 'utf8');
+    assert.ok(!/^media/m.test(ignored), 'media/ is packaged');
+  });
+});

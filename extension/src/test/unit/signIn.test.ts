@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Backend } from '../../backend';
-import { buttons, signInNeeded, signInPrompt, terminalLaunch } from '../../signInMethods';
+import { buttons, signInNeeded, signInPrompt, terminalLaunch, withEnv } from '../../signInMethods';
 import { Agent, ChatParams, METHOD_AUTHENTICATE, SignInMethod, SignInState } from '../../wire';
 import { MemoryLog } from './log';
 
@@ -37,8 +37,9 @@ describe('signing in to an agent', () => {
     const needed = signInNeeded(error);
     assert.ok(needed, String(error));
     assert.equal(needed.agent, 'Sign-in Agent');
-    assert.deepEqual(buttons(needed.methods).map((m) => [m.name, m.kind]), [['Log in', 'terminal'], ['Log in with a browser', 'agent']]);
-    assert.equal(signInPrompt(needed), 'Sign-in Agent needs you to sign in: pick how to sign in, or put SIGNIN_KEY in its env (Symposium: Manage Agents).');
+    // A key is a button too: the key box asks for what the backend says the method reads.
+    assert.deepEqual(buttons(needed.methods).map((m) => [m.name, m.kind, m.askFor]), [['Use SIGNIN_KEY', 'env_var', ['SIGNIN_KEY']], ['Log in', 'terminal', undefined], ['Log in with a browser', 'agent', undefined]]);
+    assert.equal(signInPrompt(needed), 'Sign-in Agent needs you to sign in: pick how (an API key is kept in VS Code\'s secret storage).');
     assert.ok(!JSON.stringify(needed).includes(SECRET), 'the agent\'s env is not in the error');
 
     // The terminal runs the agent's own command with the method's arguments, in the agent's env.
@@ -65,10 +66,28 @@ describe('signing in to an agent', () => {
       { id: 't', name: 'Terminal without a command', kind: 'terminal', description: '' },
       { id: 'k', name: 'Key', kind: 'env_var', description: '', vars: ['KEY'] },
     ];
-    assert.deepEqual(buttons(methods).map((m) => m.id), ['a']);
+    assert.deepEqual(buttons(methods).map((m) => m.id), ['a']); // a key method the backend names nothing to ask for: no box
+    assert.deepEqual(buttons([{ ...methods[3], askFor: ['KEY'] }]).map((m) => m.id), ['k']);
     assert.equal(terminalLaunch('X', methods[0], { eliza: { deterministic: true } }), undefined);
     const odd = signInNeeded(Object.assign(new Error('Eve needs you to sign in'), { data: { kind: 'auth_required', methods: [null, { id: 1 }, methods[3]] } }))!;
     assert.deepEqual(odd.methods, [methods[3]]);
-    assert.equal(signInPrompt(odd), 'The agent needs you to sign in: put KEY in its env (Symposium: Manage Agents).');
+    assert.equal(signInPrompt(odd), 'The agent needs you to sign in.');
+  });
+
+  it('signs in with a key the keychain hands over in the agent\'s env, and the key reaches no log line', async () => {
+    const log = new MemoryLog();
+    const backend = new Backend(() => ({ command: SYMPOSIUM, args: ['vscodelm'] }), log);
+    backends.push(backend);
+    const state = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'signin-')), 'state');
+    const key = 'typed-in-the-key-box-8812';
+    const error = await backend.chat(chatParams(signinAgent(state)), () => undefined).then(() => undefined, (e: unknown) => e);
+    const method = signInNeeded(error)!.methods.find((m) => m.id === 'key')!;
+    assert.deepEqual(method.askFor, ['SIGNIN_KEY']);
+    const agent = withEnv(signinAgent(state), { [method.askFor![0]]: key });
+    const signedIn = await backend.request<SignInState>(METHOD_AUTHENTICATE, { agent, methodId: method.id });
+    assert.equal(signedIn.authenticated, 'key');
+    assert.equal(await backend.chat(chatParams(agent), () => undefined), 'complete');
+    assert.ok(log.lines.some((l) => l.startsWith('trace: → ') && l.includes('SIGNIN_KEY')), 'the requests were traced');
+    assert.ok(!log.lines.some((l) => l.includes(key) || l.includes(SECRET)), 'no log line holds a key');
   });
 });

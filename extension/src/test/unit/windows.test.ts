@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { agentHostNotice, AgentHostContext, BYOK_SETTING, hasAgentHost, NOTICE, TURN_ON } from '../../agentHost';
+import { agentHostNotice, AgentHostContext, BYOK_SETTING, NOTICE, REMOTE_NOTICE, TURN_ON } from '../../agentHost';
 import { installAgent } from '../../agents/install';
 import { npmCommand } from '../../agents/install';
 import { Backend } from '../../backend';
@@ -160,11 +160,14 @@ describe("Revert Agent Edits' paths on Windows", () => {
 });
 
 describe("Copilot Chat's agent host", () => {
-  function context(version: string, setting: boolean | undefined, choice?: string) {
+  /** `known`: whether this VS Code has the setting (1.139, code-server's, has it already). */
+  function context(known: boolean, setting: boolean | undefined, choice?: string, remote?: string) {
     const state = { shown: false, enabled: setting, asked: [] as string[][] };
     const ctx: AgentHostContext = {
-      version,
+      version: '1.139.1',
+      knowsSetting: () => known,
       byokModels: () => state.enabled,
+      remote,
       enable: async () => {
         state.enabled = true;
       },
@@ -181,13 +184,8 @@ describe("Copilot Chat's agent host", () => {
     return { ctx, state };
   }
 
-  it('is there from VS Code 1.141', () => {
-    assert.ok(hasAgentHost('1.141.0') && hasAgentHost('1.142.0-insider') && hasAgentHost('2.0.0'));
-    assert.ok(!hasAgentHost('1.140.2') && !hasAgentHost('1.104.0'));
-  });
-
-  it('tells the user once, and turns the setting on when asked', async () => {
-    const { ctx, state } = context('1.141.0', undefined, TURN_ON);
+  it('tells the user once where the setting exists, and turns it on when asked', async () => {
+    const { ctx, state } = context(true, undefined, TURN_ON);
     assert.equal(await agentHostNotice(ctx), 'turned on');
     assert.equal(state.enabled, true);
     assert.equal(state.asked.length, 1);
@@ -198,18 +196,29 @@ describe("Copilot Chat's agent host", () => {
   });
 
   it('says nothing again once shown, even when left off', async () => {
-    const { ctx, state } = context('1.141.0', false, 'Not Now');
+    const { ctx, state } = context(true, false, 'Not Now');
     assert.equal(await agentHostNotice(ctx), 'left off');
     assert.equal(await agentHostNotice(ctx), 'shown before');
     assert.equal(state.asked.length, 1);
     assert.equal(state.enabled, false);
   });
 
-  it('says nothing where there is no agent host, or the setting is on', async () => {
-    for (const [version, setting] of [['1.139.0', false], ['1.141.0', true]] as const) {
-      const { ctx, state } = context(version, setting, TURN_ON);
+  it('says nothing where VS Code has no such setting, or it is on in a local window', async () => {
+    for (const [known, setting] of [[false, undefined], [false, false], [true, true]] as const) {
+      const { ctx, state } = context(known, setting, TURN_ON);
       assert.equal(await agentHostNotice(ctx), 'not needed');
       assert.equal(state.asked.length, 0);
+    }
+  });
+
+  it('in a remote window says the Local harness is where our models work, and offers nothing to turn on', async () => {
+    for (const [remote, setting] of [['web', undefined], ['ssh-remote', true], ['wsl', false]] as const) {
+      const { ctx, state } = context(true, setting, TURN_ON, remote);
+      assert.equal(await agentHostNotice(ctx), 'told remote');
+      assert.deepEqual(state.asked, [[REMOTE_NOTICE]], 'no button: turning the setting on changes nothing there');
+      assert.equal(state.enabled, setting);
+      assert.match(REMOTE_NOTICE, /Local harness/);
+      assert.equal(await agentHostNotice(ctx), 'shown before');
     }
   });
 });
