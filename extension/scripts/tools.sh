@@ -31,9 +31,11 @@ install_cached() {
 }
 
 apt_install() {
+  local sudo=
+  [ "$(id -u)" = 0 ] || sudo="sudo" # a CI runner's user (.github/workflows/release.yml)
   log "apt-get install $*"
-  apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+  $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >&2
 }
 
 ensure_node() {
