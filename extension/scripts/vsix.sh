@@ -15,4 +15,7 @@ ensure_npm_deps
 compile
 bundle_npm
 platform_files "${TARGET:-}"
-package_vsix "${VSIX_OUT:-}" "${TARGET:-}"
+status=0
+package_vsix "${VSIX_OUT:-}" "${TARGET:-}" || status=1
+platform_files "" # the platform's files go into its vsix only: the next build, or a test, starts without them
+exit $status
