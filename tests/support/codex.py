@@ -1,6 +1,6 @@
-"""Codex (the catalogue's `codex-acp` adapter) as a test agent, fully offline.
+"""Codex (Zed's `@zed-industries/codex-acp` adapter) as a test agent, fully offline.
 
-`scripts/install-agents.sh` installs the catalogue's adapter (extension/catalogue/registry.json) with the
+`scripts/install-agents.sh` installs the adapter tests/support/agents.toml names (`[zed-codex-acp]`) with the
 extension's installer into a cache outside the repo (`make test` runs it; `installed_codex()` runs it too,
 so pytest alone works); its native binary comes from the per-platform registry package the adapter lists
 as an optional dependency. The agent runs behind
@@ -19,7 +19,7 @@ from tests.support import fake_openai
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.real_agent import RealAgent
 
-ID = "codex-acp"  # the catalogue's: its version and package are the catalogue's
+ID = "zed-codex-acp"  # its package and version: tests/support/agents.toml (the catalogue's `codex-acp` is another adapter)
 MODEL = "gpt-5.4-mini"  # a model Codex knows (its metadata is bundled), served by the fake
 PROVIDER = "symposium_fake"
 KEY_VARIABLE = "SYMPOSIUM_FAKE_OPENAI_KEY"
