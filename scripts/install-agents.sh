@@ -10,8 +10,8 @@
 #
 # ID is a catalogue id (claude-acp, codex-acp, gemini, ...); none: all of them. Needs node and npm (Node 24
 # is installed into the extension's tool cache when missing, as for the extension's build); only the package
-# registries are used. Without npm it says so and exits 0: the tests that need an agent then skip with that
-# reason. It exits 1 if an install failed.
+# registries are used. When npm cannot be had it says so and exits 0: the tests that need an agent then
+# skip with that reason. It exits 1 if an install failed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -31,10 +31,11 @@ if [[ "${1:-}" == "--installer" ]]; then
     exit 0
 fi
 
-if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-    echo "install-agents: node/npm not found; the tests of the catalogue's agents will be skipped" >&2
+source "$root/extension/scripts/tools.sh"
+# Node 24 first on PATH (npm from the system's packages first where there is none): the agents' records
+# name the node that installed them.
+if ! ensure_node >/dev/null || ! command -v npm >/dev/null; then
+    echo "install-agents: node/npm could not be installed; the tests of the catalogue's agents will be skipped" >&2
     exit 0
 fi
-source "$root/extension/scripts/tools.sh"
-ensure_node >/dev/null   # Node 24 first on PATH: the agents' records name the node that installed them
 cd "$root" && exec python3 -m tests.support.catalogue_agents install "$@"
