@@ -81,6 +81,9 @@ async function main(): Promise<number> {
     ...withoutPackageSettings(process.env),
     ...agentEnv, // the fake API's URL and key, the agent's own HOME (see the header)
     PATH,
+    // VS Code's server would otherwise take PATH from a login shell (`resolveShellEnv`), whose profile puts
+    // the system's folders, Python and Node among them, back: as if VS Code were started from a terminal.
+    VSCODE_CLI: '1',
     XDG_CONFIG_HOME: dirs.config, XDG_DATA_HOME: dirs.data, XDG_CACHE_HOME: dirs.cache, XDG_STATE_HOME: dirs.state,
     TMPDIR: dirs.tmp,
     UV_PYTHON_DOWNLOADS_JSON_URL: server.url('/downloads.json'),
@@ -193,9 +196,11 @@ function barePath(dir: string): string {
   return dir;
 }
 
-/** The environment without the settings that would point pip, uv or npm at this machine's own setup. */
+/** The environment without the settings that would point pip, uv or npm at this machine's own setup. The
+ * machine's certificate authorities stay (NODE_EXTRA_CA_CERTS and the like): a user behind a proxy that
+ * re-signs TLS has them too. */
 function withoutPackageSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !/^(PIP_|UV_|PYTHON|VIRTUAL_ENV|PYENV|npm_|NODE_|SYMPOSIUM_)/i.test(name)));
+  return Object.fromEntries(Object.entries(env).filter(([name]) => name === 'NODE_EXTRA_CA_CERTS' || !/^(PIP_|UV_|PYTHON|VIRTUAL_ENV|PYENV|npm_|NODE_|SYMPOSIUM_)/i.test(name)));
 }
 
 interface Archive {
