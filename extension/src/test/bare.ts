@@ -127,7 +127,7 @@ async function main(): Promise<number> {
     // Installed and started, or the error that says why not (whichever comes first).
     const installedNote = await Promise.any(['Claude Code 0.100.0 is installed', 'Could not install Claude Code', 'does not start'].map((text) => notification(page, text, OUT, INSTALL_MS)))
       .catch((error: Error) => `(none: ${error.message.split('\n')[0]})`);
-    check('a notification says Claude Code is installed and running', /is installed \(pinned\) and running/.test(installedNote), installedNote.slice(0, 300));
+    check('a notification says Claude Code is installed, and it started', /Claude Code 0\.100\.0 is installed \(pinned\)/.test(installedNote) && !/does not start/.test(installedNote), installedNote.slice(0, 300));
     await page.keyboard.press('Escape');
 
     // What was installed, and with what: the storage the extension wrote.
@@ -141,7 +141,8 @@ async function main(): Promise<number> {
     const chat = new ChatView(page);
     let answer = '';
     try {
-      await chat.enableCopilotAndPick('Claude Code', path.join(OUT, 'model-picker.png'));
+      await chat.enableCopilotAndPick('Eliza (Symposium)', path.join(OUT, 'model-picker.png'));
+      await chat.pick('Claude Code (ACP)', 'ACP agent'); // the agent's own row, above its models
       answer = (await chat.send('Say hello')).text;
     } catch (error) {
       answer = `(no answer: ${error instanceof Error ? error.message.split('\n')[0] : error})`;
