@@ -26,6 +26,12 @@ started=$SECONDS
 build_wheel
 compile
 bundle_npm # the npm every vsix carries: the unit tests install with it too
+if [ "$(uname -m)" = x86_64 ]; then # the uv linux-x64's vsix carries: the unit tests provision with it too
+  python=python3
+  [ -x ../.venv/bin/python ] && python=../.venv/bin/python
+  SYMPOSIUM_TEST_UV=$(SYMPOSIUM_VSCODE_CACHE="$CACHE" "$python" scripts/vsix_target.py --uv linux-x64 "$CACHE/uv-linux-x64")
+  export SYMPOSIUM_TEST_UV
+fi
 node --test --test-reporter=spec out/test/unit/*.test.js
 log "unit tests: $((SECONDS - started)) s"
 

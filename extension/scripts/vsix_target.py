@@ -4,6 +4,7 @@ first start needs no package index, and `uv` (for a Python when the machine has 
 on PyPI and checked against the sha256 pinned below.
 
     python extension/scripts/vsix_target.py TARGET EXTENSION_DIR     TARGET: a vsce target (linux-x64, darwin-arm64, ...)
+    python extension/scripts/vsix_target.py --uv TARGET DIR          only TARGET's uv, into DIR; prints its path
 
 Writes EXTENSION_DIR/backend/wheels/ and EXTENSION_DIR/bin/uv (uv.exe on Windows). Downloads go through pip
 (PyPI, or the index pip is configured with), each file checked against requirements.txt's hashes, and are kept
@@ -150,6 +151,9 @@ def uv(target: str, bin_dir: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "--uv" and argv[1] in TARGETS:  # only uv, into a folder (the unit tests')
+        print(uv(argv[1], Path(argv[2])))
+        return 0
     if len(argv) != 2 or argv[0] not in TARGETS:
         print(f"usage: vsix_target.py TARGET EXTENSION_DIR (TARGET: {', '.join(TARGETS)})", file=sys.stderr)
         return 2
