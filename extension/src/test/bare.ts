@@ -22,7 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { ChatView, runCommand } from './chatView';
-import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
+import { freePort, newPage, QUIET_SETTINGS, serveArgs, stopGroup, waitForServer } from './codeServer';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { FileServer } from './fixtures';
 import { notification, openNotifications, pickInAddAgent } from './notifications';
@@ -105,11 +105,7 @@ async function main(): Promise<number> {
     const base = `http://127.0.0.1:${port}`;
     code = spawn(
       codeServer[0],
-      [
-        codeServer[1], '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-        '--disable-workspace-trust', '--reconnection-grace-time', '5', '--vscode-option', 'enable-smoke-test-driver',
-        '--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, dirs.workspace,
-      ],
+      [codeServer[1], ...serveArgs(port, dirs)],
       { detached: true, stdio: ['ignore', log, log], env },
     );
     await waitForServer(code, `${base}/healthz`, OUT);
@@ -269,13 +265,7 @@ function downloadsJson(archive: Archive, url: string): object {
 function writeSettings(userData: string): void {
   const settings = {
     'symposium.catalogue.url': '', // the catalogue the vsix ships
-    'workbench.startupEditor': 'none',
-    'workbench.tips.enabled': false,
-    'telemetry.telemetryLevel': 'off',
-    'security.workspace.trust.enabled': false,
-    'extensions.autoCheckUpdates': false,
-    'extensions.autoUpdate': false,
-    'update.mode': 'none',
+    ...QUIET_SETTINGS,
   };
   for (const scope of ['User', 'Machine']) {
     fs.mkdirSync(path.join(userData, scope), { recursive: true });

@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
-import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
+import { freePort, newPage, serveArgs, stopGroup, waitForServer } from './codeServer';
 import * as crypto from 'node:crypto';
 import { findPython, run } from '../setup';
 import { FileServer, packEchoAgent } from './fixtures';
@@ -105,11 +105,7 @@ async function main(): Promise<number> {
     const base = `http://127.0.0.1:${port}`;
     code = spawn(
       CODE_SERVER,
-      [
-        '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-        '--disable-workspace-trust', '--reconnection-grace-time', '5', '--vscode-option', 'enable-smoke-test-driver',
-        '--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, dirs.workspace,
-      ],
+      serveArgs(port, dirs),
       { detached: true, stdio: ['ignore', log, log], env },
     );
     await waitForServer(code, `${base}/healthz`, OUT);
