@@ -139,6 +139,7 @@ async function main(): Promise<number> {
     try {
       await chat.enableCopilotAndPick('Eliza (Symposium)', path.join(OUT, 'model-picker.png'));
       await chat.pick('Claude Code (ACP)', 'ACP agent'); // the agent's own row, above its models
+      await chat.newChat('Agent');
       answer = (await chat.send('Say hello')).text;
     } catch (error) {
       answer = `(no answer: ${error instanceof Error ? error.message.split('\n')[0] : error})`;
