@@ -111,7 +111,13 @@ async function main(): Promise<number> {
     await waitForServer(code, `${base}/healthz`, OUT);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
     const page = await newPage(browser, OUT, 'bare');
-    await page.goto(`${base}/?folder=${encodeURIComponent(dirs.workspace)}`);
+    // As the other phases' windows: one with a development extension (here an empty one; Symposium is the
+    // installed vsix), in which Copilot Chat answers with an extension's model without a GitHub sign-in.
+    const driver = path.join(root, 'driver');
+    fs.mkdirSync(driver);
+    fs.writeFileSync(path.join(driver, 'package.json'), JSON.stringify({ name: 'symposium-bare-driver', publisher: 'symposium-test', version: '0.0.1', engines: { vscode: '^1.104.0' } }));
+    const payload = [['extensionDevelopmentPath', `vscode-remote://127.0.0.1:${port}${driver}`]];
+    await page.goto(`${base}/?folder=${encodeURIComponent(dirs.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
 
     // Add Agent: Claude Code from the shipped catalogue. Its first start needs the backend, set up once.
     await runCommand(page, 'Symposium: Add Agent');
