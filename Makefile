@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: chat test bench setup clean agents vsix transcripts lock catalogue
+.PHONY: chat test bench setup clean agents vsix release-check transcripts lock catalogue
 
 setup: $(READY)
 
@@ -33,9 +33,16 @@ test: $(READY) agents
 	$(BIN)/python -m pytest -q
 	bash extension/scripts/test.sh
 
-# The VS Code extension as an installable package: extension/symposium-<version>.vsix
+# The VS Code extension as an installable package: extension/symposium-<version>.vsix, or with
+# TARGET=<vsce target> (linux-x64, darwin-arm64, ...) extension/symposium-<target>-<version>.vsix, which also
+# carries that platform's locked wheels and uv (docs/development.md, "Packages per platform").
 vsix: $(READY)
-	@bash extension/scripts/vsix.sh
+	@TARGET=$(TARGET) bash extension/scripts/vsix.sh
+
+# What .github/workflows/release.yml builds, without publishing: the universal vsix and one per platform,
+# into extension/release/, with their sizes.
+release-check: $(READY)
+	@bash extension/scripts/release.sh
 
 # Re-record tests/support/transcripts/ from real runs (Eliza; Claude Code and Codex against fake model APIs).
 transcripts: $(READY) agents

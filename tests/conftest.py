@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,33 +16,6 @@ from symposium.client import BackendClient, process_agent
 HERE = Path(__file__).parent
 # Fakes, drivers and the agents the tests run as subprocesses (the tiers: tests/__init__.py).
 SUPPORT = HERE / "support"
-INSTALL_SCRIPT = HERE.parent / "scripts" / "install-agents.sh"
-
-
-def pinned(variable: str) -> str:
-    """The version `scripts/install-agents.sh` pins in `variable`."""
-    found = re.search(rf"^{variable}=(\S+)", INSTALL_SCRIPT.read_text(), re.M)
-    assert found is not None, f"{variable} is not set in {INSTALL_SCRIPT}"
-    return found.group(1)
-
-
-@functools.cache
-def installed_adapter(name: str, package: str, version: str, *entry: str) -> tuple[str, str] | str:
-    """(node, the adapter's entry point) for one of `scripts/install-agents.sh`'s adapters,
-    installing it if need be (so pytest alone works); or why it cannot be had."""
-    node = shutil.which("node")
-    if node is None or shutil.which("npm") is None:
-        return f"node and npm are needed to install {package}"
-    try:
-        done = subprocess.run(["bash", str(INSTALL_SCRIPT), name], capture_output=True, text=True, timeout=600)
-        folder = subprocess.run(["bash", str(INSTALL_SCRIPT), "--print", name], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"scripts/install-agents.sh failed: {exc}"
-    path = Path(folder, "node_modules", package, *entry)
-    if done.returncode != 0 or not path.exists():
-        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-        return f"cannot install {package}@{version} from npm: {tail or 'no entry point'}"
-    return node, str(path)
 
 
 @pytest.fixture(autouse=True, scope="session")

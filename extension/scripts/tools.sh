@@ -7,6 +7,10 @@
 #   npm ci:       the extension's devDependencies, from package-lock.json
 
 NODE_VERSION=24.21.0
+# The npm every vsix carries (extension/npm/): npm agents install with it where PATH has no npm, and run on
+# VS Code's own Node (docs/usage.md, "What Symposium needs on your machine"). Its engines: ^20.17.0 || >=22.9.0.
+BUNDLED_NPM_VERSION=11.21.2
+BUNDLED_NPM_INTEGRITY=sha512-7HPApk+AflMUavSseL1Pm6CnYqMIHk53x+KmuhqmTDqPkjPMgxIpTPcTqsE91EKNw4gFBJV9fnXiSdGm1DXq9A==
 CODE_SERVER_VERSION=4.139.1
 EXTENSION_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SYMPOSIUM_VSCODE_CACHE:-$HOME/.cache/symposium-vscode}
@@ -27,9 +31,11 @@ install_cached() {
 }
 
 apt_install() {
+  local sudo=
+  [ "$(id -u)" = 0 ] || sudo="sudo" # a CI runner's user (.github/workflows/release.yml)
   log "apt-get install $*"
-  apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+  $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >&2
 }
 
 ensure_node() {
@@ -90,12 +96,43 @@ build_wheel() {
   log "backend wheel: $(ls "$EXTENSION_DIR/backend" | tr '\n' ' ')($((SECONDS - started)) s)"
 }
 
-# The vsix, at $1 (vsce's default name when empty). vsce only prints its warnings (a missing repository,
+# npm itself (an npm package, its dependencies bundled in it) as its tarball from the npm registry, checked
+# against the pinned integrity, into extension/npm/ (one file: the extension unpacks it on first use; npm's
+# 1,100 scripts unpacked would make vsce warn). The tarball is kept in the cache.
+bundle_npm() {
+  local tarball="$CACHE/npm-$BUNDLED_NPM_VERSION.tgz" got
+  if [ ! -f "$tarball" ]; then
+    mkdir -p "$CACHE"
+    (cd "$CACHE" && npm pack --silent "npm@$BUNDLED_NPM_VERSION" >/dev/null)
+  fi
+  got=$(node -e 'console.log("sha512-" + require("crypto").createHash("sha512").update(require("fs").readFileSync(process.argv[1])).digest("base64"))' "$tarball")
+  if [ "$got" != "$BUNDLED_NPM_INTEGRITY" ]; then
+    log "$tarball is not npm $BUNDLED_NPM_VERSION as pinned ($got); not used"
+    rm -f "$tarball"
+    return 1
+  fi
+  rm -rf "$EXTENSION_DIR/npm"
+  mkdir -p "$EXTENSION_DIR/npm"
+  cp "$tarball" "$EXTENSION_DIR/npm/"
+}
+
+# What a per-platform vsix carries beyond the universal one ($1: a vsce target): the backend's locked
+# wheels for that platform and its uv (extension/scripts/vsix_target.py). Without a target: neither.
+platform_files() {
+  rm -rf "$EXTENSION_DIR/bin" "$EXTENSION_DIR/backend/wheels"
+  [ -n "${1:-}" ] || return 0
+  local python=${PYTHON:-python3} started=$SECONDS
+  [ -x "$EXTENSION_DIR/../.venv/bin/python" ] && python="$EXTENSION_DIR/../.venv/bin/python"
+  SYMPOSIUM_VSCODE_CACHE="$CACHE" "$python" "$EXTENSION_DIR/scripts/vsix_target.py" "$1" "$EXTENSION_DIR"
+  log "$1: platform files in $((SECONDS - started)) s"
+}
+
+# The vsix, at $1 (vsce's default name when empty), for the vsce target $2 (none: the universal one). vsce only prints its warnings (a missing repository,
 # license or icon, a README it cannot show) and packages anyway, so a warning fails the build here: the vsix
 # must be publishable as it is.
 package_vsix() {
   local out
-  out=$(cd "$EXTENSION_DIR" && node node_modules/@vscode/vsce/vsce package --no-dependencies ${1:+-o "$1"} </dev/null 2>&1) || { printf '%s\n' "$out" >&2; return 1; }
+  out=$(cd "$EXTENSION_DIR" && node node_modules/@vscode/vsce/vsce package --no-dependencies ${2:+--target "$2"} ${1:+-o "$1"} </dev/null 2>&1) || { printf '%s\n' "$out" >&2; return 1; }
   if grep -q WARNING <<<"$out"; then
     printf '%s\n' "$out" >&2
     log "vsce warned: fix the manifest or the files above"

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { BackendCommand, BackendError } from './backend';
 import { backendCommand, joinCommandLine } from './config';
+import { bundledRuntimes, provisionPython } from './runtimes';
 import { bundledWheel, ensureBackendVenv, SetupError } from './setup';
 
 export const settings = () => vscode.workspace.getConfiguration('symposium');
@@ -64,7 +65,9 @@ export class PrivateBackend {
 
   private async setUp(wheel: string): Promise<void> {
     let finished = () => {};
+    let report = (_message: string) => {};
     let setUp = false;
+    const { uv } = bundledRuntimes(this.extension.path);
     try {
       this.command = await ensureBackendVenv({
         storage: this.extension.storage,
@@ -72,12 +75,15 @@ export class PrivateBackend {
         extensionVersion: this.extension.version,
         pythonSetting: settings().get('python', ''),
         log: this.log,
+        uv,
+        provision: uv ? (request) => provisionPython(uv, this.extension.storage, request, process.env, this.log) : undefined,
+        progress: (message) => report(message),
         onSetup: () => {
           setUp = true;
           void vscode.window.withProgress(
             { location: vscode.ProgressLocation.Notification, title: 'Symposium: setting up its backend (once)' },
             (progress) => {
-              progress.report({ message: 'a Python venv in the extension\'s storage, with the backend this version carries…' });
+              report = (message) => progress.report({ message });
               return new Promise<void>((resolve) => (finished = resolve));
             },
           );

@@ -10,6 +10,8 @@ import { Log } from './backend';
 import { findOnPath } from './config';
 
 export const MIN_PYTHON: [number, number] = [3, 11];
+/** What uv is asked for when no Python is found (`runtimes.ts`): any Python Symposium supports. */
+export const PYTHON_REQUEST = `>=${MIN_PYTHON.join('.')}`;
 /** Tried in this order when `symposium.python` is empty (the newest first): each a program on PATH
  * and the arguments that make it a Python. On Windows the `py` launcher (python.org's installer puts
  * it on PATH) with `-3` runs the newest Python 3 installed; then `python` (`python.exe`). */
@@ -125,9 +127,14 @@ export function backendArgv(venv: string): string[] {
   return [venvPython(venv), ...ISOLATED, '-m', 'symposium'];
 }
 
-/** Creates a venv at `dir` with `python` (through uv when it is on PATH); returns what ran, for errors. */
-export async function createVenv(dir: string, python: Python, env: NodeJS.ProcessEnv, log: Log): Promise<void> {
-  const uv = findOnPath('uv', pathOf(env));
+/** The uv to use: the one the vsix carries, else one on PATH, else none (then venv and pip). */
+export function uvOf(env: NodeJS.ProcessEnv, bundled?: string): string | undefined {
+  return bundled ?? findOnPath('uv', pathOf(env));
+}
+
+/** Creates a venv at `dir` with `python` (through uv when there is one); returns what ran, for errors. */
+export async function createVenv(dir: string, python: Python, env: NodeJS.ProcessEnv, log: Log, bundledUv?: string): Promise<void> {
+  const uv = uvOf(env, bundledUv);
   const [command, args] = uv ? [uv, ['venv', '--quiet', '--python', python.path, dir]] : [python.path, ['-m', 'venv', dir]];
   log.info(`creating a venv: ${command} ${args.join(' ')}`);
   const done = await run(command, args, { env, timeoutMs: 120_000 });
@@ -143,8 +150,8 @@ export async function createVenv(dir: string, python: Python, env: NodeJS.Proces
 }
 
 /** `pip install` (or `uv pip install`) into the venv; `what` names the thing for error messages. */
-export async function pipInstall(venv: string, requirements: string[], what: string, env: NodeJS.ProcessEnv, log: Log): Promise<void> {
-  const uv = findOnPath('uv', pathOf(env));
+export async function pipInstall(venv: string, requirements: string[], what: string, env: NodeJS.ProcessEnv, log: Log, bundledUv?: string): Promise<void> {
+  const uv = uvOf(env, bundledUv);
   const python = venvPython(venv);
   const [command, args] = uv
     ? [uv, ['pip', 'install', '--quiet', '--python', python, ...requirements]]
@@ -184,14 +191,32 @@ export function lockBeside(wheel: string): string {
   return path.join(path.dirname(wheel), LOCK);
 }
 
+/** The locked wheels a per-platform vsix carries beside the backend's (`backend/wheels/`), if it does. */
+export function wheelsBeside(wheel: string): string | undefined {
+  const folder = path.join(path.dirname(wheel), 'wheels');
+  return fs.existsSync(folder) ? folder : undefined;
+}
+
 /** What the private venv installs, in two steps: the lock, each file checked against its hashes and
  * never an sdist (no package's code runs to install it), then the wheel alone, its ranges unused
- * (docs/reliability.md, "What the extension installs"). */
+ * (docs/reliability.md, "What the extension installs"). A per-platform vsix carries the lock's wheels:
+ * they are installed from there, no package index asked. */
 export function installSteps(wheel: string): { what: string; args: string[] }[] {
+  const wheels = wheelsBeside(wheel);
   return [
-    { what: 'the Symposium backend', args: ['--require-hashes', '--only-binary', ':all:', '-r', lockBeside(wheel)] },
+    { what: 'the Symposium backend', args: ['--require-hashes', '--only-binary', ':all:', ...(wheels ? ['--no-index', '--find-links', wheels] : []), '-r', lockBeside(wheel)] },
     { what: 'the Symposium backend', args: ['--no-deps', wheel] },
   ];
+}
+
+/** Packages PyPI has no wheel of for this platform (a per-platform vsix lists them in `wheels/MISSING`). */
+export function missingWheels(wheel: string): string[] {
+  const wheels = wheelsBeside(wheel);
+  try {
+    return wheels ? fs.readFileSync(path.join(wheels, 'MISSING'), 'utf8').split(/\s+/).filter(Boolean) : [];
+  } catch {
+    return [];
+  }
 }
 
 /** uv reads its own variables, not pip's: the package index a user chose with pip's (PIP_INDEX_URL and the
@@ -222,6 +247,12 @@ export interface BackendVenvOptions {
   log: Log;
   /** Called when the one-time setup starts (not when the venv is already there). */
   onSetup?: () => void;
+  /** What the setup is doing now, for its progress notification. */
+  progress?: (message: string) => void;
+  /** The uv the vsix carries (`runtimes.ts`), used for the venv and its installs. */
+  uv?: string;
+  /** A Python for `request` when none is found on this machine (uv's, `runtimes.ts`); absent: none is provisioned. */
+  provision?: (request: string) => Promise<Python>;
 }
 
 interface Stamp {
@@ -281,15 +312,32 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
     : !samePython ? `the backend venv was built with ${current.python}; rebuilding it with ${chosen?.path} (symposium.python)`
     : `the backend venv is from ${current.extensionVersion} (${current.wheel}); rebuilding it`,
   );
-  const python = await findPython(options.pythonSetting, env);
+  const missing = missingWheels(wheel);
+  if (missing.length) {
+    throw new SetupError(
+      `Symposium's backend cannot be installed on this platform: PyPI has no wheel of ${missing.join(', ')} for it, and Symposium never builds one from source`,
+      'See docs/development.md, "Packages per platform", for the platforms it supports.',
+    );
+  }
+  const python = await findPython(options.pythonSetting, env).catch((error: unknown) => {
+    // Only when the user named no Python: a Python they named that does not do is theirs to change.
+    if (!options.provision || options.pythonSetting.trim() || !(error instanceof SetupError)) {
+      throw error;
+    }
+    log.info(`${error.message}: provisioning one with uv`);
+    options.progress?.(`no Python ${PYTHON_REQUEST.slice(2)} or later found: downloading one into the extension's storage…`);
+    return options.provision(PYTHON_REQUEST);
+  });
   log.info(`using Python ${python.version} at ${python.path}`);
+  options.progress?.(`a Python venv in the extension's storage, with the backend this version carries (Python ${python.version})…`);
   fs.mkdirSync(storage, { recursive: true, mode: 0o700 });
   const building = fs.mkdtempSync(path.join(storage, `venv.${buildingTag()}`));
   try {
-    await createVenv(building, python, env, log);
-    // The lock's packages come from the index (the user's, if they set one: the same files, the same hashes); the wheel is local.
+    await createVenv(building, python, env, log, options.uv);
+    // The lock's packages come from the wheels the vsix carries, else the index (the user's, if they set one:
+    // the same files, the same hashes); the wheel is local.
     for (const step of installSteps(wheel)) {
-      await pipInstall(building, step.args, step.what, env, log);
+      await pipInstall(building, step.args, step.what, env, log, options.uv);
     }
     const check = await run(venvPython(building), [...ISOLATED, '-m', 'symposium', '--help'], { env, timeoutMs: 60_000 });
     if (check.code !== 0) {

@@ -22,7 +22,7 @@ import pytest
 import trio
 
 from symposium.client import BackendClient, process_agent, user
-from tests.conftest import installed_adapter, pinned
+from tests.support import catalogue_agents
 from tests.support.claude import claude_env, installed_claude
 from tests.support.codex import MODEL, installed_codex
 from tests.support.fake_anthropic import FakeAnthropic
@@ -34,7 +34,9 @@ OPENAI_KEY = "sk-proj-fake-openai-key-for-sign-in"
 
 
 def installed_gemini() -> tuple[str, str] | str:
-    return installed_adapter("gemini", "@google/gemini-cli", pinned("GEMINI_CLI_VERSION"), "bundle", "gemini.js")
+    """(node, Gemini CLI's script) as Add Agent installs the catalogue's; its `--acp` is this test's to give."""
+    found = catalogue_agents.installed("gemini")
+    return found if isinstance(found, str) else (found.command()[0], found.command()[1])
 
 
 def found(installed: Any) -> tuple[str, str]:

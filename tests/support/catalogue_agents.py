@@ -1,5 +1,6 @@
 """Every agent of the bundled catalogue distributed on npm or PyPI, installed for the tests at its catalogue
-version, the way Add Agent installs it (extension/src/agents/install.ts), into a cache outside the repo.
+version by the extension's own installer (extension/src/agents/install.ts, compiled, run by node through
+extension/src/test/installAgent.ts): what Add Agent does, not a copy of it. Into a cache outside the repo.
 
     python3 -m tests.support.catalogue_agents install [ID...]   install what is missing (parallel, bounded)
     python3 -m tests.support.catalogue_agents list               each agent's install state, as JSON lines
@@ -7,15 +8,15 @@ version, the way Add Agent installs it (extension/src/agents/install.ts), into a
 Stdlib only: `make agents` runs it with the system's python3, before any venv exists.
 
 The list comes from `extension/catalogue/registry.json` (the catalogue users see), never from a hand
-list: an npm agent (`distribution.npx`) is `npm install --prefix`ed into
-`${SYMPOSIUM_AGENTS_CACHE:-~/.cache/symposium-agents}/<package>-<version>` and run with `node` on the
-executable npx would pick (its `cmd`, its only bin, or the one named as the package); a PyPI agent
-(`distribution.uvx`) gets a venv of its own there, from a python3 on PATH whose version the package accepts.
+list. Each agent is installed into `${SYMPOSIUM_AGENTS_CACHE:-~/.cache/symposium-agents}/agents/<id>@<version>`
+as Add Agent installs it under the extension's storage, and started with the command, arguments and
+environment its install record names (`symposium-install.json`: what Add Agent writes into `symposium.agents`).
 
 An agent that runs another program it does not bring (its prerequisite: an executable the user installs
 first, as its README says) lists it under `requires` in tests/support/agents.toml, as data:
-`requires = [{ npm = "package@version", bin = "name" }]`; it is installed into the same cache, the same way,
-and its executables' folder (`bin_folder`) is what the agent's entry puts on its PATH.
+`requires = [{ npm = "package@version", bin = "name" }]`; it is `npm install`ed into the same cache, as its
+user would install it (Add Agent does not), and its executables' folder (`bin_folder`) is what the agent's
+entry puts on its PATH.
 
 An install that fails leaves `<folder>.failed` (JSON: why, when, how long it took), which the tests read to
 skip with that reason; it is tried again after RETRY_AFTER (or with SYMPOSIUM_AGENTS_RETRY=1). The whole
@@ -26,6 +27,7 @@ not started by then is reported, and tried on the next run).
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -33,8 +35,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +50,9 @@ INSTALL_TIMEOUT = 600  # seconds for one install (the biggest agents take two mi
 BUDGET = 1800  # seconds for all the installs of one run, by default
 PARALLEL = 3  # installs at once: the time is the registry's downloads, not the 2 cores
 RETRY_AFTER = 24 * 3600  # a failed install is tried again after this long
-INSTALLED = ".installed"  # written last in a finished install folder (as scripts/install-agents.sh does)
+OVERRIDES = ROOT / "extension" / "catalogue" / "overrides.json"  # applied as Add Agent applies them
+RECORD = "symposium-install.json"  # what the extension's installer writes last, beside what it installed
+REQUIREMENT = ".requirement"  # written last in a requirement's folder
 
 
 def fill(value: Any, **names: str) -> Any:
@@ -70,34 +75,35 @@ def cache() -> Path:
 
 @dataclass(frozen=True)
 class CatalogueAgent:
-    """One npm or PyPI agent of the catalogue, as Add Agent would install and run it."""
+    """One npm or PyPI agent of the catalogue (or a program one runs, `requirement`), and where it is installed."""
 
     id: str
     name: str
     version: str
     kind: str  # "npm" or "pypi"
-    package: str  # the package's name, without its version
-    spec: str  # what is installed: `name@version` (npm) or `name==version` (pip)
-    cmd: str | None  # the executable the entry names, if any
-    args: tuple[str, ...]
-    env: dict[str, str] = field(default_factory=dict, hash=False)
+    spec: str  # what is installed: `name@version` (npm) or `name==version` (pip), as the docs' table shows it
+    cmd: str | None = None  # a requirement's executable, which the agent runs
+    requirement: bool = False
+    catalogued: bool = True  # False: an npm agent only agents.toml names (`npm`), installed as a catalogue entry would be
 
     @property
     def folder(self) -> Path:
-        # The package's name without its scope (as scripts/install-agents.sh names its folders, so an
-        # agent both install is installed once), its scope after it when a scope's name alone is vague.
-        scope, _, unscoped = self.package.rpartition("/")
-        version = self.spec.rsplit("==" if self.kind == "pypi" else "@", 1)[-1]
-        if scope and unscoped in ("cli", "agent", "acp", "core"):
-            unscoped = f"{scope.lstrip('@')}-{unscoped}"
-        return cache() / (f"{unscoped}-{version}" if self.kind == "npm" else f"pypi-{unscoped}-{version}")
+        # Where the extension's installer puts it under its root (`<id>@<version>`), as Add Agent does.
+        return cache() / "agents" / f"{self.id}@{self.version}"
 
     @property
     def failure_file(self) -> Path:
         return self.folder.with_name(self.folder.name + ".failed")
 
+    def record(self) -> dict[str, Any] | None:
+        """Its install record (what the installer wrote: command, args, env), once installed."""
+        try:
+            return json.loads((self.folder / RECORD).read_text())
+        except (OSError, ValueError):
+            return None
+
     def installed(self) -> bool:
-        return (self.folder / INSTALLED).is_file()
+        return (self.folder / REQUIREMENT).is_file() if self.requirement else self.record() is not None
 
     def failure(self) -> dict[str, Any] | None:
         """Why its last install failed (`reason`, `at`, `seconds`), if it did."""
@@ -107,19 +113,20 @@ class CatalogueAgent:
             return None
 
     def command(self) -> list[str]:
-        """How Add Agent would start it (command and arguments), once installed."""
-        if self.kind == "npm":
-            package_dir = self.folder / "node_modules" / self.package
-            script = package_dir / bin_script(package_dir, self.package, self.cmd)
-            if is_javascript(script):
-                return [shutil.which("node") or "node", str(script), *self.args]
-            return [str(script), *self.args]  # a native executable (or a script for another interpreter)
-        return [str(self.folder / "venv" / "bin" / venv_script(self.folder / "venv", self.package, self.cmd)), *self.args]
+        """How Add Agent starts it (command and arguments): its install record's."""
+        record = self.record()
+        assert record is not None, f"{self.id} is not installed"
+        return [record["command"], *record["args"]]
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment its `symposium.agents` entry gets (the catalogue's, and what the installer adds)."""
+        return dict((self.record() or {}).get("env") or {})
 
     @property
     def bin_folder(self) -> Path:
-        """Where its executables are linked (what `npm install -g` puts on a user's PATH)."""
-        return self.folder / "node_modules" / ".bin" if self.kind == "npm" else self.folder / "venv" / "bin"
+        """Where a requirement's executables are linked (what `npm install -g` puts on a user's PATH)."""
+        return self.folder / "node_modules" / ".bin"
 
 
 def requires(agent: CatalogueAgent, table: Path = TABLE) -> list[CatalogueAgent]:
@@ -133,90 +140,46 @@ def requires(agent: CatalogueAgent, table: Path = TABLE) -> list[CatalogueAgent]
     found = []
     for need in listed:
         package, _, version = need["npm"].rpartition("@")
-        found.append(CatalogueAgent(f"{agent.id} needs {need['bin']}", need["bin"], version, "npm", package, need["npm"], need["bin"], ()))
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", package.lstrip("@"))
+        found.append(CatalogueAgent(f"{agent.id}-needs-{name}", need["bin"], version, "npm", need["npm"], need["bin"], requirement=True))
     return found
 
 
+def uncatalogued(id: str, table: Path = TABLE) -> CatalogueAgent | None:
+    """An agent agents.toml names by its npm package (`npm = "package@version"`) that the catalogue does not
+    list (any more): one the drivers run, installed by the same installer, as an npm catalogue entry."""
+    try:
+        import tomllib
+    except ImportError:
+        return None
+    spec = tomllib.loads(table.read_text()).get(id, {}).get("npm")
+    if not spec:
+        return None
+    return CatalogueAgent(id, id, spec.rpartition("@")[2], "npm", spec, catalogued=False)
+
+
 def load(catalogue: Path = CATALOGUE) -> list[CatalogueAgent]:
-    """The catalogue's npm and PyPI agents, in its order."""
+    """The catalogue's npm and PyPI agents, in its order (the installer reads the rest of each entry)."""
     data = json.loads(catalogue.read_text())
     agents = []
     for entry in data.get("agents", []):
         dist = entry.get("distribution") or {}
         if "npx" in dist:
-            kind, how = "npm", dist["npx"]
-            package, _, version = how["package"].rpartition("@")
-            if not package:  # no version in the spec
-                package, version = how["package"], entry["version"]
-            spec = f"{package}@{version}"
+            kind, package = "npm", dist["npx"]["package"]
+            name, _, version = package.rpartition("@")
+            spec = package if name else f"{package}@{entry['version']}"
         elif "uvx" in dist:
-            kind, how = "pypi", dist["uvx"]
-            found = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?(?:==|@)(\S+)$", how["package"])
-            package, version = (found.group(1), found.group(2)) if found else (how["package"], entry["version"])
-            spec = f"{package}=={version}"
+            kind, package = "pypi", dist["uvx"]["package"]
+            found = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?(?:==|@)(\S+)$", package)
+            spec = f"{found.group(1)}=={found.group(2)}" if found else f"{package}=={entry['version']}"
         else:
             continue
-        agents.append(CatalogueAgent(entry["id"], entry.get("name", entry["id"]), entry.get("version", ""), kind, package, spec,
-                                     how.get("cmd"), tuple(how.get("args") or ()), dict(how.get("env") or {})))
+        agents.append(CatalogueAgent(entry["id"], entry.get("name", entry["id"]), entry.get("version", ""), kind, spec))
     return agents
 
 
 class InstallError(Exception):
     pass
-
-
-def bin_script(package_dir: Path, name: str, cmd: str | None) -> str:
-    """The package's executable as npx picks it: `cmd`, its only bin, or the one named as the package
-    (extension/src/agents/install.ts, binScript), relative to the package; a file inside it."""
-    manifest = json.loads((package_dir / "package.json").read_text())
-    bins = manifest.get("bin") or {}
-    if isinstance(bins, str):
-        bins = {name.rsplit("/", 1)[-1]: bins}
-    unscoped = name.rsplit("/", 1)[-1]
-    chosen = bins.get(cmd) if cmd else (next(iter(bins.values())) if len(bins) == 1 else bins.get(unscoped))
-    if not isinstance(chosen, str):
-        raise InstallError(f"{name} has {'executables ' + ', '.join(bins) + ' and none named ' + (cmd or unscoped) if bins else 'no executable'}")
-    real = (package_dir / chosen).resolve()
-    if not real.is_file() or package_dir.resolve() not in real.parents:
-        raise InstallError(f"{name}'s executable {chosen!r} is not a file inside the package")
-    return os.path.relpath(package_dir / chosen, package_dir)
-
-
-def is_javascript(path: Path) -> bool:
-    """Whether `node` runs this bin: a script without a `#!` line, or one naming node. npm also links
-    native executables and scripts for other interpreters as bins; those run as they are."""
-    with open(path, "rb") as file:
-        head = file.read(128)
-    if head.startswith(b"\x7fELF") or head.startswith(b"MZ") or head[:4] in (b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe"):
-        return False
-    if head.startswith(b"#!"):
-        return b"node" in head.split(b"\n", 1)[0]
-    return True
-
-
-SCRIPTS = """
-import importlib.metadata as m, json, re, sys
-want = re.sub(r"[-_.]+", "-", sys.argv[1]).lower()
-for d in m.distributions():
-    if re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() == want:
-        print(json.dumps([e.name for e in d.entry_points if e.group == "console_scripts"]))
-        break
-else:
-    print("null")
-"""
-
-
-def venv_script(venv: Path, name: str, cmd: str | None) -> str:
-    """The executable uvx runs: `cmd`, the one named as the package, else its only one."""
-    if cmd:
-        return cmd
-    listed = subprocess.run([str(venv / "bin" / "python"), "-c", SCRIPTS, name], capture_output=True, text=True, timeout=60)
-    scripts = json.loads(listed.stdout.strip() or "null") or []
-    norm = lambda s: re.sub(r"[-_.]+", "-", s).lower()  # noqa: E731
-    chosen = next((s for s in scripts if norm(s) == norm(name)), scripts[0] if len(scripts) == 1 else None)
-    if chosen is None:
-        raise InstallError(f"{name} has {'executables ' + ', '.join(scripts) + ' and none named ' + name if scripts else 'no executable'}")
-    return chosen
 
 
 def _tail(text: str, lines: int = 4) -> str:
@@ -227,131 +190,96 @@ def _tail(text: str, lines: int = 4) -> str:
     return re.sub(r"https?://\S+", "(an address outside the registry)", said)[-600:]  # no hosts in what we write down
 
 
-def _run(argv: list[str], timeout: float, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+_installer_lock = threading.Lock()
+
+
+@functools.cache
+def _built_installer() -> Path:
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "install-agents.sh"), "--installer"], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise InstallError(f"the extension's installer could not be built: {_tail(done.stderr)}")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def installer() -> Path:
+    """The extension's installer as node runs it (built by scripts/install-agents.sh --installer when missing or older than its sources)."""
+    with _installer_lock:
+        return _built_installer()
+
+
+def _install_agent(agent: CatalogueAgent, timeout: float) -> None:
+    """Add Agent's install: the extension's installer, through node."""
+    node = shutil.which("node")
+    if not node:
+        raise InstallError("node is needed to run the extension's installer")
+    which = ["--catalogue", str(CATALOGUE), "--overrides", str(OVERRIDES), agent.id] if agent.catalogued else ["--npm", agent.spec, "--id", agent.id]
+    argv = [node, str(installer()), "--root", str(agent.folder.parent), *which]
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kwargs)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:
-        raise InstallError(f"{argv[0]} did not finish in {timeout:.0f} s") from exc
+        raise InstallError(f"the install did not finish in {timeout:.0f} s") from exc
+    said = json.loads((done.stdout.strip().splitlines() or ["{}"])[-1] or "{}")
+    if done.returncode != 0 or "error" in said:
+        raise InstallError(_tail(f"{said.get('error', 'the installer failed')}" + (f": {said['detail']}" if said.get("detail") else ""), 3)
+                           if said else f"the installer failed: {_tail(done.stderr)}")
 
 
-def _install_npm(agent: CatalogueAgent, staging: Path, timeout: float) -> None:
-    if not shutil.which("npm") or not shutil.which("node"):
-        raise InstallError("node and npm are needed to install an npm agent")
-    # As Add Agent does (no --engine-strict: npm warns on an engine it does not match, and installs).
-    done = _run(["npm", "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error", "--omit=dev", agent.spec], timeout)
-    if done.returncode != 0:
-        output = done.stderr + done.stdout
-        script = re.search(r"npm error path \S*node_modules/(\S+)\s+npm error command failed\s+npm error command sh -c (.*)", output)
-        if script:  # an install script (postinstall...) failed: whatever it said is its own
-            raise InstallError(f"{agent.spec}: the install script of {script.group(1)} (`{script.group(2).strip()}`) failed: {_tail(output.split('npm error command sh -c', 1)[1], 3)}")
-        if "ETARGET" in output or "No matching version" in output:
-            raise InstallError(f"{agent.spec} is not on the npm registry here (ETARGET)")
-        if "E404" in output:
-            missing = re.search(r"404 Not Found - GET \S+?/((?:@[^/\s]+/|@[^%\s]+%2[fF])?[^/\s]+)\s", output)
-            name = missing.group(1).replace("%2f", "/").replace("%2F", "/") if missing else agent.package
-            raise InstallError(f"{name} is not on the npm registry here (E404)" + ("" if name == agent.package else f", needed by {agent.spec}"))
-        raise InstallError(f"npm could not install {agent.spec}: {_tail(output)}")
-    bin_script(staging / "node_modules" / agent.package, agent.package, agent.cmd)
-
-
-def requires_python(agent: CatalogueAgent, timeout: float) -> str | None:
-    """The package's Requires-Python, from the registry's metadata as pip sees it (None if it says none)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        done = _run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", scratch,
-                     "--python-version", "3.13", "--only-binary=:all:", agent.spec], timeout)
-        for wheel in Path(scratch).glob("*.whl"):
-            import zipfile
-
-            with zipfile.ZipFile(wheel) as archive:
-                metadata = next((n for n in archive.namelist() if n.endswith(".dist-info/METADATA")), None)
-                if metadata:
-                    found = re.search(r"^Requires-Python:\s*(.+)$", archive.read(metadata).decode(errors="replace"), re.M)
-                    return found.group(1).strip() if found else None
+def _install_requirement(need: CatalogueAgent, timeout: float) -> None:
+    """A program an agent runs and does not bring, installed as its user would: `npm install --prefix`."""
+    if not shutil.which("npm"):
+        raise InstallError("npm is needed to install what the agent runs")
+    staging = Path(tempfile.mkdtemp(prefix=".staging.", dir=need.folder.parent))
+    try:
+        done = subprocess.run(["npm", "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error", need.spec],
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
-            raise InstallError(f"{agent.spec} is not on PyPI here: {_tail(done.stderr + done.stdout, 2)}")
-    return None
-
-
-def _accepts(requirement: str | None, version: tuple[int, int]) -> bool:
-    """Whether a Requires-Python of the usual forms (>=, >, <, <=, ==X.Y.*, !=, comma-joined) accepts X.Y."""
-    if not requirement:
-        return True
-    for clause in requirement.split(","):
-        found = re.match(r"\s*(>=|<=|==|!=|~=|>|<)\s*(\d+)(?:\.(\d+))?", clause)
-        if not found:
-            continue
-        op, want = found.group(1), (int(found.group(2)), int(found.group(3) or 0))
-        ok = {">=": version >= want, ">": version > want, "<": version < want, "<=": version <= want,
-              "==": version == want, "!=": version != want, "~=": version >= want}[op]
-        if not ok:
-            return False
-    return True
-
-
-def pythons() -> list[tuple[tuple[int, int], str]]:
-    """The python3 interpreters on PATH, newest first, with their versions."""
-    found: dict[tuple[int, int], str] = {}
-    for name in ("python3.14", "python3.13", "python3.12", "python3.11", "python3.10", "python3"):
-        path = shutil.which(name)
-        if not path:
-            continue
-        done = subprocess.run([path, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True)
-        if done.returncode == 0:
-            major, minor = map(int, done.stdout.split())
-            found.setdefault((major, minor), path)
-    return sorted(found.items(), reverse=True)
-
-
-def _install_pypi(agent: CatalogueAgent, staging: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    wanted = requires_python(agent, timeout)
-    usable = [path for version, path in pythons() if _accepts(wanted, version)]
-    if not usable:
-        have = ", ".join(f"{v[0]}.{v[1]}" for v, _ in pythons()) or "none"
-        raise InstallError(f"{agent.spec} needs Python {wanted}; this machine has {have}")
-    venv = staging / "venv"
-    done = _run([usable[0], "-m", "venv", str(venv)], 120)
-    if done.returncode != 0:
-        raise InstallError(f"no venv: {_tail(done.stderr)}")
-    done = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", agent.spec],
-                max(30.0, deadline - time.monotonic()))
-    if done.returncode != 0:
-        raise InstallError(f"pip could not install {agent.spec}: {_tail(done.stderr + done.stdout)}")
-    venv_script(venv, agent.package, agent.cmd)
+            raise InstallError(f"npm could not install {need.spec}: {_tail(done.stderr + done.stdout)}")
+        (staging / REQUIREMENT).write_text(need.spec)
+        shutil.rmtree(need.folder, ignore_errors=True)
+        staging.rename(need.folder)
+    except subprocess.TimeoutExpired as exc:
+        raise InstallError(f"npm did not finish in {timeout:.0f} s") from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def install(agent: CatalogueAgent, timeout: float = INSTALL_TIMEOUT) -> tuple[bool, str, float]:
-    """Install one agent into its folder: (installed, what happened, seconds)."""
+    """Install one agent (or one requirement) into its folder: (installed, what happened, seconds)."""
     start = time.monotonic()
-    dest = agent.folder
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging.", dir=dest.parent))
+    agent.folder.parent.mkdir(parents=True, exist_ok=True)
     try:
-        if agent.kind == "npm":
-            _install_npm(agent, staging, timeout)
-        else:
-            # A venv is built in place (its scripts name its own path), as Add Agent builds it.
-            shutil.rmtree(dest, ignore_errors=True)
-            dest.mkdir()
-            _install_pypi(agent, dest, timeout)
-            (dest / INSTALLED).touch()
-            agent.failure_file.unlink(missing_ok=True)
-            return True, "installed", time.monotonic() - start
-        staging.chmod(0o755)
-        (staging / INSTALLED).touch()
+        (_install_requirement if agent.requirement else _install_agent)(agent, timeout)
         if not agent.installed():
-            shutil.rmtree(dest, ignore_errors=True)
-            staging.rename(dest)
+            raise InstallError("the installer said it installed it, and left no install record")
         agent.failure_file.unlink(missing_ok=True)
         return True, "installed", time.monotonic() - start
     except (InstallError, OSError, ValueError) as exc:
         seconds = time.monotonic() - start
-        if agent.kind == "pypi":
-            shutil.rmtree(dest, ignore_errors=True)
         agent.failure_file.write_text(json.dumps({"reason": str(exc), "at": time.time(), "seconds": round(seconds, 1)}))
         return False, str(exc), seconds
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+
+def installed(id: str) -> CatalogueAgent | str:
+    """The catalogue's agent `id`, installing it if need be (so a test run alone finds it on a clean machine);
+    or why it cannot be had."""
+    agent = next((a for a in load() if a.id == id), None) or uncatalogued(id)
+    if agent is None:
+        return f"neither the catalogue nor tests/support/agents.toml names an npm or PyPI agent {id}"
+    if not agent.installed():
+        ok, why, _ = install(agent)
+        if not ok:
+            return f"{agent.name} {agent.version} could not be installed: {why}"
+    return agent
+
+
+def installed_script(id: str) -> tuple[str, str] | str:
+    """(node, the script it runs) of the catalogue's npm agent `id`, as its install record names them,
+    installing it if need be; or why it cannot be had. For the drivers that start it themselves."""
+    found = installed(id)
+    if isinstance(found, str):
+        return found
+    command, *args = found.command()
+    return (command, args[0]) if len(args) == 1 else f"{id} runs {command} with {len(args)} arguments, not one script"
 
 
 def state(agent: CatalogueAgent) -> dict[str, Any]:
@@ -362,12 +290,21 @@ def state(agent: CatalogueAgent) -> dict[str, Any]:
     return {"id": agent.id, "installed": False, "reason": failed["reason"] if failed else "not installed yet (make agents installs it)"}
 
 
+def uncatalogued_all(table: Path = TABLE) -> list[CatalogueAgent]:
+    """Every agent agents.toml names by its npm package only (`uncatalogued`)."""
+    try:
+        import tomllib
+    except ImportError:
+        return []
+    return [agent for id in tomllib.loads(table.read_text()) if (agent := uncatalogued(id, table))]
+
+
 def install_all(ids: list[str], budget: float) -> int:
-    agents = load()
+    agents = load() + uncatalogued_all()
     chosen = [a for a in agents if not ids or a.id in ids]
     unknown = set(ids) - {a.id for a in agents}
     if unknown:
-        print(f"install-agents: not npm/PyPI agents of the catalogue: {', '.join(sorted(unknown))}", file=sys.stderr)
+        print(f"install-agents: not npm/PyPI agents of the catalogue or agents.toml: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
     retry = os.environ.get("SYMPOSIUM_AGENTS_RETRY") == "1"
     todo = []

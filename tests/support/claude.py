@@ -1,7 +1,8 @@
 """Claude Code (the `@agentclientprotocol/claude-agent-acp` adapter) as a test agent, fully offline.
 
-`scripts/install-agents.sh` installs the pinned adapter into a cache outside the repo (`make test`
-runs it; `installed_claude()` runs it too, so pytest alone works). The agent runs behind
+`scripts/install-agents.sh` installs the catalogue's adapter (extension/catalogue/registry.json, `claude-acp`)
+with the extension's installer into a cache outside the repo (`make test` runs it; `installed_claude()` runs
+it too, so pytest alone works). The agent runs behind
 `tests/support/acp_tee.py`, which records its ACP traffic, with an isolated HOME and its model calls going
 to a `FakeAnthropic` server the test scripts.
 """
@@ -12,18 +13,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import installed_adapter, pinned
+from tests.support import catalogue_agents
 from tests.support import fake_anthropic
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.real_agent import RealAgent
 
-PACKAGE = "@agentclientprotocol/claude-agent-acp"
-VERSION = pinned("CLAUDE_AGENT_ACP_VERSION")
+ID = "claude-acp"  # the catalogue's: its version and package are the catalogue's
+PACKAGE, _, VERSION = next(a.spec for a in catalogue_agents.load() if a.id == ID).rpartition("@")
 
 
 def installed_claude() -> tuple[str, str] | str:
-    """(node, the adapter's entry point), installing it if need be; or why it cannot be had."""
-    return installed_adapter("claude", PACKAGE, VERSION, "dist", "index.js")
+    """(node, the adapter's entry point) as Add Agent installs it, installing it if need be; or why it cannot be had."""
+    return catalogue_agents.installed_script(ID)
 
 
 def claude_env(api_url: str, home: Path) -> dict[str, str]:

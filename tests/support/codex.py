@@ -1,8 +1,9 @@
-"""Codex (the `@zed-industries/codex-acp` adapter) as a test agent, fully offline.
+"""Codex (Zed's `@zed-industries/codex-acp` adapter) as a test agent, fully offline.
 
-`scripts/install-agents.sh` installs the pinned adapter into a cache outside the repo (`make test`
-runs it; `installed_codex()` runs it too, so pytest alone works); its native binary comes from the
-per-platform registry package the adapter lists as an optional dependency. The agent runs behind
+`scripts/install-agents.sh` installs the adapter tests/support/agents.toml names (`[zed-codex-acp]`) with the
+extension's installer into a cache outside the repo (`make test` runs it; `installed_codex()` runs it too,
+so pytest alone works); its native binary comes from the per-platform registry package the adapter lists
+as an optional dependency. The agent runs behind
 `tests/support/acp_tee.py`, which records its ACP traffic, with a HOME and a CODEX_HOME of the test's own
 (nothing of the user's is read or written) whose config.toml makes a `FakeOpenAI` server the model
 provider: a custom provider speaking the Responses API, its key in an environment variable.
@@ -13,13 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import installed_adapter, pinned
+from tests.support import catalogue_agents
 from tests.support import fake_openai
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.real_agent import RealAgent
 
-VERSION = pinned("CODEX_ACP_VERSION")
-PACKAGE = "@zed-industries/codex-acp"
+ID = "zed-codex-acp"  # its package and version: tests/support/agents.toml (the catalogue's `codex-acp` is another adapter)
 MODEL = "gpt-5.4-mini"  # a model Codex knows (its metadata is bundled), served by the fake
 PROVIDER = "symposium_fake"
 KEY_VARIABLE = "SYMPOSIUM_FAKE_OPENAI_KEY"
@@ -27,8 +27,8 @@ KEY = "sk-fake-codex-key"
 
 
 def installed_codex() -> tuple[str, str] | str:
-    """(node, the adapter's entry point), installing it if need be; or why it cannot be had."""
-    return installed_adapter("codex", PACKAGE, VERSION, "bin", "codex-acp.js")
+    """(node, the adapter's entry point) as Add Agent installs it, installing it if need be; or why it cannot be had."""
+    return catalogue_agents.installed_script(ID)
 
 
 def config_toml(api: FakeOpenAI, *, approval_policy: str, sandbox_mode: str = "danger-full-access") -> str:

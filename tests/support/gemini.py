@@ -22,20 +22,9 @@ ID = "gemini"
 TEE = Path(__file__).resolve().parent / "acp_tee.py"
 
 
-def _catalogued() -> catalogue_agents.CatalogueAgent | None:
-    return next((a for a in catalogue_agents.load() if a.id == ID), None)
-
-
 def installed_gemini() -> catalogue_agents.CatalogueAgent | str:
     """The catalogue's Gemini CLI, installing it if need be; or why it cannot be had."""
-    agent = _catalogued()
-    if agent is None:
-        return "the catalogue has no Gemini CLI distributed on npm"
-    if not agent.installed():
-        ok, why, _ = catalogue_agents.install(agent)
-        if not ok:
-            return f"Gemini CLI {agent.version} could not be installed: {why}"
-    return agent
+    return catalogue_agents.installed(ID)
 
 
 def known() -> dict[str, Any]:

@@ -10,7 +10,9 @@ import { Catalogue, loadCatalogue, REGISTRY_URL } from './catalogue';
 import { installedVersion } from './installedVersion';
 import { CatalogueAgent, compareVersions, installMethod, Method, sameVersion, updateFor } from './registry';
 import { agentId, AgentSetting, readAgents, wireAgent } from '../config';
-import { InstallRecord, installAgent, pypiRequiresPython, readRecords, recordOf, saveRecord, settingFor, VersionMissing, withNpmVersion } from './install';
+import { InstallOptions, InstallRecord, installAgent, readRecords, recordOf, saveRecord, settingFor } from './install';
+import { VersionMissing, withNpmVersion } from './installers/npm';
+import { pypiRequiresPython } from './installers/pypi';
 import { Python, SetupError } from '../setup';
 import { SignIn } from '../signIn';
 import { buttons } from '../signInMethods';
@@ -22,6 +24,8 @@ export interface AgentsContext {
   log: vscode.LogOutputChannel;
   warmup: Warmup;
   python: () => Promise<Python>;
+  /** What the vsix carries for installs: VS Code's Node with its npm, uv and the Pythons it provisions (`runtimes.ts`). */
+  runtimes: Pick<InstallOptions, 'node' | 'uv' | 'provision'>;
   /** The manual entry of a command line (Manage Agents' editor). */
   addByHand: () => Promise<void>;
   signIn: SignIn;
@@ -110,7 +114,7 @@ async function install(agent: CatalogueAgent, ctx: AgentsContext): Promise<void>
   try {
     record = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Symposium: installing ${agent.name} ${agent.version}` },
-      () => installAgent(agent, { root: agentsRoot(ctx.storage), python: ctx.python, requiresPython: pypiRequiresPython, log: ctx.log }),
+      () => installAgent(agent, { root: agentsRoot(ctx.storage), python: ctx.python, requiresPython: pypiRequiresPython, log: ctx.log, ...ctx.runtimes }),
     );
   } catch (error) {
     if (error instanceof VersionMissing && error.newest) {

@@ -7,7 +7,8 @@ import * as vscode from 'vscode';
 import { Backend } from '../backend';
 import { Keychain } from '../keys';
 import { SignIn } from '../signIn';
-import { findPython } from '../setup';
+import { findPython, PYTHON_REQUEST, SetupError } from '../setup';
+import { bundledRuntimes, hostNode, provisionPython, unpackNpm } from '../runtimes';
 import { Warmup } from '../warmup';
 import { addAgent, agentsRoot, updateAgent } from './addAgent';
 import { addByHand, manageAgents, openChatWith, signInToAgent } from './manage';
@@ -23,12 +24,24 @@ export interface AgentManagement {
 }
 
 export function registerAgentCommands({ extensionPath, storage, backend, warmup, log, signIn, keychain }: AgentManagement): vscode.Disposable[] {
+  const { uv, npmTarball } = bundledRuntimes(extensionPath);
+  const provision = uv ? (request: string) => provisionPython(uv, storage, request, process.env, log) : undefined;
   const context = {
     extensionPath,
     storage,
     log,
     warmup,
-    python: () => findPython(vscode.workspace.getConfiguration('symposium').get('python', '')),
+    // The Python Symposium uses (`symposium.python`, else PATH's), else one uv provisions (as the backend's setup does).
+    python: async () => {
+      const setting = vscode.workspace.getConfiguration('symposium').get('python', '');
+      return findPython(setting).catch((error: unknown) => {
+        if (!provision || setting.trim() || !(error instanceof SetupError)) {
+          throw error;
+        }
+        return provision(PYTHON_REQUEST);
+      });
+    },
+    runtimes: { node: hostNode(npmTarball ? () => unpackNpm(npmTarball, storage) : undefined), uv, provision },
     addByHand,
     signIn,
   };

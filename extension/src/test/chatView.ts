@@ -178,8 +178,9 @@ export class ChatView {
     await this.page.locator(`${VIEW} .model-picker-name`, { hasText: name }).first().waitFor({ timeout: UI_MS });
   }
 
-  /** Picks the model `name` in the model picker (Copilot Chat already enabled), unless it is picked. */
-  async pick(name: string): Promise<void> {
+  /** Picks the model `name` in the model picker (Copilot Chat already enabled), unless it is picked; with
+   * `description`, the row that also shows it (an agent's own row, "ACP agent", not its models'). */
+  async pick(name: string, description?: string): Promise<void> {
     const picked = this.view.locator('.model-picker-name', { hasText: name }).first();
     if (await picked.isVisible()) {
       return;
@@ -199,7 +200,7 @@ export class ChatView {
             await other.click();
           }
         }
-        await rows.filter({ hasText: name }).first().click({ timeout: 5_000 });
+        await rows.filter({ hasText: name }).filter({ hasText: description ?? name }).first().click({ timeout: 5_000 });
       } catch (error) {
         // Closed, so that the next try's click on the picker is not blocked by the open list.
         await this.page.keyboard.press('Escape');

@@ -1,5 +1,6 @@
-// What the code-server phases (runner.ts, install.ts) share: a page that logs its console, a free
-// loopback port, a bounded wait for code-server, and stopping a process group.
+// What the code-server phases (runner.ts, install.ts, bare.ts) share: how code-server is started and the
+// settings that keep it quiet, a page that logs its console, a free loopback port, a bounded wait for
+// code-server, and stopping a process group.
 
 import { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -7,6 +8,26 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Browser, Page } from 'playwright-core';
+
+/** code-server's arguments: on 127.0.0.1:`port`, no auth, no telemetry or update check, the test driver on. */
+export function serveArgs(port: number, dirs: Record<string, string>): string[] {
+  return [
+    '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
+    '--disable-workspace-trust', '--reconnection-grace-time', '5', '--vscode-option', 'enable-smoke-test-driver',
+    '--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, dirs.workspace,
+  ];
+}
+
+/** Settings that keep a test window to itself: no start page, tips, telemetry, trust prompt or updates. */
+export const QUIET_SETTINGS = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'telemetry.telemetryLevel': 'off',
+  'security.workspace.trust.enabled': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'update.mode': 'none',
+};
 
 export async function newPage(browser: Browser, out: string, name: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

@@ -10,9 +10,18 @@ import { run } from '../setup';
 
 export const FIXTURES = path.resolve(__dirname, '../../src/test/fixtures');
 
-/** `npm pack` of the echo agent into `dest`; returns the tarball's path. */
-export async function packEchoAgent(dest: string): Promise<string> {
-  const done = await run('npm', ['pack', '--silent', '--pack-destination', dest], { cwd: path.join(FIXTURES, 'echo-agent') });
+/** `npm pack` of the echo agent into `dest` (its package.json with `manifest` merged in); returns the tarball's path. */
+export async function packEchoAgent(dest: string, manifest?: object): Promise<string> {
+  let source = path.join(FIXTURES, 'echo-agent');
+  if (manifest) {
+    const copy = path.join(dest, 'echo-agent-source');
+    fs.cpSync(source, copy, { recursive: true });
+    const file = path.join(copy, 'package.json');
+    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), ...manifest }, null, 2));
+    source = copy;
+  }
+  fs.mkdirSync(dest, { recursive: true });
+  const done = await run('npm', ['pack', '--silent', '--pack-destination', dest], { cwd: source });
   const file = done.stdout.trim().split(/\r?\n/).pop() ?? '';
   if (done.code !== 0 || !file || !fs.existsSync(path.join(dest, file))) {
     throw new Error(`npm pack failed: ${done.stderr}`);

@@ -17,17 +17,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
-import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
+import { freePort, newPage, serveArgs, stopGroup, waitForServer } from './codeServer';
 import * as crypto from 'node:crypto';
 import { findPython, run } from '../setup';
 import { FileServer, packEchoAgent } from './fixtures';
+import { notification, openNotifications, pickInAddAgent } from './notifications';
 
 const EXTENSION = path.resolve(__dirname, '../..');
 const OUT = path.join(EXTENSION, 'out', 'install');
 const CODE_SERVER = process.env.CODE_SERVER ?? '';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const TIMEOUT_MS = 8 * 60_000;
-const UI_TIMEOUT_MS = 60_000;
 
 interface Check {
   name: string;
@@ -105,11 +105,7 @@ async function main(): Promise<number> {
     const base = `http://127.0.0.1:${port}`;
     code = spawn(
       CODE_SERVER,
-      [
-        '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-        '--disable-workspace-trust', '--reconnection-grace-time', '5', '--vscode-option', 'enable-smoke-test-driver',
-        '--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, dirs.workspace,
-      ],
+      serveArgs(port, dirs),
       { detached: true, stdio: ['ignore', log, log], env },
     );
     await waitForServer(code, `${base}/healthz`, OUT);
@@ -128,11 +124,11 @@ async function main(): Promise<number> {
     // The user's part, while the tests run. Under the test driver VS Code shows no notification
     // toasts, so the notification centre is opened to see them.
     await openNotifications(page);
-    const setupShown = Promise.any([notification(page, 'setting up its backend'), notification(page, 'backend is ready')]);
+    const setupShown = Promise.any([notification(page, 'setting up its backend', OUT), notification(page, 'backend is ready', OUT)]);
     const picked = pickInAddAgent(page, 'Echo Agent');
     // Picking closes the centre; the message stays in it until dismissed. Its "Manage Agents" button
     // opens Manage Agents, which shows the agent as installed. Then the tests may end.
-    const installedShown = picked.then(() => openNotifications(page)).then(() => notification(page, 'Echo Agent 1.0.0 is installed'));
+    const installedShown = picked.then(() => openNotifications(page)).then(() => notification(page, 'Echo Agent 1.0.0 is installed', OUT));
     const managed = installedShown
       .then(() => manageAgentsRow(page, 'Echo Agent', () => page.locator('.notifications-center .notification-list-item', { hasText: 'Echo Agent 1.0.0 is installed' }).getByRole('button', { name: 'Manage Agents' }).click()))
       .finally(() => fs.writeFileSync(uiDone, ''));
@@ -224,39 +220,6 @@ function prepareDriver(root: string): string {
   fs.cpSync(path.join(EXTENSION, 'out', 'test', 'installed'), path.join(driver, 'out', 'test', 'installed'), { recursive: true });
   fs.symlinkSync(path.join(EXTENSION, 'node_modules'), path.join(driver, 'node_modules')); // mocha
   return driver;
-}
-
-/** Opens the notification centre (clicking the status bar's bell, as a user would). */
-async function openNotifications(page: Page): Promise<void> {
-  const center = page.locator('.notifications-center.visible');
-  if (!(await center.count())) {
-    await page.locator('[id="status.notifications"]').click({ timeout: 60_000 });
-  }
-  await center.waitFor({ timeout: 10_000 });
-}
-
-/** Resolves with the text of the first notification containing `text` (bounded). */
-async function notification(page: Page, text: string): Promise<string> {
-  const toast = page.locator('.notifications-center .notification-list-item', { hasText: text }).first();
-  try {
-    await toast.waitFor({ timeout: UI_TIMEOUT_MS });
-  } catch (error) {
-    await page.screenshot({ path: path.join(OUT, `notification-missing-${text.replace(/\W+/g, '-')}.png`) }).catch(() => undefined);
-    fs.writeFileSync(path.join(OUT, `notification-missing-${text.replace(/\W+/g, '-')}.txt`), await page.locator('.notifications-center').innerText().catch(() => '(no centre)'));
-    throw error;
-  }
-  return (await toast.innerText()).replace(/\s+/g, ' ');
-}
-
-/** Waits for Add Agent's list, then picks the row `label` as a user would. */
-async function pickInAddAgent(page: Page, label: string): Promise<string> {
-  const widget = page.locator('.quick-input-widget', { hasText: 'Symposium: Add Agent' });
-  await widget.waitFor({ timeout: UI_TIMEOUT_MS });
-  const row = widget.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
-  await row.waitFor({ timeout: 30_000 });
-  const text = (await row.innerText()).replace(/\s+/g, ' ');
-  await row.click();
-  return text;
 }
 
 /** Opens Manage Agents (with `open`) and reads the row of `label`. */

@@ -24,7 +24,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
-import { freePort, newPage, stopGroup, waitForServer } from './codeServer';
+import { freePort, newPage, QUIET_SETTINGS, serveArgs, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
 import { byHand, CODEX_AGENT, FRESH_CLAUDE, GEMINI_AGENT, GEMINI_BY_HAND, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
@@ -85,11 +85,7 @@ async function main(): Promise<number> {
   const log = fs.openSync(path.join(OUT, 'code-server.log'), 'w');
   const server = spawn(
     CODE_SERVER,
-    [
-      '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-      '--disable-workspace-trust', '--reconnection-grace-time', '5', '--vscode-option', 'enable-smoke-test-driver',
-      '--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, dirs.workspace,
-    ],
+    serveArgs(port, dirs),
     {
       detached: true, // its own process group (setsid), so that stopping it stops its children too
       stdio: ['ignore', log, log],
@@ -230,13 +226,7 @@ function writeSettings(file: string, agents: object[], traceDir = '', extra: obj
     'symposium.traceDir': traceDir,
     'symposium.logLevel': 'info',
     'symposium.agents': agents,
-    'workbench.startupEditor': 'none',
-    'workbench.tips.enabled': false,
-    'telemetry.telemetryLevel': 'off',
-    'security.workspace.trust.enabled': false,
-    'extensions.autoCheckUpdates': false,
-    'extensions.autoUpdate': false,
-    'update.mode': 'none',
+    ...QUIET_SETTINGS,
     ...extra,
   };
   fs.writeFileSync(file, JSON.stringify(settings, null, 2));

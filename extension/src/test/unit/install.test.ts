@@ -12,9 +12,10 @@ import { spawnSync } from 'node:child_process';
 import { Backend } from '../../backend';
 import { CatalogueAgent, platformKey } from '../../agents/registry';
 import { wireAgent } from '../../config';
-import {
-  choosePython, classifyNpmFailure, requiredPython, InstallRecord, installAgent, LIMITS, pipRequirement, pythonSatisfies, readRecords, recordOf, settingFor, VersionMissing,
-} from '../../agents/install';
+import { InstallRecord, installAgent, readRecords, recordOf, settingFor } from '../../agents/install';
+import { LIMITS } from '../../agents/installers/common';
+import { classifyNpmFailure, VersionMissing } from '../../agents/installers/npm';
+import { choosePython, pipRequirement, pythonSatisfies, requiredPython } from '../../agents/installers/pypi';
 import { findPython, run, SetupError } from '../../setup';
 import { ResponsePart } from '../../wire';
 import { buildEchoWheel, FileServer, FIXTURES, packEchoAgent } from '../fixtures';

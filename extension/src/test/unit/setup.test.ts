@@ -131,6 +131,48 @@ describe('the private venv', () => {
     assert.match(accepted.log.lines.join('\n'), /--no-deps .*symposium-.*\.whl/);
   });
 
+  it('installs the lock from the wheels a platform\'s package carries, with no index; refuses where one has none', async () => {
+    const shipped = fs.mkdtempSync(path.join(dir, 'vsix-platform-'));
+    const wheels = path.join(shipped, 'wheels');
+    fs.mkdirSync(wheels);
+    const probe = await makeWheel(wheels, 'symposium_lock_probe', '1.0');
+    const sha = crypto.createHash('sha256').update(fs.readFileSync(probe)).digest('hex');
+    const wheel = path.join(shipped, path.basename(BUNDLED()));
+    fs.copyFileSync(BUNDLED(), wheel);
+    fs.writeFileSync(path.join(shipped, LOCK), `symposium-lock-probe==1.0 \\\n    --hash=sha256:${sha}\n`);
+    // An index nobody serves: only the carried wheels can satisfy the lock.
+    const offline = { ...process.env, PIP_CONFIG_FILE: os.devNull, PIP_INDEX_URL: 'http://127.0.0.1:9/simple', PIP_FIND_LINKS: '', PIP_NO_INDEX: '' };
+    const log = new MemoryLog();
+    const error = await ensureBackendVenv({ storage: fs.mkdtempSync(path.join(dir, 'storage-')), wheel, extensionVersion: '0.1.0', pythonSetting: '', env: offline, log }).then(() => undefined, (e: unknown) => e);
+    assert.ok(error instanceof SetupError, String(error));
+    assert.match(error.message, /installed but does not run/); // both steps ran (no trio: the probe stands for the lock)
+    assert.match(log.lines.join('\n'), new RegExp(`--no-index --find-links ${wheels.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} -r`));
+
+    fs.writeFileSync(path.join(wheels, 'MISSING'), 'cryptography\n');
+    await assert.rejects(ensureBackendVenv({ storage: fs.mkdtempSync(path.join(dir, 'storage-')), wheel, extensionVersion: '0.1.0', pythonSetting: '', env: offline, log }), (refused: SetupError) => {
+      assert.match(refused.message, /cannot be installed on this platform: PyPI has no wheel of cryptography for it/);
+      return true;
+    });
+  });
+
+  it('provisions a Python when none is found, and only when the user named none', async () => {
+    const shipped = fs.mkdtempSync(path.join(dir, 'vsix-noPython-'));
+    const wheel = path.join(shipped, path.basename(BUNDLED()));
+    fs.copyFileSync(BUNDLED(), wheel);
+    fs.writeFileSync(path.join(shipped, LOCK), '');
+    const bare = { ...process.env, PATH: fs.mkdtempSync(path.join(dir, 'empty-')) };
+    const asked: string[] = [];
+    const provision = async (request: string) => {
+      asked.push(request);
+      throw new SetupError('uv stands in here', 'nothing');
+    };
+    const storage = fs.mkdtempSync(path.join(dir, 'storage-'));
+    await assert.rejects(ensureBackendVenv({ storage, wheel, extensionVersion: '0.1.0', pythonSetting: '', env: bare, log: new MemoryLog(), provision }), /uv stands in here/);
+    assert.deepEqual(asked, ['>=3.11']);
+    await assert.rejects(ensureBackendVenv({ storage, wheel, extensionVersion: '0.1.0', pythonSetting: '/nonexistent/python3', env: bare, log: new MemoryLog(), provision }), /symposium\.python setting names/);
+    assert.deepEqual(asked, ['>=3.11']); // a Python the user named is theirs to change, never replaced
+  });
+
   it('hands uv the index a user chose with pip\'s variables (uv reads only its own)', () => {
     const env = uvEnv({ PIP_INDEX_URL: 'https://mirror/simple', PIP_FIND_LINKS: '/a /b', PIP_NO_INDEX: '1', UV_EXTRA_INDEX_URL: 'https://mine', PIP_EXTRA_INDEX_URL: 'https://theirs' });
     assert.equal(env.UV_INDEX_URL, 'https://mirror/simple');

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { agentHostNotice, AgentHostContext, BYOK_SETTING, NOTICE, REMOTE_NOTICE, TURN_ON } from '../../agentHost';
 import { installAgent } from '../../agents/install';
-import { npmCommand } from '../../agents/install';
+import { npmCommand } from '../../agents/installers/npm';
 import { Backend } from '../../backend';
 import { backendCommand, executableNames, findOnPath, joinCommandLine, splitCommandLine } from '../../config';
 import { byFile, samePath } from '../../edits';
