@@ -185,6 +185,12 @@ export class ChatView {
     if (await picked.isVisible()) {
       return;
     }
+    // A notification list left open (an earlier sign-in's) covers the picker: closed, as a user would.
+    const centre = this.page.locator('.notifications-center.visible');
+    if (await centre.isVisible()) {
+      await this.page.locator('[id="status.notifications"]').click({ timeout: UI_MS });
+      await centre.waitFor({ state: 'hidden', timeout: UI_MS });
+    }
     const rows = this.page.locator('.action-widget .monaco-list-row');
     // The list shows only the rows that fit: a model far down is found by searching, as a user does.
     const search = this.page.locator('.action-widget input[placeholder="Search models"]');
