@@ -146,7 +146,8 @@ class SessionActor:
         self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
         self._meter = UsageMeter()
         self._window: tuple[int, Window] | None = None  # the newest turn's window: its parts are counted there
-        self._delivered: dict[int, Delivery] = {}  # turn number → its delivery, while the machine may hold it
+        self._first: Delivery | None = None  # the first turn, from opening the session until `_serve` takes it
+        self._delivered: dict[int, Delivery] = {}  # turn number → its delivery, until it is answered
         self._usage: TurnUsage | None = None  # the ended prompt's, for the response it completes
         self._message_id: str | None = None  # the agent's latest message in the running prompt (protocol/forking.py)
         self._seqs: dict[int, int] = {}  # turn number → the conversation's own number (markers')
@@ -201,8 +202,12 @@ class SessionActor:
             if self._store is not None:
                 self._store.save(self.conversation, agent_key(self.agent), session.id, os.path.abspath(first.cwd or os.getcwd()))
             self._take_choices(session)
+            # A conversation may idle for days: no frame of ours holds its first turn (pasted
+            # images) past its answer (docs/reliability.md, "Bounded memory"). `_serve` takes it.
+            self._first = delivery
+            del delivery, first
             try:
-                await self._serve(delivery, session, bridge)
+                await self._serve(session, bridge)
             finally:
                 session.close()
         finally:
@@ -261,8 +266,11 @@ class SessionActor:
             return Origin(Resume(session_id, cwd, named=True))
         return Origin()
 
-    async def _serve(self, first: Delivery, session: AgentSession, bridge: ToolBridge) -> None:
-        """The loop: wait for what the machine wants, feed it, carry out its effects."""
+    async def _serve(self, session: AgentSession, bridge: ToolBridge) -> None:
+        """The loop: wait for what the machine wants, feed it, carry out its effects. The first
+        turn is `_first`, which it takes."""
+        first, self._first = self._first, None
+        assert first is not None
         machine = TurnMachine(cancel_timeout=self._settings.cancel_timeout)
         if session.loaded:
             # `session/load` replays the conversation as updates; the user has seen it.
@@ -272,21 +280,28 @@ class SessionActor:
                 else:
                     _taken(event)
         self._carry_out(machine.handle(self._arrived(first, session)), session, bridge)
+        del first
         while machine.wants is not Want.NOTHING:
-            turn = machine.current
-            if turn is None:
+            if machine.current is None:
                 await self._step(machine, session, bridge)
-                continue
-            delivery = self._delivered[turn.number]
-            with delivery.scope:  # History cancels it on lm/cancel, or when a newer turn supersedes it
-                while machine.current is turn:
-                    if machine.wants is Want.EVENT:
-                        # Backpressure: while VS Code has not read what this turn already said,
-                        # the agent's next events wait (and then the agent: `actors/flow.py`).
-                        await delivery.window.room()
-                    await self._step(machine, session, bridge)
-            if machine.current is turn:
-                self._carry_out(machine.handle(TurnCancelled(turn.number)), session, bridge)
+            else:
+                await self._answer(machine.current, machine, session, bridge)
+
+    async def _answer(self, turn: Turn, machine: TurnMachine, session: AgentSession, bridge: ToolBridge) -> None:
+        """Feed the machine while `turn` is its current one. Answered, the turn's delivery (its
+        messages: pasted images) is no longer held (docs/reliability.md, "Bounded memory")."""
+        delivery = self._delivered[turn.number]
+        with delivery.scope:  # History cancels it on lm/cancel, or when a newer turn supersedes it
+            while machine.current is turn:
+                if machine.wants is Want.EVENT:
+                    # Backpressure: while VS Code has not read what this turn already said,
+                    # the agent's next events wait (and then the agent: `actors/flow.py`).
+                    await delivery.window.room()
+                await self._step(machine, session, bridge)
+        if machine.current is turn:
+            self._carry_out(machine.handle(TurnCancelled(turn.number)), session, bridge)
+        if machine.current is not turn:
+            self._delivered.pop(turn.number, None)
 
     async def _step(self, machine: TurnMachine, session: AgentSession, bridge: ToolBridge) -> None:
         """Wait for one thing the machine wants, and carry out what it says to do."""

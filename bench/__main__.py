@@ -18,6 +18,7 @@ from bench import (
     cold_start,
     conversations,
     first_request,
+    held_images,
     large_tool_result,
     long_conversation,
     matching,
@@ -305,6 +306,17 @@ def _conversations() -> list[Row]:
     ]
 
 
+def _held_images() -> list[Row]:
+    h = held_images.measure()
+    few, many = held_images.FEW, held_images.MANY
+    return [(
+        f"idle conversations with a 1 MiB image each: RSS growth after {many} / after {few}",
+        f"{h['many_mb']:.0f} / {h['few_mb']:.0f} MB = {h['ratio']:.2f}x",
+        f"<= 1.5x (unbounded: about {many / few:.0f}x)",
+        h["ratio"] <= 1.5,
+    )]
+
+
 def _soak() -> list[Row]:
     s = soak.measure()
     before, after, outcomes = s["before"], s["after"], s["outcomes"]
@@ -353,6 +365,7 @@ MEASURES: list[tuple[str, Callable[[], list[Row]]]] = [
     ("large tool result", _large_tool_result),
     ("stderr flood", _stderr_flood),
     ("conversations", _conversations),
+    ("held images", _held_images),
     ("soak", _soak),
 ]
 

@@ -18,6 +18,7 @@ import attrs
 from protocol.failures import Failure, FailureKind, failure
 from protocol.forking import ForkPoint, forks_after_marker
 from protocol.lm import ChatParams, EditPart, Message, Part, ThinkingPart, ToolCallPart, UsagePart
+from protocol.held_data import KEPT_CHARS, WholeData, data_chars, held_messages, held_read
 from protocol.markers import Marker
 from protocol.matching import (
     Conversation,
@@ -69,6 +70,7 @@ class Record:
     throwaway: bool = False  # a one-off session (a summary), never matched, retired when done
     resumable: bool = False  # named by a marker of a conversation this process no longer held (until its first turn)
     read: Read | None = None  # its latest request, as read: the next one reuses it
+    opening: str | None = None  # `reading.opening` of its first request, under which it is found
     # Per turn (markers' numbering): where its agent session can be forked to go on after it
     # (`protocol/forking.py`). Only the last MAX_FORK_POINTS are kept.
     fork_points: dict[int, ForkPoint] = attrs.Factory(dict)
@@ -106,12 +108,13 @@ class Conversations:
     matching" and "Identity and markers" in `docs/DESIGN.md`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, data_kept: int = KEPT_CHARS) -> None:
         self._index = ConversationIndex()
         self._records: dict[str, Record] = {}
         self._dirty: set[str] = set()  # conversations whose reply grew since they were indexed
         self._by_opening: dict[str, list[str]] = {}  # opening(messages) → conversations that began so
         self._calls: dict[str, str] = {}  # tool-call id → the conversation whose reply made the call
+        self._whole = WholeData(data_kept)  # which conversations keep their data (images) whole
 
     def __contains__(self, conversation_id: object) -> bool:
         return conversation_id in self._records
@@ -172,9 +175,14 @@ class Conversations:
         record.seq += 1
         if not record.throwaway:
             self._index.update(record.state)
-            if record.read is None:
-                self._by_opening.setdefault(opening(read.raw), []).append(record.state.id)
+            if record.opening is None:
+                record.opening = opening(read.raw)
+                self._by_opening.setdefault(record.opening, []).append(record.state.id)
         record.read = read
+        for other in self._whole.took_turn(record.state.id, data_chars(read.messages)):
+            held = self._records[other]  # its data kept by digest only (`protocol/held_data.py`)
+            held.state.keep_inputs(held_messages(held.state.inputs))
+            held.read = held_read(held.read) if held.read is not None else None
 
     def reply(self, record: Record, part: Part) -> None:
         """A part of the reply streamed back. Thinking, edits and usage never count for matching
@@ -214,8 +222,8 @@ class Conversations:
         self._index.remove(record.state)
         self._records.pop(record.state.id, None)
         self._dirty.discard(record.state.id)
-        if record.read is not None:
-            key = opening(record.read.raw)
+        self._whole.forget(record.state.id)
+        if (key := record.opening) is not None:
             remaining = [c for c in self._by_opening.get(key, ()) if c != record.state.id]
             if remaining:
                 self._by_opening[key] = remaining

@@ -76,6 +76,17 @@ class DataPart:
 
 
 @attrs.frozen
+class HeldDataPart:
+    """A data part an idle conversation keeps by its digest only, its bytes released
+    (`protocol/held_data.py`). Never on the wire: it matches the `DataPart` it stands for, whose
+    form is its digest too (`matching.data_digest`)."""
+
+    mime_type: str
+    digest: str
+    type: Literal["held_data"] = "held_data"
+
+
+@attrs.frozen
 class MarkerPart:
     """Our signed conversation marker (docs/DESIGN.md, "Identity and markers"): sent with a reply,
     it comes back in the history and names the conversation the reply belongs to."""

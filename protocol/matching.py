@@ -32,6 +32,7 @@ from protocol.copilot_prompt import GLOBAL_CONTEXT_TAGS, CopilotText, unwrap
 from protocol.lm import (
     Agent,
     DataPart,
+    HeldDataPart,
     MarkerPart,
     Message,
     Part,
@@ -116,12 +117,20 @@ def _part_form(part: Any) -> tuple[Any, ...]:
     if isinstance(part, TextPart):
         return ("text", part.value)
     if isinstance(part, DataPart):
-        return ("data", part.mime_type, part.data)
+        return ("data", part.mime_type, data_digest(part.data))
+    if isinstance(part, HeldDataPart):
+        return ("data", part.mime_type, part.digest)
     if isinstance(part, ToolResultPart):
         return ("tool_result", part.tool_call_id, tuple(_part_form(p) for p in _content_parts(part.content)))
     if isinstance(part, ToolCallPart):
         return ("tool_call", part.tool_call_id, part.tool_name, canonical_json(tool_input(part.parameters)))
     return (part.type,)
+
+
+def data_digest(data: str) -> str:
+    """What a data part's form holds of its bytes: a digest, so that a conversation may keep the
+    part by its digest alone (`HeldDataPart`) and still match it."""
+    return hashlib.blake2b(data.encode(), digest_size=16).hexdigest()
 
 
 def tool_input(parameters: Any) -> Any:
@@ -225,6 +234,11 @@ class Conversation:
         """A new turn: the confirmed history, the new messages, and (if known) the digest of both."""
         self.committed, self.inputs, self.reply, self._seen = committed, inputs, [], seen
         self.reply_chars, self.overlong = 0, False
+
+    def keep_inputs(self, inputs: list[Message]) -> None:
+        """Keep the turn's inputs as `inputs`: the same messages with their data kept by digest
+        (`protocol/held_data.py`), so their digests are the same."""
+        self.inputs = inputs
 
     def add_reply(self, part: Part, limit: int) -> None:
         """A part of the reply. A reply whose text passes `limit` characters never comes back

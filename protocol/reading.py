@@ -14,6 +14,7 @@ reuse there, a few messages from the end.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -46,10 +47,11 @@ OPENING = 2  # how many leading messages name the conversations a request may sh
 
 
 def opening(raw: Sequence[Any]) -> str:
-    """A key for the first messages that count (system messages aside), as JSON: requests of
-    one conversation share it, and few conversations share it with each other."""
+    """A key for the first messages that count (system messages aside), a digest of their JSON:
+    requests of one conversation share it, and few conversations share it with each other."""
     start = _after_system(raw)
-    return json.dumps(list(raw[start : start + OPENING]), sort_keys=True)
+    text = json.dumps(list(raw[start : start + OPENING]), sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def _after_system(raw: Sequence[Any]) -> int:

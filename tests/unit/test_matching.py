@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -455,3 +457,30 @@ def test_chat_sample_conversations_interleaved_never_cross(order: list[int], cal
         else:
             assert route.record not in owner.values(), f"step {step}: a new chat took another's conversation"
         owner[who] = route.record
+
+
+def _image(seed: int, size: int) -> DataPart:
+    png = b"\x89PNG\r\n\x1a\n" + bytes([seed]) * size
+    return DataPart("image/png", base64.b64encode(png).decode())
+
+
+def _data_held_whole(conversations: Conversations, conversation: Conversation) -> list[str]:
+    record = conversations._records[conversation.id]
+    assert record.read is not None
+    messages = [*record.read.messages, *conversation.inputs]
+    return [p.data for m in messages for p in m.content if isinstance(p, DataPart)]
+
+
+def test_idle_conversations_keep_their_images_by_digest_beyond_the_bound_and_still_continue() -> None:
+    size = 64 * 1024
+    kept = 3 * (size * 4 // 3 + 16)  # three conversations' images whole, as base64
+    model = Model()
+    model.conversations = Conversations(data_kept=kept)
+    asked = [Message("user", (TextPart(f"What is in picture {i}?"), _image(i, size))) for i in range(5)]
+    states = [model.request([asked[i]], [f"Picture {i}."])[0] for i in range(5)]
+    assert [bool(_data_held_whole(model.conversations, s)) for s in states] == [False, False, True, True, True]
+    for i in (0, 3):  # released or not, each still goes on where it was
+        state, start, cancelled = model.request([asked[i], assistant(f"Picture {i}."), user("And the colours?")], ["Grey."])
+        assert (state.id, start, cancelled) == (states[i].id, 2, False)
+    assert _data_held_whole(model.conversations, states[0]), "the conversation that took a turn holds its image whole again"
+    assert not _data_held_whole(model.conversations, states[2]), "and the least recently active gave theirs up"
