@@ -230,7 +230,7 @@ class HistoryActor:
             edit_tools=frozenset(t.name for t in tools if t.name in ROUTED_EDITS),
             cwd=params.cwd,
             resumable=resumable,
-            seq=live.record.seq,
+            conversation_turn=live.record.conversation_turn,
             model_id=params.model_id,
             options=params.agent_options.items,
             bridged=params.bridged_tools,

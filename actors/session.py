@@ -150,7 +150,7 @@ class SessionActor:
         self._delivered: dict[int, Delivery] = {}  # turn number → its delivery, until it is answered
         self._usage: TurnUsage | None = None  # the ended prompt's, for the response it completes
         self._message_id: str | None = None  # the agent's latest message in the running prompt (protocol/forking.py)
-        self._seqs: dict[int, int] = {}  # turn number → the conversation's own number (markers')
+        self._conversation_turns: dict[int, int] = {}  # turn number → the conversation's own number (markers')
 
     async def run(self) -> None:
         if self._after is not None:
@@ -248,10 +248,10 @@ class SessionActor:
         found = await store.find(self.conversation, agent_key(self.agent)) if first.resumable and store else None
         if found is not None and store is not None:
             session_id, cwd, saved_turn = found
-            marker_turn = first.seq - 1
+            marker_turn = first.conversation_turn - 1
             older = saved_turn is not None and marker_turn < saved_turn and first.after_marker
             point = await store.fork_point(self.conversation, marker_turn) if older else None
-            opening = opening_after_restart(first.seq, saved_turn, point)
+            opening = opening_after_restart(first.conversation_turn, saved_turn, point)
             if opening is Opening.RESUME:
                 return Origin(Resume(session_id, cwd, named=False))
             # The chat lost or changed turns the saved session holds: never resumed past them.
@@ -350,9 +350,9 @@ class SessionActor:
         turn = delivery.turn
         self._window = (turn.number, delivery.window)
         self._delivered = {turn.number: delivery}  # an older turn is answered: the machine holds only this one
-        self._seqs = {turn.number: turn.seq}
+        self._conversation_turns = {turn.number: turn.conversation_turn}
         if self._store is not None:
-            self._store.handed(self.conversation, session.id, turn.seq)  # what a restart may resume after
+            self._store.handed(self.conversation, session.id, turn.conversation_turn)  # what a restart may resume after
         return TurnArrived(self._as_sent(turn, session))
 
     def _as_sent(self, turn: Turn, session: AgentSession) -> Turn:
@@ -459,8 +459,8 @@ class SessionActor:
                     if usage is not None and (part := usage_part(usage)) is not None:
                         self._send(turn, PartEvent(part))
                     point = fork_point(session.id, self._message_id, ended_turn)
-                    if self._store is not None and point is not None and (seq := self._seqs.get(turn)) is not None:
-                        self._store.left(self.conversation, seq, point)
+                    if self._store is not None and point is not None and (conversation_turn := self._conversation_turns.get(turn)) is not None:
+                        self._store.left(self.conversation, conversation_turn, point)
                     self._send(turn, CompleteEvent(point))
                 case Fail(turn=turn, error=error, retire=retire):
                     self._fail(turn, error, retire=retire)

@@ -66,7 +66,7 @@ class Record:
     """What History knows of one conversation besides its Session actor."""
 
     state: Conversation
-    seq: int = 0  # turns this conversation has taken
+    conversation_turn: int = 0  # turns this conversation has taken: the number its newest marker carries
     throwaway: bool = False  # a one-off session (a summary), never matched, retired when done
     resumable: bool = False  # named by a marker of a conversation this process no longer held (until its first turn)
     read: Read | None = None  # its latest request, as read: the next one reuses it
@@ -150,7 +150,7 @@ class Conversations:
             if record.resumable and found is not None:
                 # Its turns go on numbering from the marker's, so an older marker of its first
                 # life still reads as a fork, never as this life's head.
-                record.seq = found.marker.turn
+                record.conversation_turn = found.marker.turn
             after_marker = found is not None and forks_after_marker(messages, found.index)
             return Route(record, read, 0, context, new, cancelled=False, started=True, fork=fork, after_marker=after_marker)
         record = self._records[match.conversation.id]
@@ -172,7 +172,7 @@ class Conversations:
     def begin(self, record: Record, read: Read) -> None:
         """The turn is handed to the conversation's Session: index what it was sent."""
         record.resumable = False  # only its first turn may load the agent's own session
-        record.seq += 1
+        record.conversation_turn += 1
         if not record.throwaway:
             self._index.update(record.state)
             if record.opening is None:
@@ -204,16 +204,16 @@ class Conversations:
     def completed(self, record: Record, point: ForkPoint | None) -> None:
         """The turn's reply ended, leaving its agent session at `point` (None: nowhere to fork)."""
         if point is None:
-            record.fork_points.pop(record.seq, None)
+            record.fork_points.pop(record.conversation_turn, None)
             return
-        record.fork_points[record.seq] = point
+        record.fork_points[record.conversation_turn] = point
         while len(record.fork_points) > MAX_FORK_POINTS:
             del record.fork_points[min(record.fork_points)]
 
     def marker(self, record: Record) -> Marker:
         """The marker ending the reply: it names this point of the conversation, after exactly this history."""
         seen_by_user = record.read.seen[-1][0] if record.read is not None else 0
-        return Marker(record.state.id, record.seq, seen_by_user, trailing_digest(record.state.inputs))
+        return Marker(record.state.id, record.conversation_turn, seen_by_user, trailing_digest(record.state.inputs))
 
     def forget(self, record: Record) -> None:
         for call_id in record.calls:
@@ -283,7 +283,7 @@ class Conversations:
         if record.state.agent != params.agent:
             log.info("marker names conversation %s of another agent: a new conversation", marker.conversation)
             return new_conversation, None, None
-        match = match_after_marker(record.state, messages, found.index, marker.turn, record.seq, read.after)
+        match = match_after_marker(record.state, messages, found.index, marker.turn, record.conversation_turn, read.after)
         if match is None:
             # Turns without a marker since this one (stopped replies, or a consumer that drops
             # markers): the content decides, within the conversation the marker names.
@@ -297,7 +297,7 @@ class Conversations:
                 "request forks conversation %s at turn %d (head %d): a new conversation, %s",
                 marker.conversation,
                 marker.turn,
-                record.seq,
+                record.conversation_turn,
                 "in a fork of its agent session where the agent can" if point is not None else "primed",
             )
             return new_conversation, None, point

@@ -124,8 +124,8 @@ class Opening(enum.Enum):
     PRIME = "prime"  # a new session, primed with the history
 
 
-def opening_after_restart(seq: int, saved_turn: int | None, point: ForkPoint | None) -> Opening:
-    """`seq`: the conversation's first turn in this run (the marker's turn + 1); `saved_turn`: the
+def opening_after_restart(conversation_turn: int, saved_turn: int | None, point: ForkPoint | None) -> Opening:
+    """`conversation_turn`: the conversation's first turn in this run (the marker's turn + 1); `saved_turn`: the
     last turn handed to the saved session (None: not known, a store written before it was kept);
     `point`: the saved fork point of the marker's turn, if any.
 
@@ -134,7 +134,7 @@ def opening_after_restart(seq: int, saved_turn: int | None, point: ForkPoint | N
     point was saved, else primes; it never resumes past it. A newer one (the store lost its last
     saves) would hide turns the user sees: primed. See "Identity and markers" in docs/DESIGN.md.
     """
-    marker_turn = seq - 1
+    marker_turn = conversation_turn - 1
     if saved_turn is None or saved_turn == marker_turn:
         return Opening.RESUME
     if marker_turn < saved_turn and point is not None:

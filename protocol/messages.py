@@ -31,7 +31,7 @@ class Turn:
     edit_tools: frozenset[str] = frozenset()  # Copilot's edit tools offered: an agent's `fs/write_text_file` goes through them
     cwd: str | None = None
     resumable: bool = False  # a conversation from an earlier backend run: load its session if we can
-    seq: int = 0  # the conversation's own number for this turn, as its markers count (`Conversations.begin`)
+    conversation_turn: int = 0  # the conversation's own number for this turn, as its markers count (`Conversations.begin`)
     model_id: str = ""  # the model entry the request was for
     options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
     bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (protocol/tool_policy.py)

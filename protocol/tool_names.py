@@ -107,32 +107,49 @@ def _bridge_names(text: Any) -> Iterator[str]:
                 yield match["tool"]
 
 
+# Where agents put the name of the tool a call is about (paths into the ACP value), one row per
+# naming scheme seen: data, read for every agent alike.
+CALL_NAMES = (("title",), ("name",), ("_meta", "claudeCode", "toolName"))
+PERMISSION_NAMES = (
+    ("toolCall", "title"),
+    ("toolCall", "toolCallId"),
+    ("toolCall", "rawInput", "tool_name"),
+    ("toolCall", "rawInput", "toolName"),
+    ("toolCall", "rawInput", "name"),
+)
+# Named only in the question an MCP tool-call approval asks (Codex's fixed title names no tool):
+# counted where every path of QUESTION_WHEN holds its value (our server, whose name is ours alone).
+QUESTION = ("toolCall", "rawInput", "request", "message")
+QUESTION_WHEN = {
+    ("toolCall", "rawInput", "server_name"): "vscode_tools",
+    ("toolCall", "rawInput", "request", "_meta", "codex_approval_kind"): "mcp_tool_call",
+}
+
+
+def _at(value: Any, path: tuple[str, ...]) -> Any:
+    """The value at `path` in nested objects; None where any step is not an object or absent."""
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
 def calls_bridge(update: dict[str, Any]) -> bool:
     """Whether an agent's tool call (a `tool_call` or `tool_call_update`) is a call of our
-    `vscode_tools` server, in any agent's naming: Claude Code's name or title, Codex's
-    `rawInput.server`, the title patterns of `BRIDGE_NAMES`. The server's name is ours alone."""
-    raw = update.get("rawInput") if isinstance(update.get("rawInput"), dict) else {}
-    if raw.get("server") == "vscode_tools" or raw.get("server_name") == "vscode_tools":
+    `vscode_tools` server, in any agent's naming: its raw input naming the server, or a name at
+    one of `CALL_NAMES` in one of the patterns of `BRIDGE_NAMES`. The server's name is ours alone."""
+    if "vscode_tools" in (_at(update, ("rawInput", "server")), _at(update, ("rawInput", "server_name"))):
         return True
-    meta = update.get("_meta") if isinstance(update.get("_meta"), dict) else {}
-    claude = meta.get("claudeCode") if isinstance(meta.get("claudeCode"), dict) else {}
-    texts = (update.get("title"), update.get("name"), claude.get("toolName"))
-    return any(True for text in texts for _ in _bridge_names(text))
+    return any(True for path in CALL_NAMES for _ in _bridge_names(_at(update, path)))
 
 
 def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
     """The VS Code tool a permission request is about, if it is one of ours; else None.
 
-    Agents put the tool's name in the title, the tool-call id or the raw input, each in its
-    own naming scheme; only a name that is really one of the bridged tools counts. Codex asks
-    with a fixed title ("Approve MCP tool call") and names the tool only in its question, which
-    counts when the raw input is its MCP tool-call approval for our server.
+    Agents put the tool's name at one of `PERMISSION_NAMES`, each in its own naming scheme, or
+    only in the approval's question (`QUESTION`); only a name that is really one of the bridged
+    tools counts.
     """
-    call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
-    raw = call.get("rawInput") if isinstance(call.get("rawInput"), dict) else {}
-    texts = [call.get("title"), call.get("toolCallId"), raw.get("tool_name"), raw.get("toolName"), raw.get("name")]
-    request = raw.get("request") if isinstance(raw.get("request"), dict) else {}
-    meta = request.get("_meta") if isinstance(request.get("_meta"), dict) else {}
-    if raw.get("server_name") == "vscode_tools" and meta.get("codex_approval_kind") == "mcp_tool_call":
-        texts.append(request.get("message"))
+    texts = [_at(params, path) for path in PERMISSION_NAMES]
+    if all(_at(params, path) == value for path, value in QUESTION_WHEN.items()):
+        texts.append(_at(params, QUESTION))
     return next((name for text in texts for name in _bridge_names(text) if name in tools), None)

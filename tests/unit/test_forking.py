@@ -126,7 +126,7 @@ class Chat:
         route = self.conversations.route(params, found)
         assert isinstance(route, Route) and route.error is None
         self.conversations.begin(route.record, route.read)
-        self.conversations.reply(route.record, TextPart(f"answer {route.record.seq}"))
+        self.conversations.reply(route.record, TextPart(f"answer {route.record.conversation_turn}"))
         self.conversations.completed(route.record, point)
         self.markers[len(messages)] = MarkerAt(len(messages), self.conversations.marker(route.record))
         return route

@@ -265,14 +265,14 @@ def test_after_a_restart_only_a_marker_of_the_saved_sessions_last_turn_resumes_i
         conversations.begin(route.record, route.read)
         return route
 
-    assert first_turn(1).record.seq == 2
-    def resumes_saved(seq: int, saved_turn: int | None) -> bool:
-        return opening_after_restart(seq, saved_turn, None) is Opening.RESUME
+    assert first_turn(1).record.conversation_turn == 2
+    def resumes_saved(conversation_turn: int, saved_turn: int | None) -> bool:
+        return opening_after_restart(conversation_turn, saved_turn, None) is Opening.RESUME
 
-    assert resumes_saved(first_turn(1).record.seq, saved_turn=1)  # the chat shows what the session holds
-    assert not resumes_saved(first_turn(1).record.seq, saved_turn=2)  # the chat lost turn 2: never resumed past it
-    assert not resumes_saved(first_turn(2).record.seq, saved_turn=1)  # the store lost a save: the session lacks a turn shown
-    assert resumes_saved(first_turn(1).record.seq, saved_turn=None)  # not known (an earlier store): as before
+    assert resumes_saved(first_turn(1).record.conversation_turn, saved_turn=1)  # the chat shows what the session holds
+    assert not resumes_saved(first_turn(1).record.conversation_turn, saved_turn=2)  # the chat lost turn 2: never resumed past it
+    assert not resumes_saved(first_turn(2).record.conversation_turn, saved_turn=1)  # the store lost a save: the session lacks a turn shown
+    assert resumes_saved(first_turn(1).record.conversation_turn, saved_turn=None)  # not known (an earlier store): as before
 
 
 # Consumers other than Copilot (docs/how-it-works.md, "Consumers") ---------------------------------
