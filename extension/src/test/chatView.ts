@@ -499,7 +499,7 @@ export async function runCommand(page: Page, title: string): Promise<void> {
  * Calls `attempt` until it resolves, for at most `ms`; rejects with its last error. Each attempt
  * waits (bounded) for what it needs, so this does not spin; a closed page ends it at once.
  */
-async function retry(page: Page, ms: number, attempt: () => Promise<void>): Promise<void> {
+export async function retry(page: Page, ms: number, attempt: () => Promise<void>): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     try {

@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Page } from 'playwright-core';
-import { Card, ChatView, runViewTests, ViewTest } from './chatView';
+import { Card, ChatView, retry, runViewTests, ViewTest } from './chatView';
 import { FakeAgent, ModelRequest } from './fakeAgent';
 
 const UI_MS = 20_000;
@@ -121,10 +121,25 @@ export async function runConsumerViewTests(page: Page, options: ConsumerViewOpti
   const ask = async (participant: string, prompt: string): Promise<string> => {
     const before = await view.locator('.interactive-response').count();
     const input = view.locator('.interactive-input-editor .monaco-editor').first();
-    await input.click();
-    await page.keyboard.press('ControlOrMeta+A');
-    await page.keyboard.press('Backspace');
-    await page.keyboard.type(`@${participant} ${prompt}`);
+    const typed = `@${participant} ${prompt}`;
+    const suggestions = page.locator('.interactive-input-editor .suggest-widget.visible');
+    await retry(page, UI_MS * 3, async () => {
+      await input.click();
+      await page.keyboard.press('ControlOrMeta+A');
+      await page.keyboard.press('Backspace');
+      // Typed "@" opens the participants' suggestions, and an Enter while they show takes one in place of
+      // the whole line (a run found "@askQuestions" sent): the line goes in as a paste does, and is read
+      // back, as the user sees it, with no list open, before it is sent.
+      await page.keyboard.insertText(typed);
+      if (await suggestions.isVisible()) {
+        await page.keyboard.press('Escape');
+        await suggestions.waitFor({ state: 'hidden', timeout: UI_MS });
+      }
+      const shown = (await input.locator('.view-lines').innerText()).replace(/\s+/g, ' ').trim();
+      if (shown !== typed) {
+        throw new Error(`the chat input shows "${shown}", not "${typed}"`);
+      }
+    });
     await page.keyboard.press('Enter');
     await view.locator('.interactive-request .value', { hasText: prompt }).last().waitFor({ timeout: UI_MS });
     const response = view.locator('.interactive-response').nth(before);
