@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { Locator, Page } from 'playwright-core';
 import { ChatView, runCommand, runViewTests, ViewTest } from './chatView';
 import { FakeAgent } from './fakeAgent';
+import { signInWithKey } from './notifications';
 
 const UI_MS = 20_000;
 const ANSWER_MS = 60_000;
@@ -511,27 +512,7 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       // A key of its own (the fake API takes any): the other Gemini entry's is in settings.json by design.
       const key = 'AIza-typed-in-the-sign-in-box-7741';
       // Symposium: Sign In to an Agent, the agent, then its "Gemini API key": the key box.
-      // Through the command palette (runCommand waits for it to close; this command opens a pick at once).
-      await page.keyboard.press('F1');
-      const palette = page.locator('.quick-input-widget input');
-      await palette.waitFor({ timeout: UI_MS });
-      await palette.fill('>Symposium: Sign In to an Agent');
-      await page.locator('.quick-input-list .monaco-list-row[aria-label^="Symposium: Sign In to an Agent"]').first().click({ timeout: UI_MS });
-      await page.locator('.quick-input-widget', { hasText: 'sign in to which agent?' }).waitFor({ timeout: UI_MS });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: GEMINI_BY_HAND.name }).first().click({ timeout: UI_MS });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Gemini API key' }).first().click({ timeout: ANSWER_MS });
-      const box = page.locator('.quick-input-widget', { hasText: `${GEMINI_BY_HAND.name}: Gemini API key` });
-      const input = box.locator('input[type="password"]');
-      await input.waitFor({ timeout: UI_MS });
-      await input.fill(key);
-      await input.press('Enter');
-      const center = page.locator('.notifications-center.visible');
-      if (!(await center.isVisible())) {
-        await page.locator('[id="status.notifications"]').click({ timeout: UI_MS });
-        await center.waitFor({ timeout: UI_MS });
-      }
-      await center.locator('.notification-list-item', { hasText: `Signed in to ${GEMINI_BY_HAND.name}` }).first().waitFor({ timeout: ANSWER_MS });
-      await page.locator('[id="status.notifications"]').click({ timeout: UI_MS }); // closes the centre
+      await signInWithKey(page, GEMINI_BY_HAND.name, 'Gemini API key', key, ANSWER_MS);
       // A chat in Agent mode: Gemini's model is offered VS Code's tools (it started its MCP servers).
       await chat.pick(GEMINI_BY_HAND.name);
       await chat.newChat('Agent');

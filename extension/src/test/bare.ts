@@ -12,8 +12,8 @@
 // repository's .venv/bin/symposium: its Python makes the archive and serves the fake API), WHEELHOUSE_CACHE
 // (where the archive and npm's cache are kept between runs). Logs go to out/bare/.
 //
-// The API key reaches Claude Code through the environment code-server starts with (as the agent tests'
-// entries give it); the Sign in box that keeps it in SecretStorage is another change's (see the report).
+// The user types Claude Code's API key in the Sign in box (Symposium: Sign In to an Agent), which keeps it in
+// SecretStorage; the fake API's address (no secret) reaches it through the environment code-server starts with.
 
 import { ChildProcess, spawn } from 'node:child_process';
 import * as crypto from 'node:crypto';
@@ -21,11 +21,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
-import { ChatView, runCommand } from './chatView';
+import { ChatView } from './chatView';
 import { freePort, newPage, QUIET_SETTINGS, serveArgs, stopGroup, waitForServer } from './codeServer';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { FileServer } from './fixtures';
-import { notification, openNotifications, pickInAddAgent } from './notifications';
+import { notification, openCommand, openNotifications, pickInAddAgent, signInWithKey } from './notifications';
 import { findPython, run } from '../setup';
 
 const EXTENSION = path.resolve(__dirname, '../..');
@@ -76,10 +76,10 @@ async function main(): Promise<number> {
 
   const fake = await FakeAgent.start('claude', repository);
   fake.script({ answers: 'Say hello', text: ['Hello ', 'from a machine with nothing but VS Code.'] });
-  const { PATH: _agentPath, ...agentEnv } = fake.entry.env;
+  const { PATH: _agentPath, ANTHROPIC_API_KEY: key, ...agentEnv } = fake.entry.env;
   const env: NodeJS.ProcessEnv = {
     ...withoutPackageSettings(process.env),
-    ...agentEnv, // the fake API's URL and key, the agent's own HOME (see the header)
+    ...agentEnv, // the fake API's URL, the agent's own HOME (see the header); its key is typed in
     PATH,
     // VS Code's server would otherwise take PATH from a login shell (`resolveShellEnv`), whose profile puts
     // the system's folders, Python and Node among them, back: as if VS Code were started from a terminal.
@@ -120,7 +120,7 @@ async function main(): Promise<number> {
     await page.goto(`${base}/?folder=${encodeURIComponent(dirs.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
 
     // Add Agent: Claude Code from the shipped catalogue. Its first start needs the backend, set up once.
-    await runCommand(page, 'Symposium: Add Agent');
+    await openCommand(page, 'Symposium: Add Agent');
     const picked = await pickInAddAgent(page, 'Claude Code').then((text) => text, (error: Error) => `(not picked: ${error.message})`);
     check('Add Agent lists Claude Code from the catalogue, and it is picked', picked.includes('Claude Code'), picked.slice(0, 120));
     await openNotifications(page);
@@ -138,6 +138,10 @@ async function main(): Promise<number> {
     check('the backend venv was built with the Python uv provisioned into the extension\'s storage', Boolean(stamp?.python?.startsWith(path.join(storage, 'python'))), stamp?.python ?? '(no venv)');
     const record = readJson(path.join(storage, 'agents', 'claude-acp@0.100.0', 'symposium-install.json')) as { command?: string; args?: string[] } | undefined;
     check('Claude Code runs on the extension host\'s Node (this Node, not one on PATH)', record?.command === process.execPath, record?.command ?? '(no install record)');
+
+    // The key, typed in the Sign in box as a user pastes it.
+    const signedIn = await signInWithKey(page, 'Claude Code', 'Anthropic API key', key, INSTALL_MS).then(() => '', (error: Error) => error.message.split('\n')[0]);
+    check('the key typed in the Sign in box: "Signed in to Claude Code"', !signedIn, signedIn);
 
     // The Chat view: Claude Code answers against its fake API.
     const chat = new ChatView(page);
@@ -158,7 +162,7 @@ async function main(): Promise<number> {
     }
     check('Claude Code answers in the Chat view', /from a machine with nothing but VS Code/.test(answer), answer.slice(0, 200));
     const settingsText = ['User', 'Machine'].map((d) => readText(path.join(dirs['user-data'], d, 'settings.json'))).join('\n');
-    check('no settings file holds the key', !settingsText.includes(agentEnv.ANTHROPIC_API_KEY ?? '\u0000'));
+    check('no settings file holds the key', !settingsText.includes(key));
     await page.screenshot({ path: path.join(OUT, 'window.png') }).catch(() => undefined);
   } catch (error) {
     check('the bare-machine phase ran to its end', false, error instanceof Error ? error.stack : String(error));

@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Page } from 'playwright-core';
+import { retry } from './chatView';
 
 const UI_TIMEOUT_MS = 60_000;
 
@@ -40,3 +41,46 @@ export async function pickInAddAgent(page: Page, label: string): Promise<string>
   return text;
 }
 
+
+/** Runs the command `title` from the command palette, for a command that opens a pick of its own at once (in
+ * the same widget: `chatView.runCommand`, which waits for the palette to close, would wait on the pick). */
+export async function openCommand(page: Page, title: string): Promise<void> {
+  // Again until it takes: F1 does nothing before the workbench is ready, nor does the command before it is registered.
+  await retry(page, UI_TIMEOUT_MS * 3, async () => {
+    await page.keyboard.press('F1');
+    const palette = page.locator('.quick-input-widget input');
+    await palette.waitFor({ timeout: 10_000 });
+    await palette.fill(`>${title}`);
+    const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${title}"]`).first();
+    try {
+      await row.waitFor({ timeout: 5_000 });
+    } catch (error) {
+      await page.keyboard.press('Escape');
+      throw error;
+    }
+    await row.click();
+  });
+}
+
+/**
+ * Symposium: Sign In to an Agent, the agent `agent`, its method `method` (a key): types `key` in the key box
+ * and waits for "Signed in to <agent>" (the notification centre left closed).
+ */
+export async function signInWithKey(page: Page, agent: string, method: string, key: string, timeout = UI_TIMEOUT_MS): Promise<void> {
+  await openCommand(page, 'Symposium: Sign In to an Agent');
+  await page.locator('.quick-input-widget', { hasText: 'sign in to which agent?' }).waitFor({ timeout: UI_TIMEOUT_MS });
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: agent }).first().click({ timeout: UI_TIMEOUT_MS });
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: method }).first().click({ timeout });
+  const input = page.locator('.quick-input-widget', { hasText: `${agent}: ${method}` }).locator('input[type="password"]');
+  await input.waitFor({ timeout: UI_TIMEOUT_MS });
+  await input.fill(key);
+  await input.press('Enter');
+  const center = page.locator('.notifications-center.visible');
+  if (!(await center.isVisible())) {
+    await page.locator('[id="status.notifications"]').click({ timeout: UI_TIMEOUT_MS });
+    await center.waitFor({ timeout: UI_TIMEOUT_MS });
+  }
+  await center.locator('.notification-list-item', { hasText: `Signed in to ${agent}` }).first().waitFor({ timeout });
+  await page.locator('[id="status.notifications"]').click({ timeout: UI_TIMEOUT_MS }); // closes the centre
+  await center.waitFor({ state: 'hidden', timeout: UI_TIMEOUT_MS });
+}
