@@ -140,7 +140,10 @@ async function main(): Promise<number> {
     check('Claude Code runs on the extension host\'s Node (this Node, not one on PATH)', record?.command === process.execPath, record?.command ?? '(no install record)');
 
     // The key, typed in the Sign in box as a user pastes it.
-    const signedIn = await signInWithKey(page, 'Claude Code', 'Anthropic API key', key, INSTALL_MS).then(() => '', (error: Error) => error.message.split('\n')[0]);
+    const signedIn = await signInWithKey(page, 'Claude Code', 'Anthropic API key', key, INSTALL_MS).then(() => '', async (error: Error) => {
+      await page.screenshot({ path: path.join(OUT, 'sign-in.png') }).catch(() => undefined);
+      return error.message.split('\n').slice(0, 3).join(' ');
+    });
     check('the key typed in the Sign in box: "Signed in to Claude Code"', !signedIn, signedIn);
 
     // The Chat view: Claude Code answers against its fake API.

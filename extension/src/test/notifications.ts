@@ -68,9 +68,14 @@ export async function openCommand(page: Page, title: string): Promise<void> {
  */
 export async function signInWithKey(page: Page, agent: string, method: string, key: string, timeout = UI_TIMEOUT_MS): Promise<void> {
   await openCommand(page, 'Symposium: Sign In to an Agent');
-  await page.locator('.quick-input-widget', { hasText: 'sign in to which agent?' }).waitFor({ timeout: UI_TIMEOUT_MS });
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: agent }).first().click({ timeout: UI_TIMEOUT_MS });
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: method }).first().click({ timeout });
+  // Which agent, when there are several; with one, its methods at once.
+  const which = page.locator('.quick-input-widget', { hasText: 'sign in to which agent?' });
+  const methodRow = page.locator('.quick-input-list .monaco-list-row', { hasText: method }).first();
+  await which.or(methodRow).first().waitFor({ timeout: UI_TIMEOUT_MS });
+  if (await which.isVisible()) {
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: agent }).first().click({ timeout: UI_TIMEOUT_MS });
+  }
+  await methodRow.click({ timeout });
   const input = page.locator('.quick-input-widget', { hasText: `${agent}: ${method}` }).locator('input[type="password"]');
   await input.waitFor({ timeout: UI_TIMEOUT_MS });
   await input.fill(key);
