@@ -91,7 +91,11 @@ export class PrivateBackend {
       });
       this.failureShown = false;
       if (setUp) {
-        void vscode.window.showInformationMessage('Symposium\'s backend is ready: it was set up once, in the extension\'s storage, and is set up again only after an update.');
+        // With no GitHub account, VS Code's chat counts only the extension models it knew as the window
+        // started: ours came after this setup (docs/usage.md, "The backend's private venv").
+        void vscode.window
+          .showInformationMessage('Symposium\'s backend is ready: it was set up once, in the extension\'s storage, and is set up again only after an update. If the Chat view asks you to sign in to GitHub, reload the window.', 'Reload Window')
+          .then((choice) => choice && vscode.commands.executeCommand('workbench.action.reloadWindow'));
       }
     } catch (error) {
       this.setup = undefined; // the next request tries again

@@ -21,7 +21,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
-import { ChatView } from './chatView';
+import { ChatView, runCommand } from './chatView';
 import { freePort, newPage, QUIET_SETTINGS, serveArgs, stopGroup, waitForServer } from './codeServer';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { FileServer } from './fixtures';
@@ -145,6 +145,13 @@ async function main(): Promise<number> {
       return error.message.split('\n').slice(0, 3).join(' ');
     });
     check('the key typed in the Sign in box: "Signed in to Claude Code"', !signedIn, signedIn);
+
+    // Developer: Reload Window, as docs/usage.md tells a user with no GitHub account to do once the backend is
+    // set up: VS Code (1.139) sends a chat to an extension's models with no GitHub sign-in only when it knew them
+    // as the window started; before, its Copilot setup asks for a sign-in (docs/development.md).
+    const reloaded = page.waitForEvent('load', { timeout: INSTALL_MS });
+    await runCommand(page, 'Developer: Reload Window').catch(() => undefined); // the page goes while the palette closes
+    await reloaded;
 
     // The Chat view: Claude Code answers against its fake API.
     const chat = new ChatView(page);
