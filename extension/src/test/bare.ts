@@ -22,7 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { ChatView, runCommand } from './chatView';
-import { freePort, newPage, QUIET_SETTINGS, serveArgs, stopGroup, waitForServer } from './codeServer';
+import { endWindow, freePort, newPage, QUIET_SETTINGS, serveArgs, waitForServer } from './codeServer';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { FileServer } from './fixtures';
 import { notification, openCommand, openNotifications, pickInAddAgent, signInWithKey } from './notifications';
@@ -177,16 +177,7 @@ async function main(): Promise<number> {
   } catch (error) {
     check('the bare-machine phase ran to its end', false, error instanceof Error ? error.stack : String(error));
   } finally {
-    await browser?.close();
-    if (code) {
-      await stopGroup(code);
-    }
-    try {
-      fs.cpSync(path.join(dirs['user-data'], 'logs'), path.join(OUT, 'logs'), { recursive: true });
-    } catch {
-      // no logs: code-server did not get that far
-    }
-    fs.closeSync(log);
+    await endWindow(browser, code, dirs['user-data'], OUT, log);
     await fake.stop();
     await server.close();
     fs.rmSync(root, { recursive: true, force: true });

@@ -89,3 +89,18 @@ export async function stopGroup(child: ChildProcess): Promise<void> {
   }
   signal('SIGKILL');
 }
+
+/** Ends a runner's code-server window: the browser closed, code-server's process group stopped, its logs
+ * kept in `out/logs` (when it got that far) and its log file closed. */
+export async function endWindow(browser: Browser | undefined, code: ChildProcess | undefined, userData: string, out: string, log: number): Promise<void> {
+  await browser?.close();
+  if (code) {
+    await stopGroup(code);
+  }
+  try {
+    fs.cpSync(path.join(userData, 'logs'), path.join(out, 'logs'), { recursive: true });
+  } catch {
+    // no logs: code-server did not get that far
+  }
+  fs.closeSync(log);
+}

@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
-import { freePort, newPage, serveArgs, stopGroup, waitForServer } from './codeServer';
+import { endWindow, freePort, newPage, serveArgs, waitForServer } from './codeServer';
 import * as crypto from 'node:crypto';
 import { findPython, run } from '../setup';
 import { FileServer, packEchoAgent } from './fixtures';
@@ -160,16 +160,7 @@ async function main(): Promise<number> {
     console.log('install: 0 passed, 1 failed');
     return 1;
   } finally {
-    await browser?.close();
-    if (code) {
-      await stopGroup(code);
-    }
-    try {
-      fs.cpSync(path.join(dirs['user-data'], 'logs'), path.join(OUT, 'logs'), { recursive: true });
-    } catch {
-      // no logs: code-server did not get that far
-    }
-    fs.closeSync(log);
+    await endWindow(browser, code, dirs['user-data'], OUT, log);
     await server.close();
     fs.rmSync(root, { recursive: true, force: true });
   }
