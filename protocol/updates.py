@@ -5,11 +5,17 @@ Each update is checked against the fields ACP's schema gives its kind, the table
 another type (null included) is dropped, so that every reader after this one finds each field it
 knows either absent or of its type; fields the table does not name are kept as sent. An update that
 is not an object, or names no kind, is no update. Nothing here raises on what an agent sends. Pure.
+
+Every streamed chunk passes here, so the common case costs little: a plain text chunk is known fit at
+a glance, what is already fit is returned as it is, not copied, and a text field is checked without a
+call (docs/benchmarks.md, "streaming").
+What is read is JSON, so an object is a `dict` and a list a `list`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import operator
+from collections.abc import Callable
 from typing import Any
 
 from protocol.session_updates import UpdateKind
@@ -30,39 +36,45 @@ def anything(value: Any) -> Any:
     return value if value is not None else ABSENT
 
 
-def obj(fields: Mapping[str, Check] | None = None) -> Check:
+def obj(fields: dict[str, Check] | None = None) -> Check:
     """An object, its named `fields` checked (the others kept as sent)."""
 
     def check(value: Any) -> Any:
-        if not isinstance(value, Mapping):
+        if type(value) is not dict:
             return ABSENT
         return fitted(value, fields) if fields else value
 
     return check
 
 
-def objects(fields: Mapping[str, Check] | None = None) -> Check:
+def objects(fields: dict[str, Check] | None = None) -> Check:
     """A list of objects: the entries that are not objects are left out."""
     each = obj(fields)
 
     def check(value: Any) -> Any:
-        if not isinstance(value, list):
+        if type(value) is not list:
             return ABSENT
-        return [kept for item in value if (kept := each(item)) is not ABSENT]
+        kept = [fit for item in value if (fit := each(item)) is not ABSENT]
+        return value if len(kept) == len(value) and all(map(operator.is_, kept, value)) else kept
 
     return check
 
 
-def fitted(value: Mapping[str, Any], fields: Mapping[str, Check]) -> dict[str, Any]:
-    kept = dict(value)
-    for name, check in fields.items():
-        if name in kept:
-            fit = check(kept[name])
+def fitted(value: dict[str, Any], fields: dict[str, Check]) -> dict[str, Any]:
+    """`value` with its named `fields` made fit: `value` itself when all of them are."""
+    kept: dict[str, Any] | None = None
+    for name, field in value.items():
+        check = fields.get(name)
+        if check is None or (check is text and type(field) is str):
+            continue
+        if (fit := check(field)) is not field:
+            if kept is None:
+                kept = dict(value)
             if fit is ABSENT:
                 del kept[name]
             else:
                 kept[name] = fit
-    return kept
+    return value if kept is None else kept
 
 
 # ACP's ContentBlock (text, image, audio, resource link, embedded resource).
@@ -98,13 +110,24 @@ FIELDS: dict[str, dict[str, Check]] = {
     UpdateKind.USAGE_UPDATE: {"used": number, "size": number, "cost": obj({"amount": number, "currency": text})},
 }
 COMMON: dict[str, Check] = {"_meta": obj()}
+_BY_KIND: dict[str, dict[str, Check]] = {kind: {**COMMON, **fields} for kind, fields in FIELDS.items()}
+_CHUNKS = frozenset(kind for kind, fields in FIELDS.items() if fields is CHUNK)
 
 
 def read_update(raw: Any) -> dict[str, Any] | None:
     """One `session/update`'s `update`, fit to read; None when it is no update at all."""
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("sessionUpdate"), str):
+    if type(raw) is not dict or type(kind := raw.get("sessionUpdate")) is not str:
         return None
-    return fitted(raw, {**COMMON, **FIELDS.get(raw["sessionUpdate"], {})})
+    if (
+        len(raw) == 2  # the streamed chunk of plain text, the hot path: fit as it is, known at a glance
+        and kind in _CHUNKS
+        and type(content := raw.get("content")) is dict
+        and len(content) == 2
+        and content.get("type") == "text"
+        and type(content.get("text")) is str
+    ):
+        return raw
+    return fitted(raw, _BY_KIND.get(kind, COMMON))
 
 
 PROMPT_RESULT: dict[str, Check] = {
@@ -116,7 +139,7 @@ PROMPT_RESULT: dict[str, Check] = {
 
 def read_prompt_result(raw: Any) -> dict[str, Any]:
     """`session/prompt`'s result, fit to read: not an object reads as an empty one (no stop reason)."""
-    return fitted(raw, PROMPT_RESULT) if isinstance(raw, Mapping) else {}
+    return fitted(raw, PROMPT_RESULT) if type(raw) is dict else {}
 
 
 SESSION_ANSWER: dict[str, Check] = {
@@ -130,4 +153,4 @@ SESSION_ANSWER: dict[str, Check] = {
 
 def read_session_answer(raw: Any) -> dict[str, Any]:
     """`session/new`'s (`load`, `resume`, `fork`) result, fit to read."""
-    return fitted(raw, SESSION_ANSWER) if isinstance(raw, Mapping) else {}
+    return fitted(raw, SESSION_ANSWER) if type(raw) is dict else {}

@@ -108,6 +108,12 @@ def test_every_field_an_update_kind_names_is_either_absent_or_of_its_type_after_
         assert check(read[field]) == read[field]
 
 
+@given(st.sampled_from(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]), json_values, json_values)
+def test_a_streamed_chunk_read_at_a_glance_is_read_as_the_table_says(kind: str, type_: Any, text: Any) -> None:
+    read = read_update({"sessionUpdate": kind, "content": {"type": type_, "text": text}})
+    assert read == {"sessionUpdate": kind, "content": {name: value for name, value in (("type", type_), ("text", text)) if isinstance(value, str)}}
+
+
 def test_a_prompt_result_and_a_session_answer_are_read_the_same_way() -> None:
     assert read_prompt_result({"stopReason": None, "usage": "lots"}) == {}
     assert read_prompt_result([1]) == {} and read_prompt_result(None) == {}
