@@ -18,7 +18,7 @@ import attrs
 from protocol.failures import Failure, FailureKind, failure
 from protocol.forking import ForkPoint, forks_after_marker
 from protocol.lm import ChatParams, EditPart, Message, Part, ThinkingPart, ToolCallPart, UsagePart
-from protocol.held_data import KEPT_CHARS, WholeData, data_chars, held_messages, held_read
+from protocol.held_data import KEPT_CHARS, WholeData, held_messages
 from protocol.markers import Marker
 from protocol.matching import (
     Conversation,
@@ -179,10 +179,10 @@ class Conversations:
                 record.opening = opening(read.raw)
                 self._by_opening.setdefault(record.opening, []).append(record.state.id)
         record.read = read
-        for other in self._whole.took_turn(record.state.id, data_chars(read.messages)):
+        for other in self._whole.took_turn(record.state.id, sum(read.data)):
             held = self._records[other]  # its data kept by digest only (`protocol/held_data.py`)
             held.state.keep_inputs(held_messages(held.state.inputs))
-            held.read = held_read(held.read) if held.read is not None else None
+            held.read = held.read.held() if held.read is not None else None
 
     def reply(self, record: Record, part: Part) -> None:
         """A part of the reply streamed back. Thinking, edits and usage never count for matching

@@ -16,13 +16,12 @@ See docs/reliability.md, "Bounded memory".
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import attrs
 
 from protocol.lm import DataPart, HeldDataPart, Message, ToolResultPart
 from protocol.matching import data_digest
-from protocol.reading import Read
 
 HELD_FROM = 4096  # characters: shorter data (bookkeeping, a small icon) is always kept whole
 KEPT_CHARS = 32 * 1024 * 1024  # large data kept whole across the most recent conversations
@@ -32,17 +31,19 @@ def _large(part: object) -> bool:
     return isinstance(part, DataPart) and len(part.data) >= HELD_FROM
 
 
-def _holds(message: Message) -> bool:
+def holds(message: Message) -> bool:
     return any(_large(p) or (isinstance(p, ToolResultPart) and any(_large(i) for i in p.content)) for p in message.content)
 
 
-def data_chars(messages: Iterable[Message]) -> int:
-    """The characters of large data `messages` hold whole."""
+def data_chars(message: Message) -> int:
+    """The characters of large data `message` holds whole. Counted once, as a message is read
+    (`reading.Read.data`): a long conversation's every request must not walk all of it again."""
     total = 0
-    for message in messages:
-        for part in message.content:
-            items = part.content if isinstance(part, ToolResultPart) else (part,)
-            total += sum(len(i.data) for i in items if _large(i))  # type: ignore[union-attr]
+    for part in message.content:
+        if isinstance(part, DataPart):
+            total += len(part.data) if len(part.data) >= HELD_FROM else 0
+        elif isinstance(part, ToolResultPart):
+            total += sum(len(i.data) for i in part.content if _large(i))  # type: ignore[union-attr]
     return total
 
 
@@ -57,16 +58,7 @@ def _held_part(part: object) -> object:
 
 def held_messages(messages: Sequence[Message]) -> list[Message]:
     """`messages` with their large data kept by digest (the others are the same objects)."""
-    return [attrs.evolve(m, content=tuple(_held_part(p) for p in m.content)) if _holds(m) else m for m in messages]
-
-
-def held_read(read: Read) -> Read:
-    """`read` with its large data kept by digest, its raw JSON cut before the first message
-    that held any (the next request is compared with what is left, and read afresh from there)."""
-    first = next((i for i, m in enumerate(read.messages) if _holds(m)), None)
-    if first is None:
-        return read
-    return attrs.evolve(read, raw=read.raw[:first], messages=tuple(held_messages(read.messages)))
+    return [attrs.evolve(m, content=tuple(_held_part(p) for p in m.content)) if holds(m) else m for m in messages]
 
 
 class WholeData:

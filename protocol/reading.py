@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from protocol.held_data import data_chars, held_messages, holds
 from protocol.matching import SEEN_START, Digest, SeenSoFar, canonical, chain, conversation_step, message_digest, normalise
 from protocol.lm import Message
 from protocol.wire import structure
@@ -37,6 +38,16 @@ class Read:
     # seen[i]: the conversation the user sees in messages[:i] (`matching.conversation_step`);
     # seen[i][0] is its digest, which markers carry
     seen: tuple[SeenSoFar, ...] = (SEEN_START,)
+    data: tuple[int, ...] = ()  # data[i]: the characters of large data messages[i] holds whole (`held_data`)
+
+    def held(self) -> Read:
+        """This read with its large data kept by digest (`protocol/held_data.py`), its raw JSON cut
+        before the first message that held any (the next request is compared with what is left,
+        and read afresh from there)."""
+        first = next((i for i, m in enumerate(self.messages) if holds(m)), None)
+        if first is None:
+            return self
+        return attrs.evolve(self, raw=self.raw[:first], messages=tuple(held_messages(self.messages)), data=(0,) * len(self.messages))
 
     def prefixes(self) -> list[tuple[int, Digest]]:
         """(index after the message, digest up to it) for each message that counts."""
@@ -103,11 +114,13 @@ def read_messages(raw: Sequence[Any], root: Digest, earlier: Iterable[Read] = ()
         after: list[Digest] = [root]
         digests: list[Digest | None] = []
         seen: list[SeenSoFar] = [SEEN_START]
+        data: list[int] = []
     else:
         messages, after, digests = list(best.messages[:shared]), list(best.after[: shared + 1]), list(best.digests[:shared])
-        seen = list(best.seen[: shared + 1])
+        seen, data = list(best.seen[: shared + 1]), list(best.data[:shared])
         for index in range(_after_system(raw)):  # this request's own system messages (they never count)
             messages[index] = _read(raw[index], index)
+            data[index] = data_chars(messages[index])
     fresh = range(shared, len(raw))
     for index in fresh:
         message = _read(raw[index], index)
@@ -117,7 +130,8 @@ def read_messages(raw: Sequence[Any], root: Digest, earlier: Iterable[Read] = ()
         digests.append(digest)
         after.append(after[-1] if digest is None else chain(after[-1], digest))
         seen.append(conversation_step(seen[-1], message, digest))
-    return Read(raw, tuple(messages), tuple(after), tuple(digests), tuple(seen))
+        data.append(data_chars(message))
+    return Read(raw, tuple(messages), tuple(after), tuple(digests), tuple(seen), tuple(data))
 
 
 def _read(value: Any, index: int) -> Message:
