@@ -51,6 +51,7 @@ from protocol.messages import CompleteEvent, FailedEvent, PartEvent, SessionEven
 from protocol.failures import AgentError, Failure, FailureKind, failure
 from protocol.prompt import build_prompt, latest_system
 from protocol.rendering import ToolCallTracker, render_updates, usage_part
+from protocol.session_updates import CHOICE_KINDS
 from actors.agent_catalog import AgentCatalog
 from actors.bridge_listener import BridgeListener
 from actors.tool_bridge import ToolBridge, open_bridge
@@ -523,7 +524,7 @@ class SessionActor:
 
     def _note_options(self, updates: Sequence[dict]) -> None:
         for update in updates:
-            if (choices := updated(self._choices, update)) is not None:
+            if update.get("sessionUpdate") in CHOICE_KINDS and (choices := updated(self._choices, update)) is not None:
                 self._choices = choices
 
     # Events ------------------------------------------------------------------------------------
