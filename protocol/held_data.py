@@ -40,10 +40,8 @@ def data_chars(message: Message) -> int:
     (`reading.Read.data`): a long conversation's every request must not walk all of it again."""
     total = 0
     for part in message.content:
-        if isinstance(part, DataPart):
-            total += len(part.data) if len(part.data) >= HELD_FROM else 0
-        elif isinstance(part, ToolResultPart):
-            total += sum(len(i.data) for i in part.content if _large(i))  # type: ignore[union-attr]
+        items = part.content if isinstance(part, ToolResultPart) else (part,)
+        total += sum(len(i.data) for i in items if _large(i))  # type: ignore[union-attr]
     return total
 
 

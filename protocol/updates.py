@@ -14,7 +14,6 @@ What is read is JSON, so an object is a `dict` and a list a `list`.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -54,8 +53,7 @@ def objects(fields: dict[str, Check] | None = None) -> Check:
     def check(value: Any) -> Any:
         if type(value) is not list:
             return ABSENT
-        kept = [fit for item in value if (fit := each(item)) is not ABSENT]
-        return value if len(kept) == len(value) and all(map(operator.is_, kept, value)) else kept
+        return [kept for item in value if (kept := each(item)) is not ABSENT]
 
     return check
 
