@@ -22,7 +22,7 @@ from protocol.client_methods import SERVED, Kind
 from protocol.confinement import write_refusal
 from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from protocol.turn_events import FileWriteRequested, PermissionRequested, QuestionAsked
-from protocol.updates import read_update
+from protocol.updates import read_updates
 
 FILE_THREADS = 4  # worker threads an agent's file reads and writes may hold at once
 
@@ -65,19 +65,8 @@ class ClientHandlers:
     def on_updates(self, batch: list[Any], size: int) -> None:
         """`session/update`s read together, each to its session, in runs per session."""
         share = size // len(batch) if batch else 0  # bytes per update, near enough: one session streams at a time
-        session = ""  # the session of the run of updates being gathered
-        updates: list[dict[str, Any]] = []
-        for params in batch:
-            if type(params) is dict and (update := read_update(params.get("update"))) is not None:
-                if type(to := params.get("sessionId")) is not str:
-                    to = str(to)
-                if to != session:
-                    if updates:
-                        self._routes.deliver_updates(session, updates, share * len(updates))
-                    session, updates = to, []
-                updates.append(update)
-        if updates:
-            self._routes.deliver_updates(session, updates, share * len(updates))
+        for run in read_updates(batch):
+            self._routes.deliver_updates(run.session, run.updates, share * run.sent)
 
     async def on_auth_status(self, params: Any) -> None:
         self._on_status(auth.status_label(params))

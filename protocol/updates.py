@@ -7,15 +7,15 @@ knows either absent or of its type; fields the table does not name are kept as s
 is not an object, or names no kind, is no update. Nothing here raises on what an agent sends. Pure.
 
 Every streamed chunk passes here, so the common case costs little: a plain text chunk is known fit at
-a glance, what is already fit is returned as it is, not copied, and a text field is checked without a
-call (docs/benchmarks.md, "streaming").
+a glance and merged with the plain chunks beside it, what is already fit is returned as it is, not
+copied, and a text field is checked without a call (docs/benchmarks.md, "streaming").
 What is read is JSON, so an object is a `dict` and a list a `list`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from protocol.session_updates import UpdateKind
 
@@ -116,16 +116,78 @@ def read_update(raw: Any) -> dict[str, Any] | None:
     """One `session/update`'s `update`, fit to read; None when it is no update at all."""
     if type(raw) is not dict or type(kind := raw.get("sessionUpdate")) is not str:
         return None
-    if (
-        len(raw) == 2  # the streamed chunk of plain text, the hot path: fit as it is, known at a glance
-        and kind in _CHUNKS
-        and type(content := raw.get("content")) is dict
-        and len(content) == 2
-        and content.get("type") == "text"
-        and type(content.get("text")) is str
-    ):
-        return raw
     return fitted(raw, _BY_KIND.get(kind, COMMON))
+
+
+class Run(NamedTuple):
+    """What one session was sent, in a batch: its updates read, in order; `sent`, how many the agent
+    sent for them (a merged run of chunks counts each of its own)."""
+
+    session: str
+    updates: list[dict[str, Any]]
+    sent: int
+
+
+def read_updates(batch: list[Any]) -> list[Run]:
+    """`session/update` params read together (`read_update` each), in runs per session, and each run
+    of plain text chunks of one kind merged into one update. Whatever follows (the turn, the usage
+    meter, rendering) then handles one update where the agent streamed hundreds: the text, its bytes
+    and the parts it renders as are the same (docs/benchmarks.md, "streaming").
+
+    A plain text chunk has its kind and content only, and the content its type and text only: it is
+    fit as it came, known at a glance, and carries no `messageId` or `_meta` that merging would lose.
+    """
+    runs: list[Run] = []
+    session: str | None = None
+    updates: list[dict[str, Any]] = []
+    sent = 0
+    texts: list[str] = []  # the plain chunks being merged, all of kind `merging`; `first` the first of them
+    merging: str | None = None
+    first: dict[str, Any] = {}
+
+    def end_merge() -> None:
+        if texts:
+            updates.append(first if len(texts) == 1 else {"sessionUpdate": merging, "content": {"type": "text", "text": "".join(texts)}})
+            texts.clear()
+
+    for params in batch:
+        if type(params) is not dict:
+            continue
+        raw = params.get("update")
+        if (
+            type(raw) is dict
+            and len(raw) == 2
+            and (kind := raw.get("sessionUpdate")) in _CHUNKS
+            and type(content := raw.get("content")) is dict
+            and len(content) == 2
+            and content.get("type") == "text"
+            and type(text := content.get("text")) is str
+        ):
+            update = None
+        elif (update := read_update(raw)) is None:
+            continue
+        if type(to := params.get("sessionId")) is not str:
+            to = str(to)
+        if to != session:
+            end_merge()
+            if session is not None:
+                runs.append(Run(session, updates, sent))
+            session, updates, sent = to, [], 0
+        sent += 1
+        if update is None:
+            if kind != merging:
+                end_merge()
+                merging = kind
+            if not texts:
+                first = raw
+            texts.append(text)
+        else:
+            end_merge()
+            updates.append(update)
+    end_merge()
+    if session is not None:
+        runs.append(Run(session, updates, sent))
+    return runs
 
 
 PROMPT_RESULT: dict[str, Check] = {

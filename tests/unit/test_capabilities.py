@@ -9,7 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.capabilities import AgentInfo, Initialized, read_initialize
-from protocol.updates import FIELDS, read_prompt_result, read_session_answer, read_update
+from protocol.forking import last_message_id
+from protocol.rendering import ToolCallTracker, render_updates
+from protocol.updates import FIELDS, read_prompt_result, read_session_answer, read_update, read_updates
+from protocol.usage import UsageMeter
 
 # Claude Code's adapter 0.100 as it answers, trimmed to what we read.
 CLAUDE = {
@@ -110,8 +113,48 @@ def test_every_field_an_update_kind_names_is_either_absent_or_of_its_type_after_
 
 @given(st.sampled_from(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]), json_values, json_values)
 def test_a_streamed_chunk_read_at_a_glance_is_read_as_the_table_says(kind: str, type_: Any, text: Any) -> None:
-    read = read_update({"sessionUpdate": kind, "content": {"type": type_, "text": text}})
-    assert read == {"sessionUpdate": kind, "content": {name: value for name, value in (("type", type_), ("text", text)) if isinstance(value, str)}}
+    [run] = read_updates([{"sessionId": "s", "update": {"sessionUpdate": kind, "content": {"type": type_, "text": text}}}])
+    assert run.updates == [{"sessionUpdate": kind, "content": {name: value for name, value in (("type", type_), ("text", text)) if isinstance(value, str)}}]
+
+
+_chunk = st.builds(
+    lambda kind, text: {"sessionUpdate": kind, "content": {"type": "text", "text": text}},
+    st.sampled_from(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]),
+    st.text(max_size=4) | st.just("x" * 70),  # a long one: the reply is measured from 64 bytes on
+)
+_update = st.one_of(
+    _chunk,
+    _chunk.map(lambda chunk: {**chunk, "messageId": "m1"}),
+    st.builds(lambda id: {"sessionUpdate": "tool_call", "toolCallId": id, "title": "Read"}, st.sampled_from(["t1", "t2"])),
+    st.just({"sessionUpdate": "usage_update", "used": 5, "size": 10}),
+    json_values,
+)
+_params = st.one_of(st.builds(lambda session, update: {"sessionId": session, "update": update}, st.sampled_from(["a", "b", 3]), _update), json_values)
+
+
+@given(st.lists(_params, max_size=12))
+def test_updates_read_together_say_what_each_read_alone_says(batch: list[Any]) -> None:
+    """Merging a run of plain chunks changes nothing a reader after it sees: per run of a session,
+    the same parts, the same bytes of reply, the same last message id, the same count."""
+    alone: list[tuple[str, list[dict[str, Any]]]] = []
+    for params in batch:
+        if isinstance(params, dict) and (update := read_update(params.get("update"))) is not None:
+            session = str(params.get("sessionId"))
+            if not alone or alone[-1][0] != session:
+                alone.append((session, []))
+            alone[-1][1].append(update)
+    together = read_updates(batch)
+    assert [(run.session, run.sent) for run in together] == [(session, len(updates)) for session, updates in alone]
+    for run, (_, updates) in zip(together, alone):
+        assert render_updates(run.updates, ToolCallTracker("c")) == render_updates(updates, ToolCallTracker("c"))
+        merged, each = UsageMeter(), UsageMeter()
+        merged.observe_all(run.updates)
+        each.observe_all(updates)
+        assert merged.finish({"outputTokens": 10**6}) == each.finish({"outputTokens": 10**6})
+        assert last_message_id(run.updates, None) == last_message_id(updates, None)
+        assert [u for u in run.updates if u.get("sessionUpdate") not in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")] == [
+            u for u in updates if u.get("sessionUpdate") not in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")
+        ]
 
 
 def test_a_prompt_result_and_a_session_answer_are_read_the_same_way() -> None:
