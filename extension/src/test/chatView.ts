@@ -356,12 +356,13 @@ export class ChatView {
 
   /**
    * The newest answer, once it has finished: the response after the `before`th, its first text timed
-   * from `sent` (Date.now() when Enter was pressed).
+   * from `sent` (Date.now() when Enter was pressed). Its first text the user can see: Copilot may fold
+   * the rounds before the last, text and all, hidden under "Completed N steps".
    */
   async answer(before?: number, sent?: number): Promise<Answer> {
     const index = before ?? (await this.responses().count()) - 1;
     const response = this.responses().nth(index);
-    const text = response.locator('.value .chat-markdown-part.rendered-markdown').first();
+    const text = response.locator('.value .chat-markdown-part.rendered-markdown').filter({ visible: true }).first();
     await text.waitFor({ timeout: ANSWER_MS });
     const firstTextMs = sent === undefined ? 0 : Date.now() - sent;
     await this.view.locator('.interactive-response.chat-response-loading').first().waitFor({ state: 'detached', timeout: ANSWER_MS });
@@ -390,7 +391,7 @@ export class ChatView {
     await row.waitFor({ timeout: UI_MS });
     const index = Number(await row.getAttribute('data-index'));
     const response = this.view.locator(`.monaco-list-row[data-index="${index + 1}"] .interactive-response`).first();
-    await response.locator('.value .chat-markdown-part.rendered-markdown').first().waitFor({ timeout: ANSWER_MS });
+    await response.locator('.value .chat-markdown-part.rendered-markdown').filter({ visible: true }).first().waitFor({ timeout: ANSWER_MS });
     await this.view.locator('.interactive-response.chat-response-loading').first().waitFor({ state: 'detached', timeout: ANSWER_MS });
     return { text: (await response.locator('.value').innerText()).trim(), firstTextMs: 0 };
   }
