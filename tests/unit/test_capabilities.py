@@ -111,7 +111,10 @@ def test_every_field_an_update_kind_names_is_either_absent_or_of_its_type_after_
         assert check(read[field]) == read[field]
 
 
-@given(st.sampled_from(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]), json_values, json_values)
+CHUNK_KINDS = ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")
+
+
+@given(st.sampled_from(CHUNK_KINDS), json_values, json_values)
 def test_a_streamed_chunk_read_at_a_glance_is_read_as_the_table_says(kind: str, type_: Any, text: Any) -> None:
     [run] = read_updates([{"sessionId": "s", "update": {"sessionUpdate": kind, "content": {"type": type_, "text": text}}}])
     assert run.updates == [{"sessionUpdate": kind, "content": {name: value for name, value in (("type", type_), ("text", text)) if isinstance(value, str)}}]
@@ -119,7 +122,7 @@ def test_a_streamed_chunk_read_at_a_glance_is_read_as_the_table_says(kind: str, 
 
 _chunk = st.builds(
     lambda kind, text: {"sessionUpdate": kind, "content": {"type": "text", "text": text}},
-    st.sampled_from(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]),
+    st.sampled_from(CHUNK_KINDS),
     st.text(max_size=4) | st.just("x" * 70),  # a long one: the reply is measured from 64 bytes on
 )
 _update = st.one_of(
@@ -152,9 +155,7 @@ def test_updates_read_together_say_what_each_read_alone_says(batch: list[Any]) -
         each.observe_all(updates)
         assert merged.finish({"outputTokens": 10**6}) == each.finish({"outputTokens": 10**6})
         assert last_message_id(run.updates, None) == last_message_id(updates, None)
-        assert [u for u in run.updates if u.get("sessionUpdate") not in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")] == [
-            u for u in updates if u.get("sessionUpdate") not in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")
-        ]
+        assert [u for u in run.updates if u.get("sessionUpdate") not in CHUNK_KINDS] == [u for u in updates if u.get("sessionUpdate") not in CHUNK_KINDS]
 
 
 def test_a_prompt_result_and_a_session_answer_are_read_the_same_way() -> None:
