@@ -134,20 +134,27 @@ def read_updates(batch: list[Any]) -> list[Run]:
     meter, rendering) then handles one update where the agent streamed hundreds: the text, its bytes
     and the parts it renders as are the same (docs/benchmarks.md, "streaming").
 
-    A plain text chunk has its kind and content only, and the content its type and text only: it is
-    fit as it came, known at a glance, and carries no `messageId` or `_meta` that merging would lose.
+    A plain text chunk has its kind, content and perhaps a `messageId` only, and the content its type
+    and text only: it is fit as it came and known at a glance. Chunks merge only with chunks of the
+    same kind and message id, so the merged one names the message each of them named, and a chunk
+    with `_meta` (or any other field) is never merged: nothing it carries is lost.
     """
     runs: list[Run] = []
     session: str | None = None
     updates: list[dict[str, Any]] = []
     sent = 0
-    texts: list[str] = []  # the plain chunks being merged, all of kind `merging`; `first` the first of them
-    merging: str | None = None
+    texts: list[str] = []  # the plain chunks being merged, all of kind and message id `merging`; `first` the first
+    merging: tuple[str, Any] | None = None
     first: dict[str, Any] = {}
 
     def end_merge() -> None:
         if texts:
-            updates.append(first if len(texts) == 1 else {"sessionUpdate": merging, "content": {"type": "text", "text": "".join(texts)}})
+            if len(texts) == 1:
+                updates.append(first)
+            else:
+                merged = dict(first)
+                merged["content"] = {"type": "text", "text": "".join(texts)}
+                updates.append(merged)
             texts.clear()
 
     for params in batch:
@@ -156,7 +163,7 @@ def read_updates(batch: list[Any]) -> list[Run]:
         raw = params.get("update")
         if (
             type(raw) is dict
-            and len(raw) == 2
+            and ((size := len(raw)) == 2 or (size == 3 and type(raw.get("messageId")) is str))
             and (kind := raw.get("sessionUpdate")) in _CHUNKS
             and type(content := raw.get("content")) is dict
             and len(content) == 2
@@ -175,9 +182,9 @@ def read_updates(batch: list[Any]) -> list[Run]:
             session, updates, sent = to, [], 0
         sent += 1
         if update is None:
-            if kind != merging:
+            if (key := (kind, raw.get("messageId"))) != merging:
                 end_merge()
-                merging = kind
+                merging = key
             if not texts:
                 first = raw
             texts.append(text)

@@ -127,12 +127,24 @@ _chunk = st.builds(
 )
 _update = st.one_of(
     _chunk,
-    _chunk.map(lambda chunk: {**chunk, "messageId": "m1"}),
+    st.builds(lambda chunk, id: {**chunk, "messageId": id}, _chunk, st.sampled_from(["m1", "m2", ""])),
+    _chunk.map(lambda chunk: {**chunk, "_meta": {"parentToolUseId": "t1"}}),
     st.builds(lambda id: {"sessionUpdate": "tool_call", "toolCallId": id, "title": "Read"}, st.sampled_from(["t1", "t2"])),
     st.just({"sessionUpdate": "usage_update", "used": 5, "size": 10}),
     json_values,
 )
 _params = st.one_of(st.builds(lambda session, update: {"sessionId": session, "update": update}, st.sampled_from(["a", "b", 3]), _update), json_values)
+
+
+def test_chunks_that_name_their_message_merge_per_message_and_keep_its_id() -> None:
+    """Claude Code's adapter names the message on every chunk it streams."""
+    chunk = lambda text, id: {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}, "messageId": id}}
+    [run] = read_updates([chunk("He", "m1"), chunk("llo", "m1"), chunk(" again", "m2"), chunk("!", "m2")])
+    assert run.updates == [
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hello"}, "messageId": "m1"},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": " again!"}, "messageId": "m2"},
+    ]
+    assert run.sent == 4
 
 
 @given(st.lists(_params, max_size=12))
