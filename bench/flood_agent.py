@@ -6,6 +6,7 @@ Prompts (anything after the command, e.g. `flood 20000 #3`, only makes the first
 
 - `flood N`: N small `agent_message_chunk`s written as fast as possible, then `end_turn`.
   Each chunk's text is `c<i>;`: count the `;` to count chunks, however they were merged.
+  `flood N ids`: the same, each chunk naming its message (`messageId`), as Claude Code's adapter streams.
 - `pace N MS`: N chunks, one every MS milliseconds; each chunk's text is `<time.monotonic()>;`,
   taken just before the chunk is written (CLOCK_MONOTONIC: comparable across processes).
 - `bulk SIZE`: SIZE characters of text in `BULK_CHUNK`-character chunks (`bulk_chunks`), as fast
@@ -30,19 +31,18 @@ def send(msg: dict[str, Any]) -> None:
     OUT.flush()
 
 
-def _chunk_line(session: str) -> tuple[bytes, bytes]:
+def _chunk_line(session: str, message_id: str | None = None) -> tuple[bytes, bytes]:
     """The bytes of a text chunk before and after its text (the text needs no escaping)."""
-    line = json.dumps({
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": session, "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "@"}}},
-    })
+    update: dict[str, Any] = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "@"}}
+    if message_id is not None:
+        update["messageId"] = message_id
+    line = json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}})
     head, tail = line.split('"@"')
     return (head + '"').encode(), ('"' + tail + "\n").encode()
 
 
-def flood(session: str, n: int) -> None:
-    head, tail = _chunk_line(session)
+def flood(session: str, n: int, message_id: str | None = None) -> None:
+    head, tail = _chunk_line(session, message_id)
     write = OUT.write
     for i in range(n):
         write(head + b"c%d;" % i + tail)
@@ -86,7 +86,7 @@ def pace(session: str, n: int, interval_ms: float) -> None:
 def prompt(id: Any, session: str, text: str) -> None:
     words = text.split()
     if len(words) >= 2 and words[0] == "flood" and words[1].isdigit():
-        flood(session, int(words[1]))
+        flood(session, int(words[1]), f"msg_{uuid.uuid4().hex}" if words[2:3] == ["ids"] else None)
     elif len(words) >= 2 and words[0] == "bulk" and words[1].isdigit():
         bulk(session, int(words[1]))
     elif len(words) >= 3 and words[0] == "pace" and words[1].isdigit():

@@ -9,6 +9,9 @@ beside it. The CPU each costs per chunk (the backend process's, from /proc, its 
 work included; the reader's, this process's) is reported beside it: it moves less with the
 machine's load than rates do.
 
+The same again with chunks that name their message (`messageId` on each), the shape Claude Code's
+adapter streams in (docs/benchmarks.md, "streaming").
+
 Latency: the agent sends a chunk every few milliseconds stamped with its `time.monotonic()`
 (CLOCK_MONOTONIC, shared by every process); receive time minus that stamp, per chunk, through
 the backend and directly, both streams at the same time. The added latency is the
@@ -38,6 +41,7 @@ MODEL = "flood"
 
 FLOOD_N = 20_000
 FLOOD_ROUNDS = 5  # each round: one run through the backend, one direct
+NAMED_ROUNDS = FLOOD_ROUNDS  # the same, the chunks naming their message
 PACE_N = 250
 PACE_MS = 4  # the direct stream is paced 10% slower, so the two rarely arrive at the same instant
 PACE_ROUNDS = 7  # the figure is the median over rounds of each round's p99 difference
@@ -182,9 +186,40 @@ async def _measure() -> dict[str, Any]:
         await _through_backend(client, agent, f"flood 10 #{next(runs)}", lambda _: None)
         return agent
 
-    backend_rates: list[float] = []
-    direct_rates: list[float] = []
-    backend_cpu = direct_cpu = 0.0  # CPU seconds the floods cost the backend / the direct reader
+    async def floods(rounds: int, shape: str) -> dict[str, Any]:
+        """`rounds` pairs of floods (`flood N <shape>`), through the backend and directly, alternating
+        which goes first: the rates, their median ratio, and the CPU a chunk cost each reader."""
+        assert client.process is not None
+        backend_rates: list[float] = []
+        direct_rates: list[float] = []
+        backend_cpu = direct_cpu = 0.0  # CPU seconds the floods cost the backend / the direct reader
+        for round in range(rounds):
+            for through_backend in (True, False) if round % 2 == 0 else (False, True):
+                counter = _Counter(FLOOD_N)
+                text = f"flood {FLOOD_N} {shape} #{next(runs)}"
+                with trio.fail_after(GUARD):
+                    if through_backend:
+                        agent = await fresh_agent()
+                        before = cpu_seconds(client.process.pid)
+                        await _through_backend(client, agent, text, counter.on_text)
+                        backend_cpu += cpu_seconds(client.process.pid) - before
+                        backend_rates.append(counter.rate())
+                    else:
+                        before = time.process_time()
+                        await direct.prompt(text, counter.on_text)
+                        direct_cpu += time.process_time() - before
+                        direct_rates.append(counter.rate())
+        ratios = [b / d for b, d in zip(backend_rates, direct_rates)]  # each backend run against the direct run beside it
+        return {
+            "backend_rate": statistics.median(backend_rates),
+            "direct_rate": statistics.median(direct_rates),
+            "rate_ratio": statistics.median(ratios),
+            "backend_rates": backend_rates,
+            "direct_rates": direct_rates,
+            "backend_cpu_us": backend_cpu / (FLOOD_N * rounds) * 1e6,  # per chunk
+            "direct_cpu_us": direct_cpu / (FLOOD_N * rounds) * 1e6,
+        }
+
     backend_latency: list[float] = []
     direct_latency: list[float] = []
     added_p99: list[float] = []  # per round: p99 through the backend minus p99 direct
@@ -210,35 +245,14 @@ async def _measure() -> dict[str, Any]:
                 backend_latency += through.latencies
                 direct_latency += plain.latencies
                 added_p99.append(percentile(through.latencies, 99) - percentile(plain.latencies, 99))
-            for round in range(FLOOD_ROUNDS):
-                for through_backend in (True, False) if round % 2 == 0 else (False, True):
-                    counter = _Counter(FLOOD_N)
-                    text = f"flood {FLOOD_N} #{next(runs)}"
-                    with trio.fail_after(GUARD):
-                        if through_backend:
-                            agent = await fresh_agent()
-                            before = cpu_seconds(client.process.pid)
-                            await _through_backend(client, agent, text, counter.on_text)
-                            backend_cpu += cpu_seconds(client.process.pid) - before
-                            backend_rates.append(counter.rate())
-                        else:
-                            before = time.process_time()
-                            await direct.prompt(text, counter.on_text)
-                            direct_cpu += time.process_time() - before
-                            direct_rates.append(counter.rate())
+            plain = await floods(FLOOD_ROUNDS, "")
+            named = await floods(NAMED_ROUNDS, "ids")
         finally:
             with trio.CancelScope(shield=True):
                 await direct.aclose()
-    backend_rate, direct_rate = statistics.median(backend_rates), statistics.median(direct_rates)
-    ratios = [b / d for b, d in zip(backend_rates, direct_rates)]  # each backend run against the direct run beside it
     return {
-        "backend_rate": backend_rate,
-        "direct_rate": direct_rate,
-        "rate_ratio": statistics.median(ratios),
-        "backend_rates": backend_rates,
-        "direct_rates": direct_rates,
-        "backend_cpu_us": backend_cpu / (FLOOD_N * FLOOD_ROUNDS) * 1e6,  # per chunk
-        "direct_cpu_us": direct_cpu / (FLOOD_N * FLOOD_ROUNDS) * 1e6,
+        **plain,
+        "named": named,
         "backend_p50_ms": percentile(backend_latency, 50) * 1000,
         "direct_p50_ms": percentile(direct_latency, 50) * 1000,
         "backend_p99_ms": percentile(backend_latency, 99) * 1000,
