@@ -265,7 +265,7 @@ export class ChatView {
     const before = await this.responses().count();
     await this.type(text);
     const response = this.responses().nth(before);
-    await response.locator('.value .chat-markdown-part.rendered-markdown', { hasText: shown }).first().waitFor({ timeout: ANSWER_MS });
+    await response.locator('.value .chat-markdown-part.rendered-markdown', { hasText: shown }).filter({ visible: true }).first().waitFor({ timeout: ANSWER_MS });
     await this.view.locator('.interactive-input-part').locator('a.action-label:is([aria-label^="Cancel"], [aria-label^="Stop"])').first().click({ timeout: UI_MS });
     await this.view.locator('.interactive-response.chat-response-loading').first().waitFor({ state: 'detached', timeout: ANSWER_MS });
     return (await response.locator('.value').innerText()).trim();
@@ -313,7 +313,7 @@ export class ChatView {
    */
   async sendThroughContinues(text: string, done: RegExp, progress: () => number): Promise<number> {
     await this.type(text);
-    const finished = this.responses().locator('.value .chat-markdown-part.rendered-markdown', { hasText: done }).first();
+    const finished = this.responses().locator('.value .chat-markdown-part.rendered-markdown', { hasText: done }).filter({ visible: true }).first();
     const button = this.view.getByRole('button', { name: 'Continue' }).filter({ visible: true }).first();
     let pressed = 0;
     for (;;) {
