@@ -98,7 +98,7 @@ def _streaming() -> list[Row]:
             None,
         ),
         (
-            f"streaming, chunks naming their message (Claude Code's shape): the same (median of {streaming.NAMED_ROUNDS} pairs); CPU per chunk",
+            f"streaming, chunks naming their message (Claude Code's shape): the same (median of {streaming.FLOOD_ROUNDS} pairs); CPU per chunk",
             f"{n['backend_rate']:,.0f} / {n['direct_rate']:,.0f} chunks/s = {n['rate_ratio']:.1%}; {n['backend_cpu_us']:.2f} / {n['direct_cpu_us']:.2f} µs",
             ">= 80%",
             n["rate_ratio"] >= 0.8,

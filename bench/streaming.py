@@ -40,8 +40,7 @@ AGENT_PATH = str(Path(__file__).with_name("flood_agent.py"))
 MODEL = "flood"
 
 FLOOD_N = 20_000
-FLOOD_ROUNDS = 5  # each round: one run through the backend, one direct
-NAMED_ROUNDS = FLOOD_ROUNDS  # the same, the chunks naming their message
+FLOOD_ROUNDS = 5  # each round: one run through the backend, one direct (for each shape of chunk)
 PACE_N = 250
 PACE_MS = 4  # the direct stream is paced 10% slower, so the two rarely arrive at the same instant
 PACE_ROUNDS = 7  # the figure is the median over rounds of each round's p99 difference
@@ -186,14 +185,14 @@ async def _measure() -> dict[str, Any]:
         await _through_backend(client, agent, f"flood 10 #{next(runs)}", lambda _: None)
         return agent
 
-    async def floods(rounds: int, shape: str) -> dict[str, Any]:
-        """`rounds` pairs of floods (`flood N <shape>`), through the backend and directly, alternating
+    async def floods(shape: str) -> dict[str, Any]:
+        """`FLOOD_ROUNDS` pairs of floods (`flood N <shape>`), through the backend and directly, alternating
         which goes first: the rates, their median ratio, and the CPU a chunk cost each reader."""
         assert client.process is not None
         backend_rates: list[float] = []
         direct_rates: list[float] = []
         backend_cpu = direct_cpu = 0.0  # CPU seconds the floods cost the backend / the direct reader
-        for round in range(rounds):
+        for round in range(FLOOD_ROUNDS):
             for through_backend in (True, False) if round % 2 == 0 else (False, True):
                 counter = _Counter(FLOOD_N)
                 text = f"flood {FLOOD_N} {shape} #{next(runs)}"
@@ -216,8 +215,8 @@ async def _measure() -> dict[str, Any]:
             "rate_ratio": statistics.median(ratios),
             "backend_rates": backend_rates,
             "direct_rates": direct_rates,
-            "backend_cpu_us": backend_cpu / (FLOOD_N * rounds) * 1e6,  # per chunk
-            "direct_cpu_us": direct_cpu / (FLOOD_N * rounds) * 1e6,
+            "backend_cpu_us": backend_cpu / (FLOOD_N * FLOOD_ROUNDS) * 1e6,  # per chunk
+            "direct_cpu_us": direct_cpu / (FLOOD_N * FLOOD_ROUNDS) * 1e6,
         }
 
     backend_latency: list[float] = []
@@ -245,8 +244,8 @@ async def _measure() -> dict[str, Any]:
                 backend_latency += through.latencies
                 direct_latency += plain.latencies
                 added_p99.append(percentile(through.latencies, 99) - percentile(plain.latencies, 99))
-            plain = await floods(FLOOD_ROUNDS, "")
-            named = await floods(NAMED_ROUNDS, "ids")
+            plain = await floods("")
+            named = await floods("ids")
         finally:
             with trio.CancelScope(shield=True):
                 await direct.aclose()

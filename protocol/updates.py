@@ -149,12 +149,7 @@ def read_updates(batch: list[Any]) -> list[Run]:
 
     def end_merge() -> None:
         if texts:
-            if len(texts) == 1:
-                updates.append(first)
-            else:
-                merged = dict(first)
-                merged["content"] = {"type": "text", "text": "".join(texts)}
-                updates.append(merged)
+            updates.append(first if len(texts) == 1 else {**first, "content": {"type": "text", "text": "".join(texts)}})
             texts.clear()
 
     for params in batch:

@@ -133,6 +133,14 @@ interface Answer {
   firstTextMs: number;
 }
 
+/**
+ * The first text part of `scope` a user can see (holding `words`, if given): Copilot may fold the
+ * rounds before the last, text and all, hidden under "Completed N steps".
+ */
+function shownText(scope: Locator, words?: RegExp): Locator {
+  return scope.locator('.value .chat-markdown-part.rendered-markdown', words ? { hasText: words } : {}).filter({ visible: true }).first();
+}
+
 /** The Chat view in the secondary side bar, and what a user does there. */
 export class ChatView {
   private readonly view: Locator;
@@ -265,7 +273,7 @@ export class ChatView {
     const before = await this.responses().count();
     await this.type(text);
     const response = this.responses().nth(before);
-    await response.locator('.value .chat-markdown-part.rendered-markdown', { hasText: shown }).filter({ visible: true }).first().waitFor({ timeout: ANSWER_MS });
+    await shownText(response, shown).waitFor({ timeout: ANSWER_MS });
     await this.view.locator('.interactive-input-part').locator('a.action-label:is([aria-label^="Cancel"], [aria-label^="Stop"])').first().click({ timeout: UI_MS });
     await this.view.locator('.interactive-response.chat-response-loading').first().waitFor({ state: 'detached', timeout: ANSWER_MS });
     return (await response.locator('.value').innerText()).trim();
@@ -313,7 +321,7 @@ export class ChatView {
    */
   async sendThroughContinues(text: string, done: RegExp, progress: () => number): Promise<number> {
     await this.type(text);
-    const finished = this.responses().locator('.value .chat-markdown-part.rendered-markdown', { hasText: done }).filter({ visible: true }).first();
+    const finished = shownText(this.responses(), done);
     const button = this.view.getByRole('button', { name: 'Continue' }).filter({ visible: true }).first();
     let pressed = 0;
     for (;;) {
@@ -356,13 +364,12 @@ export class ChatView {
 
   /**
    * The newest answer, once it has finished: the response after the `before`th, its first text timed
-   * from `sent` (Date.now() when Enter was pressed). Its first text the user can see: Copilot may fold
-   * the rounds before the last, text and all, hidden under "Completed N steps".
+   * from `sent` (Date.now() when Enter was pressed), the first the user can see (`shownText`).
    */
   async answer(before?: number, sent?: number): Promise<Answer> {
     const index = before ?? (await this.responses().count()) - 1;
     const response = this.responses().nth(index);
-    const text = response.locator('.value .chat-markdown-part.rendered-markdown').filter({ visible: true }).first();
+    const text = shownText(response);
     await text.waitFor({ timeout: ANSWER_MS });
     const firstTextMs = sent === undefined ? 0 : Date.now() - sent;
     await this.view.locator('.interactive-response.chat-response-loading').first().waitFor({ state: 'detached', timeout: ANSWER_MS });
@@ -391,7 +398,7 @@ export class ChatView {
     await row.waitFor({ timeout: UI_MS });
     const index = Number(await row.getAttribute('data-index'));
     const response = this.view.locator(`.monaco-list-row[data-index="${index + 1}"] .interactive-response`).first();
-    await response.locator('.value .chat-markdown-part.rendered-markdown').filter({ visible: true }).first().waitFor({ timeout: ANSWER_MS });
+    await shownText(response).waitFor({ timeout: ANSWER_MS });
     await this.view.locator('.interactive-response.chat-response-loading').first().waitFor({ state: 'detached', timeout: ANSWER_MS });
     return { text: (await response.locator('.value').innerText()).trim(), firstTextMs: 0 };
   }
