@@ -2,8 +2,8 @@
 
 Every request carries the whole history (as VS Code's LM API does), so the backend must not
 read all of it again: it parses only the part of a request that the conversation's previous
-request did not have (`protocol/decoding.py`) and reuses what it made of the rest
-(`protocol/reading.py`). The consumer behaves like Copilot: a system message re-rendered every
+request did not have (`protocol/shared/incremental_json.py`) and reuses what it made of the rest
+(`protocol/history/reading.py`). The consumer behaves like Copilot: a system message re-rendered every
 request, each reply kept with its marker. The agent is the built-in Eliza.
 
 The two conversations run side by side in one backend and take turns, a short turn then a

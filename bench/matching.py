@@ -1,6 +1,6 @@
 """Matching: the cost of one more request as conversations pile up (History's own work).
 
-Each request goes through History's own transitions (`protocol.conversations.Conversations`): read
+Each request goes through History's own transitions (`protocol.history.conversations.Conversations`): read
 (the messages it shares with its conversation's previous request are reused, the rest parsed
 and hashed), matched against every conversation by its prefixes' digests, its turn begun and
 the conversation re-indexed, then a reply recorded. No markers: the content decides, which is
@@ -16,8 +16,8 @@ import statistics
 import time
 from typing import Any
 
-from protocol.conversations import Conversations, Route
-from protocol.lm import ChatParams, TextPart
+from protocol.history.conversations import Conversations, Route
+from protocol.vscode.lm import ChatParams, TextPart
 
 LENGTH = 200
 SAMPLES = 200

@@ -1,7 +1,7 @@
 """Relay start-up: spawn `python -m symposium.mcp_relay` until the backend side has its token line.
 
 A plain Unix socket listener in a private folder stands in for the ToolBridge, and a 0600 key
-file beside it holds the token, as `actors/bridge_socket.py` makes them (where there are no Unix
+file beside it holds the token, as `actors/bridge/endpoint.py` makes them (where there are no Unix
 sockets, 127.0.0.1). Each run times from just before the spawn until the listener has accepted
 the relay's connection and read the token line. Interleaved with the same listener and a
 `python -c` that only reads the key, connects and sends a line (the interpreter's own floor), so
@@ -24,7 +24,7 @@ import tempfile
 import time
 from typing import Any
 
-from actors import bridge_socket
+from actors.bridge import endpoint as bridge_socket
 from symposium import mcp_relay
 
 RUNS = 15

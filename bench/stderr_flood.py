@@ -2,7 +2,7 @@
 
 Median time of a new one-turn Eliza conversation, quiet and while an agent
 (`tests/support/hostile_agent.py stderr_flood 0`) floods its stderr; then the backend's CPU while the
-flood alone goes on (the agent's stderr is read at most STDERR_RATE bytes/s, actors/stderr_tail.py).
+flood alone goes on (the agent's stderr is read at most STDERR_RATE bytes/s, actors/agent/stderr_tail.py).
 Redacting every stderr line (only the last 20 are kept) once took 81-93% of a core and
 slowed those turns from 5 ms to 470-730 ms.
 """

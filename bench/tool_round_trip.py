@@ -25,9 +25,9 @@ from typing import Any
 
 import trio
 
-from protocol.turn_rules import GATHER_WINDOW
+from protocol.turn.rules import GATHER_WINDOW
 from bench.streaming import wait_idle
-from protocol.lm import METHOD_COMPLETE
+from protocol.vscode.lm import METHOD_COMPLETE
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 
 CALLS = 31  # the first one (which starts the relay and imports the MCP SDK) is not counted

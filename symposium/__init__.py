@@ -1,4 +1,4 @@
-"""Symposium: ACP agents as VS Code language models (its version: `actors.version.version()`)."""
+"""Symposium: ACP agents as VS Code language models (its version: `actors.shared.version.version()`)."""
 
 import os as _os
 import sys as _sys

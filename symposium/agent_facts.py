@@ -1,4 +1,4 @@
-"""Reads the agent facts (protocol/agent_facts.py): the `agentInfo` section of
+"""Reads the agent facts (protocol/acp/agent_facts.py): the `agentInfo` section of
 `extension/catalogue/overrides.json` (docs/DESIGN.md, "Agent facts").
 
 Run from the repository (tests, `make chat`, an editable install) the file is read where it is;
@@ -16,7 +16,7 @@ import logging
 from importlib import resources
 from pathlib import Path
 
-from protocol.agent_facts import AgentFactsTable, parse_agent_facts
+from protocol.acp.agent_facts import AgentFactsTable, parse_agent_facts
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from actors.stdio import stdio_stream
-from protocol.settings import MAX_CONVERSATIONS, Settings
+from actors.shared.stdio import stdio_stream
+from protocol.shared.settings import MAX_CONVERSATIONS, Settings
 
-DEFAULTS = Settings()  # the one place the backend's defaults are written is protocol/settings.py
+DEFAULTS = Settings()  # the one place the backend's defaults are written is protocol/shared/settings.py
 
 
 def default_max_conversations() -> int:
@@ -106,8 +106,8 @@ def _keep_freed_memory() -> None:
 def _vscodelm(args: argparse.Namespace) -> int:
     from symposium.vscodelm import serve
 
-    from protocol.redact import RedactingFilter, Redactor
-    from actors.transcript import Recorder
+    from protocol.shared.redact import RedactingFilter, Redactor
+    from actors.store.transcript import Recorder
 
     gc.set_threshold(*GC_THRESHOLDS)
     gc.freeze()

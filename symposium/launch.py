@@ -1,13 +1,13 @@
 """How the backend starts agents and how they reach it: the application's side of the actors' seams.
 
-The AgentProcess actor (`actors/agent_process.py`) speaks ACP over whatever `AgentConnection`
+The AgentProcess actor (`actors/agent/process.py`) speaks ACP over whatever `AgentConnection`
 its connector gives it; this module is the connector the backend uses (`connect`). The
 built-in Eliza runs in-process over an in-memory stream pair; every other agent is a
 subprocess, started and stopped with everything it started the platform's way, chosen once
-(`actors/platform.py`): in a process group under `symposium/guard.py` (`symposium/process_posix.py`),
+(`actors/shared/platform.py`): in a process group under `symposium/guard.py` (`symposium/process_posix.py`),
 or on Windows in a Job Object (`symposium/process_windows.py`).
 
-`RELAY` is how an agent reaches its conversation's ToolBridge (`actors/tool_bridge.py`): the
+`RELAY` is how an agent reaches its conversation's ToolBridge (`actors/bridge/tool_bridge.py`): the
 stdio MCP server it starts (`symposium/mcp_relay.py`).
 """
 
@@ -20,13 +20,13 @@ import sys
 import attrs
 import trio
 
-from actors.agent_connection import AgentConnection, Connector, StreamConnection
-from actors.bridge_listener import Relay
-from actors.platform import ON_WINDOWS
-from actors.streams import memory_stream_pair
-from protocol.agent_facts import AgentFactsTable, start_env
-from protocol.agent_identity import agent_label
-from protocol.lm import Agent, ElizaAgent, EnvVar, ProcessAgent
+from actors.agent.connection import AgentConnection, Connector, StreamConnection
+from actors.bridge.listener import Relay
+from actors.shared.platform import ON_WINDOWS
+from actors.shared.memory_streams import memory_stream_pair
+from protocol.acp.agent_facts import AgentFactsTable, start_env
+from protocol.vscode.agent_identity import agent_label
+from protocol.vscode.lm import Agent, ElizaAgent, EnvVar, ProcessAgent
 from symposium import mcp_relay
 
 log = logging.getLogger(__name__)

@@ -20,9 +20,9 @@ import sys
 
 import trio
 
-from protocol.agent_identity import agent_label
-from protocol.failures import AgentError, FailureKind, failure
-from protocol.lm import ProcessAgent
+from protocol.vscode.agent_identity import agent_label
+from protocol.shared.failures import AgentError, FailureKind, failure
+from protocol.vscode.lm import ProcessAgent
 from symposium.spawned import SpawnedAgent, check_cwd, spawn_failure
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ An agent that exited by itself has its job ended too: what it started does not o
 
 The command is resolved through PATHEXT and started by its resolved path; `npx.cmd` is run as
 `node.exe` with npm's own CLI script, another `.cmd`/`.bat` through cmd.exe with its
-arguments quoted (`protocol/windows.py`). pywin32 (a dependency of the mcp SDK on Windows)
+arguments quoted (`protocol/host/windows.py`). pywin32 (a dependency of the mcp SDK on Windows)
 is imported only here, when the first agent starts.
 """
 
@@ -28,10 +28,10 @@ from typing import Any, Protocol
 
 import trio
 
-from protocol.agent_identity import agent_label
-from protocol import windows
-from protocol.failures import AgentError, FailureKind, failure
-from protocol.lm import ProcessAgent
+from protocol.vscode.agent_identity import agent_label
+from protocol.host import windows
+from protocol.shared.failures import AgentError, FailureKind, failure
+from protocol.vscode.lm import ProcessAgent
 from symposium.spawned import SpawnedAgent, check_cwd, spawn_failure
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ def new_job() -> Job | None:
 
 
 def command_for(agent: ProcessAgent, cwd: str, env: dict[str, str]) -> tuple[str, list[str] | str]:
-    """The file `agent.command` names, and what to start for `agent` (`protocol.windows.launch`);
+    """The file `agent.command` names, and what to start for `agent` (`protocol.host.windows.launch`);
     raises AgentError."""
     name = agent_label(agent)
     resolved = windows.resolve(agent.command, windows.env_get(env, "PATH"), windows.env_get(env, "PATHEXT"), cwd, os.path.isfile)

@@ -25,13 +25,13 @@ import attrs
 import trio
 import trio.testing
 
-from actors.agent_connection import StreamConnection
-from protocol.markers import MarkerCodec
-from protocol.settings import Settings
-from protocol.jsonrpc import LineSplitter
-from protocol.lm import Agent
-from actors.streams import memory_stream_pair
-from actors.transcript import REDACTED, read
+from actors.agent.connection import StreamConnection
+from protocol.history.markers import MarkerCodec
+from protocol.shared.settings import Settings
+from protocol.shared.jsonrpc import LineSplitter
+from protocol.vscode.lm import Agent
+from actors.shared.memory_streams import memory_stream_pair
+from actors.store.transcript import REDACTED, read
 from symposium import mcp_relay
 
 QUIET = 0.05  # real seconds everything must be blocked before virtual time jumps
@@ -318,7 +318,7 @@ def import_mcp_now() -> None:
     would let virtual time run ahead."""
     import importlib
 
-    from actors.mcp_stream import import_mcp
+    from actors.bridge.mcp_stream import import_mcp
     from symposium.vscodelm import ACTOR_MODULES
 
     import_mcp()

@@ -1,6 +1,6 @@
 """What every agent subprocess is, whichever platform started it: its streams, its exit, its pipes
 closed, and the checks and failures of starting one (the `AgentConnection` of
-`actors/agent_connection.py`). How it is started and stopped differs by platform:
+`actors/agent/connection.py`). How it is started and stopped differs by platform:
 `symposium/process_posix.py` (a process group under the guard) and `symposium/process_windows.py`
 (a Job Object), chosen once by `symposium/launch.py`.
 """
@@ -11,8 +11,8 @@ import os
 
 import trio
 
-from protocol.failures import AgentError, Failure, FailureKind, failure, resource_failure
-from protocol.lm import ProcessAgent
+from protocol.shared.failures import AgentError, Failure, FailureKind, failure, resource_failure
+from protocol.vscode.lm import ProcessAgent
 
 REAP_TIMEOUT = 1.0  # how long an agent whose output ended is given to exit, for its exit code
 

@@ -24,25 +24,29 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from protocol import agent_options, auth, usage
-from protocol.capabilities import AgentInfo
-from protocol.agent_text import is_shown_as_is, shown, shown_or_none
-from actors.agent_catalog import AgentCatalog
-from actors.agent_connection import Connector
-from actors.flow import PART_MAX, Window, part_cost
-from actors.mailbox import queued
-from actors.state import load_secret, state_dir
-from protocol.agent_identity import agent_key
-from protocol.failures import AgentError
-from protocol.settings import Settings
-from protocol import acp
-from protocol.decoding import Decoder
-from protocol.failures import Failure, FailureKind, failure
-from protocol.redact import Redactor
-from protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_ERROR, RpcError, id_key
-from actors.peer import ConnectionClosed, Peer
-from actors.transcript import Recorder
-from protocol.lm import (
+from protocol.acp import agent_options
+
+from protocol.acp import auth
+
+from protocol.acp import usage
+from protocol.acp.capabilities import AgentInfo
+from protocol.acp.agent_text import is_shown_as_is, shown, shown_or_none
+from actors.store.catalog import AgentCatalog
+from actors.agent.connection import Connector
+from actors.shared.flow import PART_MAX, Window, part_cost
+from actors.shared.mailbox import queued
+from actors.store.state import load_secret, state_dir
+from protocol.vscode.agent_identity import agent_key
+from protocol.shared.failures import AgentError
+from protocol.shared.settings import Settings
+from protocol.acp import schema as acp
+from protocol.shared.incremental_json import Decoder
+from protocol.shared.failures import Failure, FailureKind, failure
+from protocol.shared.redact import Redactor
+from protocol.shared.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_ERROR, RpcError, id_key
+from actors.shared.peer import ConnectionClosed, Peer
+from actors.store.transcript import Recorder
+from protocol.vscode.lm import (
     METHOD_AGENT_OPTIONS,
     METHOD_AUTHENTICATE,
     METHOD_CANCEL,
@@ -70,22 +74,22 @@ from protocol.lm import (
     part_to_wire,
     to_wire,
 )
-from actors.version import version
-from protocol.wire import WireError
+from actors.shared.version import version
+from protocol.shared.structuring import WireError
 
 if TYPE_CHECKING:
-    from actors.agent_pool import AgentPool
-    from actors.agent_process import AgentProcess
-    from actors.bridge_listener import BridgeListener
-    from actors.history import HistoryActor
-    from actors.warm import Spares
-    from protocol.markers import MarkerCodec
-    from protocol.messages import Reply
+    from actors.agent.pool import AgentPool
+    from actors.agent.process import AgentProcess
+    from actors.bridge.listener import BridgeListener
+    from actors.conversation.history import HistoryActor
+    from actors.conversation.spares import Spares
+    from protocol.history.markers import MarkerCodec
+    from protocol.history.channels import Reply
 
 log = logging.getLogger(__name__)
 
 # What the actors need beyond the model list's path, imported in a worker thread (`Backend.ready`).
-ACTOR_MODULES = ("actors.history", "actors.agent_pool", "actors.warm", "actors.session_store", "actors.bridge_listener", "protocol.markers", "symposium.launch", "symposium.agent_facts")
+ACTOR_MODULES = ("actors.conversation.history", "actors.agent.pool", "actors.conversation.spares", "actors.store.sessions", "actors.bridge.listener", "protocol.history.markers", "symposium.launch", "symposium.agent_facts")
 
 METHOD_STATS = "symposium/stats"  # diagnostics for benchmarks and tests; the extension never calls it
 ELIZA_MODEL_ID = "symposium-eliza"
@@ -152,7 +156,7 @@ _CODES = {FailureKind.CANCELLED: REQUEST_CANCELLED, FailureKind.INVALID_PARAMS: 
 
 def rpc_error(failure: Failure) -> RpcError:
     """A failure as the extension reads it: the one place domain failures become JSON-RPC
-    errors (`protocol/failures.py`; docs/DESIGN.md, "Failures")."""
+    errors (`protocol/shared/failures.py`; docs/DESIGN.md, "Failures")."""
     code = _CODES.get(failure.kind)
     if code is not None:
         return RpcError(code, failure.message)
@@ -237,7 +241,7 @@ class Backend:
             self._built = trio.Event()
             try:
                 actors = await self.build()
-                self.history, self.bridges, self.spares, self.pool = actors.history, actors.bridges, actors.spares, actors.pool
+                self.history, self.bridges, self.spares, self.pool = actors.conversation.history, actors.bridges, actors.spares, actors.pool
             finally:
                 self._built.set()
         await self._built.wait()
@@ -358,7 +362,7 @@ class Backend:
 
     async def list_sessions(self, params: Any, _id: Any) -> dict[str, Any]:
         """The agent's own sessions in the folder (`session/list`), each with the token a new chat
-        carries to continue it (`protocol/continuing.py`). Starts the agent if it is not running."""
+        carries to continue it (`protocol/acp/continuing.py`). Starts the agent if it is not running."""
         asked = _params(params, ListSessionsParams)
         await self.ready()
         if self.pool is None or self.catalog is None:
@@ -382,7 +386,7 @@ class Backend:
         key = agent_key(asked.agent)
         sessions = []
         for item in (result or {}).get("sessions") or () if isinstance(result, dict) else ():
-            # Shown in a quick pick: an id that would need cleaning is not offered (`protocol/agent_text.py`).
+            # Shown in a quick pick: an id that would need cleaning is not offered (`protocol/acp/agent_text.py`).
             if not isinstance(item, dict) or not is_shown_as_is(item.get("sessionId")) or not isinstance(item.get("cwd"), str):
                 continue
             sessions.append(
@@ -415,7 +419,7 @@ class Backend:
                 self.spares.settled(chat.agent, chat.cwd)
 
     async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:
-        from actors.history import ChatRequest, shutting_down
+        from actors.conversation.history import ChatRequest, shutting_down
         # Unbounded in items, bounded in text: the Session waits while `window` is full.
         send, replies = trio.open_memory_channel["Reply"](math.inf)
         request = ChatRequest(request_id, chat, send)
@@ -432,7 +436,7 @@ class Backend:
             request.window.close()  # nothing more is written for it: its Session never waits on it again
 
     async def _stream(self, request_id: Any, replies: trio.MemoryReceiveChannel[Reply], window: Window) -> dict[str, Any]:
-        from protocol.rendering import merge_parts  # a chat's: loaded with the actors
+        from protocol.turn.rendering import merge_parts  # a chat's: loaded with the actors
 
         async for reply in replies:
             batch = [reply, *_waiting(replies)]  # what queued up meanwhile goes out in one write
@@ -457,7 +461,7 @@ class Backend:
             log.warning("ignored lm/cancel with bad params: %s", exc)
             return
         if id_key(request_id) in self._submitted:
-            from actors.history import CancelRequest  # handed to History: its modules are loaded
+            from actors.conversation.history import CancelRequest  # handed to History: its modules are loaded
 
             try:
                 self.history.mailbox.send_nowait(CancelRequest(request_id))  # History answers it -32800
@@ -469,12 +473,12 @@ class Backend:
 
 def _shown_auth_methods(process: AgentProcess) -> list[dict[str, Any]]:
     """The agent's sign-in methods as Add Agent shows and records them: only what it shows (id, name,
-    kind, description), each bounded (protocol/auth.py), never the agent's whole entry (its `_meta`)."""
+    kind, description), each bounded (protocol/acp/auth.py), never the agent's whole entry (its `_meta`)."""
     return [{key: wire[key] for key in ("id", "name", "kind", "description")} for wire in map(auth.to_wire, process.auth_methods)]
 
 
 def _sign_in(process: AgentProcess) -> dict[str, Any]:
-    """An agent's sign-in, as the extension offers it: its methods (protocol/auth.py), the one it
+    """An agent's sign-in, as the extension offers it: its methods (protocol/acp/auth.py), the one it
     signed in with on this run (none: it may have signed in before, or need no sign-in), who it
     says it is signed in as (where it pushes that), whether it can log out."""
     return {
@@ -517,7 +521,7 @@ async def serve(
 
     At EOF every pending request is answered, every agent is stopped (bounded), and only
     then does this return. `connector`: how agents are started (`symposium/launch.py`'s, by
-    default). `learn`: keep what agents offer and cost (`actors/agent_catalog.py`);
+    default). `learn`: keep what agents offer and cost (`actors/store/catalog.py`);
     replay does not, so that what it compares does not depend on earlier runs. `secrets`: the
     redactor the log handler uses; every agent's env values are added to it.
     """
@@ -533,12 +537,12 @@ async def serve(
             # Their modules are most of the backend's own code: loaded in a thread, while the
             # loop answers what needs none of them (the model list).
             await trio.to_thread.run_sync(lambda: [importlib.import_module(name) for name in ACTOR_MODULES])
-            from actors.agent_pool import AgentPool
-            from actors.bridge_listener import BridgeListener
-            from actors.history import HistoryActor
-            from actors.session_store import SessionStore
-            from actors.warm import Spares
-            from protocol.markers import MarkerCodec
+            from actors.agent.pool import AgentPool
+            from actors.bridge.listener import BridgeListener
+            from actors.conversation.history import HistoryActor
+            from actors.store.sessions import SessionStore
+            from actors.conversation.spares import Spares
+            from protocol.history.markers import MarkerCodec
             from symposium import launch
             from symposium.agent_facts import load_agent_facts
 

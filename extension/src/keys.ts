@@ -115,7 +115,7 @@ export function isEnvName(name: string): boolean {
   return /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name);
 }
 
-// Names that say they hold a secret, and values shaped like a vendor's key (as protocol/redact.py's).
+// Names that say they hold a secret, and values shaped like a vendor's key (as protocol/shared/redact.py's).
 const SECRET_NAME = /(api_?key|access_?key|secret|token|passw(or)?d|credential|auth)/i;
 const KEY_SHAPE = /^(?:sk-|rk-|pk-|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza|hf_|npm_|eyJ)[A-Za-z0-9_.-]{8,}/;
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import trio
 
-from protocol.jsonrpc import LineSplitter, Overlong
+from protocol.shared.jsonrpc import LineSplitter, Overlong
 
 CALL_TIMEOUT = 600.0  # a bridged VS Code tool waits for the user; do not give up early
 MAX_LINE = 256 * 1024 * 1024  # a server's line longer than this is refused, not read

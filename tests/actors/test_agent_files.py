@@ -1,4 +1,4 @@
-"""Files an agent writes through the client, written by the backend when no edit tools are offered (actors/agent_files.py)."""
+"""Files an agent writes through the client, written by the backend when no edit tools are offered (actors/agent/files.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from actors import agent_files
-from actors.agent_files import FileError, current, write_text
+from actors.agent import files as agent_files
+from actors.agent.files import FileError, current, write_text
 
 
 def test_a_write_replaces_the_file_keeping_its_permissions_and_leaves_nothing_beside_it(tmp_path: Path) -> None:

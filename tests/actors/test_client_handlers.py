@@ -1,11 +1,11 @@
-"""Every client method of the table (protocol/client_methods.py) has a handler, and every handler is
+"""Every client method of the table (protocol/acp/client_methods.py) has a handler, and every handler is
 in the table: a capability is never declared without its handler, nor a handler left undeclared."""
 
 from __future__ import annotations
 
-from actors.client_handlers import ClientHandlers
-from actors.session_routes import SessionRoutes
-from protocol.client_methods import SERVED, Kind
+from actors.agent.client_handlers import ClientHandlers
+from actors.agent.routes import SessionRoutes
+from protocol.acp.client_methods import SERVED, Kind
 
 
 class _Registry:

@@ -9,10 +9,10 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.flow import Window, part_cost
-from protocol.matching import Conversation
-from protocol.rendering import merge_parts
-from protocol.lm import MarkerPart, TextPart, ThinkingPart, ToolCallPart
+from actors.shared.flow import Window, part_cost
+from protocol.history.matching import Conversation
+from protocol.turn.rendering import merge_parts
+from protocol.vscode.lm import MarkerPart, TextPart, ThinkingPart, ToolCallPart
 
 
 async def test_a_full_window_holds_the_producer_until_the_consumer_gives_back() -> None:

@@ -7,14 +7,14 @@ import os
 
 import trio
 
-from actors.agent_pool import AgentPool
-from actors.bridge_listener import BridgeListener
-from actors.history import ChatRequest, HistoryActor
-from protocol.failures import FailureKind, failure
-from protocol.messages import FailedEvent, PartEvent, Reply, SessionEvent
-from protocol.markers import MarkerCodec
-from protocol.settings import Settings
-from protocol.lm import (
+from actors.agent.pool import AgentPool
+from actors.bridge.listener import BridgeListener
+from actors.conversation.history import ChatRequest, HistoryActor
+from protocol.shared.failures import FailureKind, failure
+from protocol.history.channels import FailedEvent, PartEvent, Reply, SessionEvent
+from protocol.history.markers import MarkerCodec
+from protocol.shared.settings import Settings
+from protocol.vscode.lm import (
     AGENT_ACTION_APPROVED,
     AGENT_ACTION_TOOL,
     ChatParams,

@@ -12,8 +12,8 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.jsonrpc import INVALID_REQUEST, MAX_DEPTH, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, Invalid, LineSplitter, Notification, Overlong, Request, Response, RpcError, classify, encode_lines, nesting_depth, parse_line, request_id_in
-from actors.peer import STRAY_LOGGED, ConnectionClosed, Peer
+from protocol.shared.jsonrpc import INVALID_REQUEST, MAX_DEPTH, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, Invalid, LineSplitter, Notification, Overlong, Request, Response, RpcError, classify, encode_lines, nesting_depth, parse_line, request_id_in
+from actors.shared.peer import STRAY_LOGGED, ConnectionClosed, Peer
 
 # Pure parts ---------------------------------------------------------------------------------
 
@@ -417,7 +417,7 @@ async def test_a_stray_text_line_is_skipped_even_where_unreadable_lines_are_fata
         await wire.send({"jsonrpc": "2.0", "id": 0, "result": "ok"})
 
     nursery.start_soon(answer_after_noise)
-    with caplog.at_level(logging.WARNING, logger="actors.peer"):
+    with caplog.at_level(logging.WARNING, logger="actors.shared.peer"):
         assert await peer.request("session/new", {}) == "ok"
     assert peer.failure is None and not peer.eof.is_set() and peer.stray == STRAY_LOGGED + 6
     logged = [r.getMessage() for r in caplog.records if "not JSON-RPC" in r.getMessage()]
@@ -448,7 +448,7 @@ def _outcome(decode: Any, text: str) -> Any:
 )
 def test_a_line_is_decoded_as_the_decoder_alone_decodes_it(text: str) -> None:
     # The scanner is called directly on the hot path; nothing it accepts or refuses may change.
-    from protocol.jsonrpc import _decode, _decode_line
+    from protocol.shared.jsonrpc import _decode, _decode_line
 
     assert _outcome(_decode_line, text) == _outcome(_decode, text)
 

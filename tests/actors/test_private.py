@@ -1,4 +1,4 @@
-"""Opening the backend's own files (actors/private.py): new ones exclusively, existing ones only
+"""Opening the backend's own files (actors/store/private.py): new ones exclusively, existing ones only
 when they are the user's alone and regular, never through a symbolic link, never waiting on a
 FIFO (docs/reliability.md, "Files we write are ours")."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.private import NotPrivate, open_private, private_file, private_folder
-from actors.transcript import Recorder
+from actors.store.private import NotPrivate, open_private, private_file, private_folder
+from actors.store.transcript import Recorder
 
 GUARD = 5
 
@@ -114,7 +114,7 @@ def test_a_transcripts_name_has_a_random_part(tmp_path: Path) -> None:
 
 
 def test_a_stores_side_file_that_is_a_symbolic_link_keeps_sqlite_from_the_store(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from actors.session_store import SessionStore
+    from actors.store.sessions import SessionStore
 
     victim = tmp_path / "victim"
     victim.write_text("precious")

@@ -1,5 +1,5 @@
-"""The Windows private-file policy (`actors/private_windows.py`), run on Linux through
-`actors/private.py` as the backend calls it, with $SYMPOSIUM_TEST_WINDOWS=1 (docs/windows.md)."""
+"""The Windows private-file policy (`actors/store/private_windows.py`), run on Linux through
+`actors/store/private.py` as the backend calls it, with $SYMPOSIUM_TEST_WINDOWS=1 (docs/windows.md)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.private import NotPrivate, open_private, private_file, private_folder
-from actors.platform import TEST_ENV
+from actors.store.private import NotPrivate, open_private, private_file, private_folder
+from actors.shared.platform import TEST_ENV
 
 
 @pytest.fixture

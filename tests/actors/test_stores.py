@@ -1,4 +1,4 @@
-"""The backend's state on disk (actors/state.py, actors/agent_catalog.py): the marker key and the
+"""The backend's state on disk (actors/store/state.py, actors/store/catalog.py): the marker key and the
 agents' catalog survive a restart, private (0600 in 0700), and a folder that cannot hold the key
 costs only what it keeps."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from actors.agent_catalog import AgentCatalog
-from actors.state import load_secret
-from protocol.agent_options import model_values, read_choices
-from protocol.usage import TurnUsage
+from actors.store.catalog import AgentCatalog
+from actors.store.state import load_secret
+from protocol.acp.agent_options import model_values, read_choices
+from protocol.acp.usage import TurnUsage
 
 # What Claude Code's session/new offers, as far as the catalog keeps it: its models.
 CLAUDE_NEW = {

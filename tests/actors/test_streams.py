@@ -1,4 +1,4 @@
-"""The in-memory stream Eliza speaks ACP on (actors/streams.py): a long message is read in place.
+"""The in-memory stream Eliza speaks ACP on (actors/shared/memory_streams.py): a long message is read in place.
 
 A large tool result reaches Eliza as one long message; reading it 64 KiB at a time once copied the
 rest of the message at every read (time quadratic in its size: 50 MiB took 106 s). Counted here by
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tracemalloc
 
-from actors.streams import memory_stream_pair
+from actors.shared.memory_streams import memory_stream_pair
 
 SIZE = 16 * 1024 * 1024
 READ = 64 * 1024

@@ -1,6 +1,6 @@
 """VS Code's tools reach every agent: any consumer's tool list is served over MCP.
 
-The pure normalisation (`protocol/tool_schema.py`) is checked against the SDK's own wire models of
+The pure normalisation (`protocol/bridge/tool_schema.py`) is checked against the SDK's own wire models of
 both current protocol revisions; the bridge is checked with Copilot 0.67's real Agent- and
 Ask-mode tool lists (`tests/support/fixtures/`, as Copilot sent them to our provider) through the SDK's
 `Client` at the newest protocol version it speaks, over the real relay.
@@ -17,11 +17,11 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.bridge_listener import BridgeListener
-from actors.tool_bridge import ToolBridge
-from protocol.turn_events import ToolRequested
-from protocol.tool_schema import input_schema, listable
-from protocol.lm import TextPart, Tool, ToolResultPart
+from actors.bridge.listener import BridgeListener
+from actors.bridge.tool_bridge import ToolBridge
+from protocol.turn.events import ToolRequested
+from protocol.bridge.tool_schema import input_schema, listable
+from protocol.vscode.lm import TextPart, Tool, ToolResultPart
 from symposium.launch import RELAY
 
 GUARD = 60

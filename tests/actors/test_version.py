@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from actors.version import version
+from actors.shared.version import version
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from protocol.lm import AGENT_ACTION_APPROVED
+from protocol.vscode.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
 from tests.support.claude import ClaudeCode
 from tests.support.proc import process_gone, process_group, processes_in_group

@@ -7,7 +7,7 @@ import re
 
 import trio
 
-from protocol.tool_names import ToolNames
+from protocol.bridge.tool_names import ToolNames
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
 from tests.support.claude import ClaudeCode
 from tests.support.fake_anthropic import reply, text, tool_use

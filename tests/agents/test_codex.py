@@ -28,7 +28,7 @@ from pathlib import Path
 
 import trio
 
-from protocol.turn_rules import REFUSED_NOTE
+from protocol.turn.rules import REFUSED_NOTE
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
 from tests.support.codex import Codex
 from tests.support.copilot import SKIPPED

@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.failures import FailureKind
-from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
+from protocol.shared.failures import FailureKind
+from protocol.vscode.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
 from tests.conftest import Tap
 from tests.support import agents_doc, catalogue_agents, fake_anthropic, fake_chat, fake_gemini, fake_openai
@@ -163,7 +163,7 @@ async def test_conformance(catalogue_agent: catalogue_agents.CatalogueAgent, tmp
             row.signin = "answered with no credentials" if signin.text() else "a session, then an empty turn"
 
         # An agent taken no further here must at least end in a sign-in the user can act on (where the
-        # backend names that failure: protocol/failures.py), unless the table says why it cannot.
+        # backend names that failure: protocol/shared/failures.py), unless the table says why it cannot.
         if "api" not in known and SIGNIN_KIND and "signin" not in known and not row.signin.startswith(f"`{SIGNIN_KIND}`"):
             problems.append(f"sign-in: {row.signin}")
         if known.get("signin"):
@@ -203,7 +203,7 @@ async def answered_flows(agent: catalogue_agents.CatalogueAgent, known: dict[str
                 log.write(json.dumps({"method": r.method, "path": r.path, "main": r.main, "scripted": r.reply is not None, "body": r.body}) + "\n")
 
 
-# What `vscode_tools` tells an agent of itself (its MCP `instructions`, actors/tool_bridge.py): an agent that
+# What `vscode_tools` tells an agent of itself (its MCP `instructions`, actors/bridge/tool_bridge.py): an agent that
 # defers MCP tools behind a search of its own may describe the server to its model with it.
 BRIDGE_INSTRUCTIONS = "Tools of the VS Code window this conversation runs in."
 

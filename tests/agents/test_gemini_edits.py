@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
+from protocol.vscode.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
 from tests.actors.test_tool_schema import copilot_tools
 from tests.support.fake_gemini import FakeGemini, function_call, reply, text

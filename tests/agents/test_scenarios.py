@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import trio
 
-from protocol.lm import AGENT_ACTION_APPROVED
+from protocol.vscode.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
 from tests.support.real_agent import GUARD, WEATHER, RealAgent, answer_to, assert_well_formed
 

@@ -32,7 +32,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
+from protocol.vscode.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
 from symposium.client import BackendClient, ChatResult
 
 CACHE = {"type": "data", "mimeType": "cache_control", "data": "ZXBoZW1lcmFs"}

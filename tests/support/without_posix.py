@@ -100,8 +100,8 @@ def import_all() -> list[str]:
 
 def start_path() -> None:
     """What the backend calls before its first answer, beyond importing."""
-    from actors.private import open_private, private_folder
-    from actors.state import load_secret, state_dir
+    from actors.store.private import open_private, private_folder
+    from actors.store.state import load_secret, state_dir
     from symposium import cli
 
     cli.default_max_conversations()

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from protocol import acp
-from protocol.capabilities import read_initialize
-from protocol.agent_facts import NOTHING, AgentFacts, MessageFork, OwnEdits, Runs, facts_for, parse_agent_facts, start_env
+from protocol.acp import schema as acp
+from protocol.acp.capabilities import read_initialize
+from protocol.acp.agent_facts import NOTHING, AgentFacts, MessageFork, OwnEdits, Runs, facts_for, parse_agent_facts, start_env
 from symposium import agent_facts as loader
 
 SHIPPED = Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json"

@@ -1,13 +1,13 @@
-"""The agent's choices and continued sessions as plain values (protocol/agent_options.py,
-protocol/continuing.py), with the shapes real agents send. The catalog that keeps them across
+"""The agent's choices and continued sessions as plain values (protocol/acp/agent_options.py,
+protocol/acp/continuing.py), with the shapes real agents send. The catalog that keeps them across
 restarts: tests/actors/test_stores.py."""
 
 from __future__ import annotations
 
 import os
 
-from protocol import continuing
-from protocol.agent_options import (
+from protocol.acp import continuing
+from protocol.acp.agent_options import (
     Change,
     after_set,
     bypasses_permissions,
@@ -20,7 +20,7 @@ from protocol.agent_options import (
     takes_images,
     updated,
 )
-from protocol.lm import Message, TextPart
+from protocol.vscode.lm import Message, TextPart
 
 # What Claude Code's adapter (0.100) answers to session/new, trimmed to two options.
 CLAUDE_NEW = {

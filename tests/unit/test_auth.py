@@ -1,4 +1,4 @@
-"""Which sign-in method an agent gets without asking, and what the user is offered (protocol/auth.py).
+"""Which sign-in method an agent gets without asking, and what the user is offered (protocol/acp/auth.py).
 
 The methods below are what real agents declare in `initialize` (Codex 0.16, Claude Code's adapter
 0.100, Gemini CLI 0.61), as they sent them.
@@ -14,9 +14,11 @@ from acp.schema import InitializeRequest
 
 from pathlib import Path
 
-from protocol import acp, auth
-from protocol.capabilities import read_initialize
-from protocol.agent_facts import parse_agent_facts
+from protocol.acp import schema as acp
+
+from protocol.acp import auth
+from protocol.acp.capabilities import read_initialize
+from protocol.acp.agent_facts import parse_agent_facts
 
 SHIPPED = Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json"
 

@@ -1,5 +1,5 @@
 """What an agent declares and sends is read once into typed values; odd fields are absent, never a
-crash (protocol/capabilities.py, protocol/updates.py; docs/DESIGN.md, "What an agent declares")."""
+crash (protocol/acp/capabilities.py, protocol/acp/updates.py; docs/DESIGN.md, "What an agent declares")."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.capabilities import AgentInfo, Initialized, read_initialize
-from protocol.forking import last_message_id
-from protocol.rendering import ToolCallTracker, render_updates
-from protocol.updates import FIELDS, read_prompt_result, read_session_answer, read_update, read_updates
-from protocol.usage import UsageMeter
+from protocol.acp.capabilities import AgentInfo, Initialized, read_initialize
+from protocol.history.forking import last_message_id
+from protocol.turn.rendering import ToolCallTracker, render_updates
+from protocol.acp.updates import FIELDS, read_prompt_result, read_session_answer, read_update, read_updates
+from protocol.acp.usage import UsageMeter
 
 # Claude Code's adapter 0.100 as it answers, trimmed to what we read.
 CLAUDE = {

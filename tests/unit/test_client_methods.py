@@ -1,11 +1,11 @@
-"""The client methods we serve, in one table (protocol/client_methods.py): what `initialize` declares
+"""The client methods we serve, in one table (protocol/acp/client_methods.py): what `initialize` declares
 follows from it. That every method in it has a handler, and no handler is left out of it:
 tests/actors/test_client_handlers.py."""
 
 from __future__ import annotations
 
-from protocol import acp
-from protocol.client_methods import SERVED, UNSERVED, WITHOUT_A_METHOD, ClientMethod, Kind, client_capabilities
+from protocol.acp import schema as acp
+from protocol.acp.client_methods import SERVED, UNSERVED, WITHOUT_A_METHOD, ClientMethod, Kind, client_capabilities
 
 
 def _paths(value: object, at: tuple[str, ...] = ()) -> set[tuple[str, ...]]:

@@ -1,6 +1,6 @@
-"""Where an agent's writes may land (protocol/confinement.py)."""
+"""Where an agent's writes may land (protocol/host/confinement.py)."""
 
-from protocol.confinement import write_refusal
+from protocol.host.confinement import write_refusal
 
 ROOT = "/home/u/project"
 

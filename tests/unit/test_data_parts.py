@@ -1,5 +1,5 @@
 """A data part's bytes are checked against its mime type where a request is read
-(`protocol/data_parts.py`): base64 that decodes, and for `image/*` an image of that kind. Pure."""
+(`protocol/vscode/data_parts.py`): base64 that decodes, and for `image/*` an image of that kind. Pure."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import base64
 
 import pytest
 
-from protocol.data_parts import data_problem
-from protocol.lm import DataPart, Message
-from protocol.wire import WireError, structure
+from protocol.vscode.data_parts import data_problem
+from protocol.vscode.lm import DataPart, Message
+from protocol.shared.structuring import WireError, structure
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 

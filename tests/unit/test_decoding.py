@@ -1,4 +1,4 @@
-"""`protocol.decoding.Decoder` reads every line exactly as `parse_line` does, whatever came
+"""`protocol.shared.incremental_json.Decoder` reads every line exactly as `parse_line` does, whatever came
 before it, and reads a request that repeats the previous one's messages without parsing them
 again (the values are the very objects read before)."""
 
@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import decoding
-from protocol.decoding import Decoder
-from protocol.jsonrpc import Invalid, parse_line
+from protocol.shared import incremental_json as decoding
+from protocol.shared.incremental_json import Decoder
+from protocol.shared.jsonrpc import Invalid, parse_line
 
 PATHS = [("params", "messages"), ("params", "options", "tools")]
 

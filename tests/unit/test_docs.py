@@ -128,9 +128,9 @@ def test_manifest_names_what_the_marketplace_shows() -> None:
 
 
 def test_every_failure_kind_is_documented_with_what_the_user_sees() -> None:
-    """The one enumeration of failure kinds (`protocol/failures.py`) and docs/DESIGN.md's
+    """The one enumeration of failure kinds (`protocol/shared/failures.py`) and docs/DESIGN.md's
     "Failures" table name the same kinds: `data.kind` is part of the wire."""
-    from protocol.failures import FailureKind
+    from protocol.shared.failures import FailureKind
 
     design = (ROOT / "docs" / "DESIGN.md").read_text()
     table = design[design.index("## Failures") :].split("\n## ", 1)[0]

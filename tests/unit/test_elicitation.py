@@ -1,13 +1,13 @@
-"""An agent's form elicitation as Copilot's `vscode_askQuestions`, and its answers back (protocol/elicitation.py)."""
+"""An agent's form elicitation as Copilot's `vscode_askQuestions`, and its answers back (protocol/turn/elicitation.py)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from protocol import elicitation
-from protocol.elicitation import CANCEL, DECLINE, MAX_FIELDS, ask_input, response, unasked_note
-from protocol.lm import TextPart, ToolResultPart
+from protocol.turn import elicitation
+from protocol.turn.elicitation import CANCEL, DECLINE, MAX_FIELDS, ask_input, response, unasked_note
+from protocol.vscode.lm import TextPart, ToolResultPart
 
 FORM = {
     "mode": "form",

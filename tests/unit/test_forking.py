@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from protocol.agent_facts import facts_for, parse_agent_facts
-from protocol.capabilities import read_initialize
-from protocol.conversations import Conversations, MarkerAt, Route
-from protocol import forking
-from protocol.forking import (
+from protocol.acp.agent_facts import facts_for, parse_agent_facts
+from protocol.acp.capabilities import read_initialize
+from protocol.history.conversations import Conversations, MarkerAt, Route
+from protocol.history import forking
+from protocol.history.forking import (
     Fork,
     ForkPoint,
     Opening,
@@ -20,7 +20,7 @@ from protocol.forking import (
     last_message_id,
     opening_after_restart,
 )
-from protocol.lm import ChatParams, ElizaAgent, Message, Options, TextPart, to_wire
+from protocol.vscode.lm import ChatParams, ElizaAgent, Message, Options, TextPart, to_wire
 
 AGENT = ElizaAgent(deterministic=True)
 

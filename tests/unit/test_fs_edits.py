@@ -1,12 +1,12 @@
-"""An agent's whole-file write as VS Code's edit tools, and their results back (protocol/fs_edits.py)."""
+"""An agent's whole-file write as VS Code's edit tools, and their results back (protocol/turn/fs_edits.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.fs_edits import CREATE, MULTI_REPLACE, ON_DISK, REPLACE, Call, Replacement, apply, plan, replacements, response
-from protocol.lm import TextPart, ToolResultPart
+from protocol.turn.fs_edits import CREATE, MULTI_REPLACE, ON_DISK, REPLACE, Call, Replacement, apply, plan, replacements, response
+from protocol.vscode.lm import TextPart, ToolResultPart
 
 AGENT_MODE = {CREATE, REPLACE}
 PATH = "/work/app.py"

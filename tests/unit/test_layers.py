@@ -272,11 +272,60 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_circle() -> None:
-    """No two of our modules need each other, not even for a type (`actors/agent_process.py` and
-    `actors/warm.py` once did): an owner passes what is needed in."""
+    """No two of our modules need each other, not even for a type (`actors/agent/process.py` and
+    `actors/conversation/spares.py` once did): an owner passes what is needed in."""
     assert cycles(import_graph()) == []
 
 
 def test_the_circle_check_sees_a_circle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+# Concepts as folders (docs/DESIGN.md, "Layers") -------------------------------------------------
+
+# Each layer's folders, lowest first: a folder imports only itself and the folders before it.
+FOLDERS = {
+    "protocol": ("shared", "vscode", "acp", "host", "bridge", "history", "turn"),
+    "actors": ("shared", "store", "bridge", "agent", "conversation"),
+}
+MAX_MODULES = 20  # a folder a reader can take in at a glance
+
+
+def folder_of(module: str) -> tuple[str, str] | None:
+    parts = module.split(".")
+    return (parts[0], parts[1]) if parts[0] in FOLDERS and len(parts) > 2 else None
+
+
+def folder_order_violations(graph: dict[str, set[str]]) -> list[str]:
+    out = []
+    for module, edges in sorted(graph.items()):
+        here = folder_of(module)
+        if here is None:
+            continue
+        floors = FOLDERS[here[0]]
+        for edge in sorted(edges):
+            there = folder_of(edge)
+            if there and there[0] == here[0] and floors.index(there[1]) > floors.index(here[1]):
+                out.append(f"{module} ({here[1]}/) imports {edge} ({there[1]}/), a folder above it")
+    return out
+
+
+@pytest.mark.parametrize("layer", sorted(FOLDERS))
+def test_every_module_sits_in_one_of_its_layers_folders(layer: str) -> None:
+    """No flat modules beside the folders, no folder the order does not name, none too wide."""
+    loose = [p.name for p in (ROOT / layer).glob("*.py") if p.name != "__init__.py"]
+    folders = sorted(p.name for p in (ROOT / layer).iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert loose == []
+    assert folders == sorted(FOLDERS[layer])
+    wide = {f: n for f in folders if (n := len([p for p in (ROOT / layer / f).glob("*.py") if p.name != "__init__.py"])) > MAX_MODULES}
+    assert wide == {}
+
+
+def test_each_folder_imports_only_the_folders_below_it() -> None:
+    assert folder_order_violations(import_graph()) == []
+
+
+def test_the_folder_check_sees_an_import_upwards() -> None:
+    graph = {"protocol.acp.auth": {"protocol.turn.machine", "protocol.shared.jsonrpc"}, "protocol.turn.machine": {"protocol.acp.auth"}}
+    assert folder_order_violations(graph) == ["protocol.acp.auth (acp/) imports protocol.turn.machine (turn/), a folder above it"]

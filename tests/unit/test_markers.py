@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 
-from protocol.markers import Marker, MarkerCodec
+from protocol.history.markers import Marker, MarkerCodec
 
 PREFIX = 0x0123456789ABCDEF
 

@@ -7,11 +7,11 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.conversations import Conversations, MarkerAt, Record, Route
-from protocol.forking import Opening, opening_after_restart
-from protocol.markers import Marker
-from protocol.matching import Conversation, canonical, normalise
-from protocol.lm import (
+from protocol.history.conversations import Conversations, MarkerAt, Record, Route
+from protocol.history.forking import Opening, opening_after_restart
+from protocol.history.markers import Marker
+from protocol.history.matching import Conversation, canonical, normalise
+from protocol.vscode.lm import (
     ChatParams,
     DataPart,
     ElizaAgent,
@@ -37,7 +37,7 @@ def assistant(*parts: object) -> Message:
 
 
 class Model:
-    """History's own transitions (`protocol.conversations.Conversations`), driven without trio: route a
+    """History's own transitions (`protocol.history.conversations.Conversations`), driven without trio: route a
     request, hand its turn over, record the reply."""
 
     def __init__(self) -> None:
@@ -217,7 +217,7 @@ def test_random_interleavings_of_conversations_never_cross(order: list[int], sto
 
 
 def _seen(messages: list[Message]) -> int:
-    from protocol.matching import SEEN_START, canonical, conversation_step, message_digest
+    from protocol.history.matching import SEEN_START, canonical, conversation_step, message_digest
 
     state = SEEN_START
     for message in map(normalise, messages):

@@ -1,10 +1,10 @@
-"""Which entry `vscode_tools` is offered as (protocol/mcp_transport.py)."""
+"""Which entry `vscode_tools` is offered as (protocol/bridge/mcp_transport.py)."""
 
 from typing import Any
 
-from protocol.capabilities import AgentCapabilities, read_initialize
-from protocol.mcp_transport import HTTP, STDIO, http_entry
-from protocol.mcp_transport import transport as transport_for
+from protocol.acp.capabilities import AgentCapabilities, read_initialize
+from protocol.bridge.mcp_transport import HTTP, STDIO, http_entry
+from protocol.bridge.mcp_transport import transport as transport_for
 
 
 def transport(capabilities: dict[str, Any], *, http_only: bool) -> str:

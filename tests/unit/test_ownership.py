@@ -1,4 +1,4 @@
-"""The rules for what the backend finds where it keeps its files (protocol/ownership.py)."""
+"""The rules for what the backend finds where it keeps its files (protocol/host/ownership.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import stat
 import attrs
 import pytest
 
-from protocol.ownership import ROOT, Refusal, file_refusal, folder_refusal
+from protocol.host.ownership import ROOT, Refusal, file_refusal, folder_refusal
 
 ME, OTHER = 1000, 65534
 

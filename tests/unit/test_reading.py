@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from protocol.matching import prefix_digests, root
-from protocol.reading import opening, read_messages
-from protocol.lm import ElizaAgent
-from protocol.wire import WireError
+from protocol.history.matching import prefix_digests, root
+from protocol.history.reading import opening, read_messages
+from protocol.vscode.lm import ElizaAgent
+from protocol.shared.structuring import WireError
 
 ROOT = root(ElizaAgent())
 

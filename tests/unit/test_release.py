@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from protocol.release import ReleasePolicy, Use
+from protocol.history.release import ReleasePolicy, Use
 
 
 def policy_with(limit: int, idle: float, *uses: tuple[str, float, Use]) -> ReleasePolicy:

@@ -5,15 +5,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.matching import normalise
-from protocol.messages import Turn
-from protocol.permissions import agent_action_parameters, approves, choose_option, permission_outcome
-from protocol.prompt import build_prompt
-from protocol.rendering import ToolCallTracker, block_text, merge_parts, render_update, render_updates, unified_diff, usage_part
-from protocol.tool_names import bridged_tool
-from protocol.turn_rules import awaited_results
-from protocol.usage import TurnUsage
-from protocol.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
+from protocol.history.matching import normalise
+from protocol.history.channels import Turn
+from protocol.turn.permissions import agent_action_parameters, approves, choose_option, permission_outcome
+from protocol.history.prompt import build_prompt
+from protocol.turn.rendering import ToolCallTracker, block_text, merge_parts, render_update, render_updates, unified_diff, usage_part
+from protocol.bridge.tool_names import bridged_tool
+from protocol.turn.rules import awaited_results
+from protocol.acp.usage import TurnUsage
+from protocol.vscode.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 
 
 def turn(*messages: Message, cancelled: bool = False, context: tuple[Message, ...] = ()) -> Turn:

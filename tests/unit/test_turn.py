@@ -9,11 +9,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.matching import normalise
-from protocol.messages import Turn
-from protocol.permissions import Permit, permission_policy
-from protocol.turn import REQUESTS, State, TurnMachine, Want
-from protocol.turn_events import (
+from protocol.history.matching import normalise
+from protocol.history.channels import Turn
+from protocol.turn.permissions import Permit, permission_policy
+from protocol.turn.machine import REQUESTS, State, TurnMachine, Want
+from protocol.turn.events import (
     AcceptToolCalls,
     AgentGone,
     AgentUpdates,
@@ -41,11 +41,12 @@ from protocol.turn_events import (
     TurnArrived,
     TurnCancelled,
 )
-from protocol.turn_rules import ANNOUNCED_WAIT, GATHER_WINDOW, NO_PROMPT_CALL, batch_wait
-from protocol import acp, fs_edits
-from protocol.failures import FailureKind, failure
-from protocol.jsonrpc import RpcError
-from protocol.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, TODO_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
+from protocol.turn.rules import ANNOUNCED_WAIT, GATHER_WINDOW, NO_PROMPT_CALL, batch_wait
+from protocol.acp import schema as acp
+from protocol.turn import fs_edits
+from protocol.shared.failures import FailureKind, failure
+from protocol.shared.jsonrpc import RpcError
+from protocol.vscode.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, TODO_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
 
 OPTIONS = [{"optionId": "yes", "kind": "allow_once", "name": "Yes"}, {"optionId": "no", "kind": "reject_once", "name": "No"}]
 LOOKUP = Tool("lookup", "Look something up", {"type": "object"})

@@ -1,4 +1,4 @@
-"""What an agent's turns cost as plain values (protocol/usage.py): the usage meter, and the bytes per
+"""What an agent's turns cost as plain values (protocol/acp/usage.py): the usage meter, and the bytes per
 token learned from it. The catalog that keeps them across restarts: tests/actors/test_stores.py."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.usage import TurnUsage, UsageMeter, bytes_per_token, token_count
+from protocol.acp.usage import TurnUsage, UsageMeter, bytes_per_token, token_count
 
 
 def test_a_turn_calibrates_by_how_much_the_context_grew() -> None:

@@ -1,4 +1,4 @@
-"""How Windows finds and starts an agent (`protocol/windows.py`), decided on Linux with Windows'
+"""How Windows finds and starts an agent (`protocol/host/windows.py`), decided on Linux with Windows'
 paths and a made-up file system: the seam docs/windows.md describes."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import ntpath
 
 import pytest
 
-from protocol import windows
+from protocol.host import windows
 
 NODE = "C:\\Program Files\\nodejs"
 PATH = f"C:\\Windows\\System32;{NODE};C:\\Users\\ada\\AppData\\Roaming\\npm"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import trio
 
-from protocol.lm import AGENT_ACTION_APPROVED
+from protocol.vscode.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, tool_result, user
 
 QUIRKY = process_agent("quirky", sys.executable, [str((Path(__file__).parents[1] / "support" / "quirky_agent.py"))])

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.jsonrpc import LineSplitter
-from protocol.lm import AGENT_ACTION_APPROVED
+from protocol.shared.jsonrpc import LineSplitter
+from protocol.vscode.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, ChatResult, process_agent, tool_result, user
 from tests.support.acp_validate import validate
 from tests.conftest import Tap

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import trio
 
-from actors.flow import PART_MAX
+from actors.shared.flow import PART_MAX
 from symposium.client import BackendClient, process_agent, user
-from actors.peer import Peer
+from actors.shared.peer import Peer
 from tests.support.hostile_agent import flood_text
 from tests.support.proc import peak_rss_mb
 

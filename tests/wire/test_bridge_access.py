@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.turn_rules import NO_PROMPT_CALL
+from protocol.turn.rules import NO_PROMPT_CALL
 from symposium.client import BackendClient, ChatResult, user
 from tests.conftest import Tap
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.jsonrpc import REQUEST_CANCELLED, SERVER_ERROR, RpcError
-from protocol.lm import METHOD_CHAT
+from protocol.shared.jsonrpc import REQUEST_CANCELLED, SERVER_ERROR, RpcError
+from protocol.vscode.lm import METHOD_CHAT
 from symposium.client import ELIZA, BackendClient, process_agent, user
 from tests.support.proc import process_gone
 

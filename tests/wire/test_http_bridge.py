@@ -13,12 +13,12 @@ import httpx2
 import pytest
 import trio
 
-from actors.bridge_listener import BridgeListener
-from actors.tool_bridge import ToolBridge
-from protocol.lm import TextPart, Tool, ToolResultPart
-from protocol.mcp_transport import HTTP, STDIO
-from protocol.turn_events import ToolRequested
-from protocol.turn_rules import NO_PROMPT_CALL
+from actors.bridge.listener import BridgeListener
+from actors.bridge.tool_bridge import ToolBridge
+from protocol.vscode.lm import TextPart, Tool, ToolResultPart
+from protocol.bridge.mcp_transport import HTTP, STDIO
+from protocol.turn.events import ToolRequested
+from protocol.turn.rules import NO_PROMPT_CALL
 from symposium.launch import RELAY
 
 GUARD = 60
@@ -99,7 +99,7 @@ async def test_with_the_secret_the_tools_are_listed_and_called_only_while_a_prom
 
 
 async def test_the_secret_is_in_no_transcript(nursery: trio.Nursery, tmp_path: Any) -> None:
-    from actors.transcript import Recorder
+    from actors.store.transcript import Recorder
 
     recorder = Recorder(tmp_path / "traces")
     events_send, events = trio.open_memory_channel[Any](100)
@@ -120,7 +120,7 @@ async def test_the_secret_is_in_no_transcript(nursery: trio.Nursery, tmp_path: A
 
 
 async def test_garbage_and_oversized_requests_cost_their_connection_only(nursery: trio.Nursery) -> None:
-    from actors.http_bridge import MAX_BODY
+    from actors.bridge.http_server import MAX_BODY
 
     bridge, _, entry = await _bridge(nursery)
     port = int(entry["url"].rsplit(":", 1)[1].split("/")[0])
@@ -166,7 +166,7 @@ async def _agent_calls(bridge: ToolBridge, events: trio.MemoryReceiveChannel[Any
 
 @pytest.mark.parametrize("head", [b"", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "], ids=["silent", "half-a-request"])
 async def test_idle_local_connections_do_not_keep_the_agent_out(nursery: trio.Nursery, head: bytes) -> None:
-    from actors.http_bridge import MAX_CONNECTIONS
+    from actors.bridge.http_server import MAX_CONNECTIONS
 
     bridge, events, entry = await _bridge(nursery)
     port = int(entry["url"].rsplit(":", 1)[1].split("/")[0])
@@ -179,7 +179,7 @@ async def test_idle_local_connections_do_not_keep_the_agent_out(nursery: trio.Nu
 
 
 async def test_any_number_of_idle_connections_cost_a_bounded_few_and_keep_nobody_out(nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch) -> None:
-    from actors import http_bridge
+    from actors.bridge import http_server as http_bridge
 
     monkeypatch.setattr(http_bridge, "AUTH_TIMEOUT", GUARD * 2)  # only room for newer ones closes them here
     bridge, events, entry = await _bridge(nursery)
@@ -197,7 +197,7 @@ async def test_any_number_of_idle_connections_cost_a_bounded_few_and_keep_nobody
 
 
 async def test_a_connection_that_does_not_authenticate_in_time_is_closed(nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch) -> None:
-    from actors import http_bridge
+    from actors.bridge import http_server as http_bridge
 
     monkeypatch.setattr(http_bridge, "AUTH_TIMEOUT", 0.5)
     bridge, _, entry = await _bridge(nursery)

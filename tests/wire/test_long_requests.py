@@ -1,5 +1,5 @@
 """Long requests over the real wire, read at the cost of what is new in them
-(`protocol/decoding.py`): they mean exactly what the same requests mean when read whole.
+(`protocol/shared/incremental_json.py`): they mean exactly what the same requests mean when read whole.
 
 Each history here is far over the decoder's threshold, so every request after the first of
 a conversation reuses the messages it repeats; the agent (Eliza, recording) must see what it
@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from protocol import decoding
+from protocol.shared import incremental_json as decoding
 from symposium.client import BackendClient, ChatResult, user
 from tests.conftest import Tap
 

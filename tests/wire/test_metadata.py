@@ -13,9 +13,9 @@ from pathlib import Path
 
 import trio
 
-from protocol.agent_options import choices_from_json, choices_to_json, read_choices
-from protocol.agent_text import MAX_ENTRIES, MAX_SHOWN, is_shown_as_is, shown, shown_whole
-from protocol.lm import AGENT_ACTION_TOOL
+from protocol.acp.agent_options import choices_from_json, choices_to_json, read_choices
+from protocol.acp.agent_text import MAX_ENTRIES, MAX_SHOWN, is_shown_as_is, shown, shown_whole
+from protocol.vscode.lm import AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, user
 
 HERE = Path(__file__).parents[1] / "support"

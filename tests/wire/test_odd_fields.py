@@ -16,7 +16,7 @@ from typing import Any
 
 import trio
 
-from protocol.lm import AGENT_ACTION_TOOL
+from protocol.vscode.lm import AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, user
 
 HOSTILE = str(Path(__file__).parents[1] / "support" / "hostile_agent.py")

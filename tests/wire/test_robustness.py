@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.failures import resource_failure
+from protocol.shared.failures import resource_failure
 from symposium.client import ELIZA, BackendClient, process_agent, user
 from tests.wire.test_backend_wire import Raw, chat_request, raw_backend
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import trio
 
-from protocol.redact import REDACTED, escaped_forms
+from protocol.shared.redact import REDACTED, escaped_forms
 from symposium.client import BackendClient, ChatResult, process_agent, user
 from tests.support.misbehaving_agent import INVENTED_KEY
 
@@ -111,7 +111,7 @@ async def test_what_an_agent_says_of_its_secrets_reaches_no_log_trace_or_error(t
 def test_sessions_stored_by_an_earlier_version_lose_their_env_values(tmp_path: Path) -> None:
     import sqlite3
 
-    from actors.session_store import SessionStore
+    from actors.store.sessions import SessionStore
 
     # The first version's table: the definition itself, and no turn column.
     schema = "create table sessions (conversation text primary key, agent text not null, session_id text not null, cwd text not null, updated real not null)"
@@ -137,7 +137,7 @@ def test_sessions_stored_by_an_earlier_version_lose_their_env_values(tmp_path: P
 
 
 def test_redaction_finds_values_and_key_shapes_and_leaves_ordinary_text() -> None:
-    from protocol.redact import Redactor
+    from protocol.shared.redact import Redactor
 
     redactor = Redactor([SECRET, "1", 'pa"ss\\wörd-long'])
     assert redactor.values(f"x {SECRET} y") == f"x {REDACTED} y"

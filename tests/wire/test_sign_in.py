@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.jsonrpc import RpcError
+from protocol.shared.jsonrpc import RpcError
 from symposium.client import BackendClient, process_agent, user
 from tests.wire.test_backend_wire import GUARD
 

@@ -18,13 +18,13 @@ import pytest
 import trio
 import trio.testing
 
-from actors.bridge_listener import MAX_HANDSHAKES, BridgeListener
-from actors.mcp_stream import MAX_IN_FLIGHT
-from actors.tool_bridge import ToolBridge
-from protocol.tool_names import ToolNames
-from protocol.turn_events import ToolRequested
-from protocol.turn_rules import NO_PROMPT_CALL
-from protocol.lm import TextPart, Tool, ToolResultPart
+from actors.bridge.listener import MAX_HANDSHAKES, BridgeListener
+from actors.bridge.mcp_stream import MAX_IN_FLIGHT
+from actors.bridge.tool_bridge import ToolBridge
+from protocol.bridge.tool_names import ToolNames
+from protocol.turn.events import ToolRequested
+from protocol.turn.rules import NO_PROMPT_CALL
+from protocol.vscode.lm import TextPart, Tool, ToolResultPart
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 from symposium.launch import RELAY
 from symposium.vscodelm import task_count

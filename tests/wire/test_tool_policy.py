@@ -1,4 +1,4 @@
-"""Which consumer tools an agent gets (protocol/tool_policy.py; docs/DESIGN.md, "Tool bridge").
+"""Which consumer tools an agent gets (protocol/bridge/tool_policy.py; docs/DESIGN.md, "Tool bridge").
 
 The decisions are pure and checked on Copilot 0.67's real tool lists; then over the real wire:
 Eliza, offered Copilot's Agent-mode list, lists and calls the editor-only tools and never sees
@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.agent_facts import facts_for
-from protocol.capabilities import read_initialize
-from protocol.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, wants_edits_handed_off, merge_meta
-from protocol.lm import BridgedTools, ChatParams, parse
-from protocol.wire import WireError
+from protocol.acp.agent_facts import facts_for
+from protocol.acp.capabilities import read_initialize
+from protocol.bridge.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, wants_edits_handed_off, merge_meta
+from protocol.vscode.lm import BridgedTools, ChatParams, parse
+from protocol.shared.structuring import WireError
 from symposium.agent_facts import load_agent_facts
 from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, tool_result, user
 from tests.actors.test_tool_schema import GUARD, as_tools, copilot_tools

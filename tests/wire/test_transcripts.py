@@ -7,7 +7,7 @@ from pathlib import Path
 
 import trio
 
-from actors.transcript import Recorder, read
+from actors.store.transcript import Recorder, read
 from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, process_agent, tool_result, user
 
 GUARD = 60

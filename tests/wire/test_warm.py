@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from protocol.jsonrpc import RpcError
+from protocol.shared.jsonrpc import RpcError
 from symposium.client import BackendClient, process_agent, user
 from tests.conftest import Tap
 from tests.wire.test_backend_wire import GUARD, HELLO_REPLY, assert_well_formed

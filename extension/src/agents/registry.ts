@@ -66,7 +66,7 @@ function binaryTarget(value: unknown): BinaryTarget | undefined {
 }
 
 // What `shown` takes out of a name before VS Code shows it, by the backend's rules for what agents
-// name (protocol/agent_text.py): controls and line breaks become spaces; bidi controls and
+// name (protocol/acp/agent_text.py): controls and line breaks become spaces; bidi controls and
 // invisible characters go (a bidi override can make `‮txt.exe` read as `exe.txt`).
 const BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 const INVISIBLE = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;

@@ -26,7 +26,7 @@ const FIXTURES = path.resolve(__dirname, '../../src/test/fixtures');
 const VSCE = path.resolve(__dirname, '../../node_modules/@vscode/vsce/vsce');
 /** Where a build of the chat sample is kept between runs, by the digest of its sources. */
 const CACHE = process.env.SYMPOSIUM_VSCODE_CACHE ?? path.join(os.homedir(), '.cache', 'symposium-vscode');
-/** What the priming of a new agent session with earlier turns starts with (protocol/rendering.py). */
+/** What the priming of a new agent session with earlier turns starts with (protocol/turn/rendering.py). */
 const PRIMED = 'Earlier in this conversation';
 const REFUSED = /reject|refus|denied|declin|did not run|cancel|skip/i;
 

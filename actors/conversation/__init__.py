@@ -1,0 +1,1 @@
+"""The History and Session actors, and the spare sessions prepared agents keep."""

@@ -1,0 +1,1 @@
+"""What survives a restart: the state folder, private files, SQLite stores, transcripts."""

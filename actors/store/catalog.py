@@ -1,0 +1,160 @@
+"""What the backend has learned about each agent definition, kept across restarts.
+
+Per agent definition: the choices its sessions offer (models, modes, effort, ...), whether it
+takes images in a prompt, the context window it reported for each of its model entries, and the
+bytes per token its usage implies.
+The model picker lists an agent's models from here, so after a restart they are there before
+the agent runs again; token counts use the bytes per token.
+
+Kept in SQLite in the user's state folder (a 0600 file in a 0700 folder), one row per agent
+definition under a keyed digest of it: definitions carry environment values (API keys), and
+nothing stored here is one. Every row is read once, at start-up (one row per agent definition
+ever used: few); a change is one small statement queued to a writer thread
+(`actors/store/database.py`), so a locked file never stalls the turn that learned something.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import sqlite3
+import time
+from pathlib import Path
+
+import attrs
+import trio
+
+from protocol.acp import continuing
+from actors.store.database import Database, open_store
+from protocol.acp.agent_options import Choice, choices_from_json, choices_to_json
+from protocol.acp.usage import TurnUsage, add_sample, bytes_per_token
+from protocol.vscode.lm import Message
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+create table if not exists agents (
+    agent text primary key,  -- a keyed digest of the agent definition
+    learned text not null,   -- JSON: {"choices": [...], "images": bool or null, "contexts": {model: tokens}, "sums": [bytes, tokens]}
+    updated real not null
+)
+"""
+RATIO_CHANGE = 0.02  # a change of bytes per token smaller than this is not worth telling VS Code
+
+
+@attrs.define
+class Learned:
+    choices: tuple[Choice, ...] = ()
+    images: bool | None = None  # its `promptCapabilities.image`; None until one of its sessions said (agent_options.takes_images)
+    contexts: dict[str, int] = attrs.Factory(dict)  # model value ("" for the agent's default) → context window
+    sums: tuple[float, float] | None = None  # (bytes, tokens), see usage.add_sample
+
+    @property
+    def bytes_per_token(self) -> float:
+        return bytes_per_token(self.sums)
+
+    def to_json(self) -> str:
+        return json.dumps({"choices": choices_to_json(self.choices), "images": self.images, "contexts": self.contexts, "sums": list(self.sums) if self.sums else None})
+
+    @classmethod
+    def from_json(cls, text: str) -> Learned:
+        raw = json.loads(text)
+        contexts = {str(k): v for k, v in (raw.get("contexts") or {}).items() if isinstance(v, int) and v > 0}
+        sums = raw.get("sums")
+        valid = isinstance(sums, list) and len(sums) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in sums)
+        sums_read = (float(sums[0]), float(sums[1])) if valid else None
+        images = raw.get("images")
+        return cls(choices_from_json(raw.get("choices")), images if isinstance(images, bool) else None, contexts, sums_read)
+
+
+class AgentCatalog:
+    def __init__(self, path: Path | str | None, key: bytes) -> None:
+        self._key = key
+        self._db: Database | None = None
+        self._stored: dict[str, str] = {}  # digest → JSON, as read at start-up
+        self._known: dict[str, Learned] = {}
+        self._models: dict[str, str] = {}  # model id → agent key: token counts name only the model
+        self._changed = trio.Event()
+        if path is None:
+            return
+        self._db = open_store(path, self._setup, "what an agent offers", unable="not remembering what agents offer across restarts")
+
+    def _setup(self, db: sqlite3.Connection) -> None:
+        db.execute("pragma secure_delete = on")  # what is replaced is overwritten
+        db.execute(SCHEMA)
+        self._stored = dict(db.execute("select agent, learned from agents").fetchall())
+
+    def close(self) -> None:
+        """Let queued changes land, then close the file."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _digest(self, agent: str) -> str:
+        return hmac.new(self._key, b"agent-catalog\0" + agent.encode(), hashlib.sha256).hexdigest()
+
+    def get(self, agent: str) -> Learned:
+        """What is known of the agent definition (`agent_process.agent_key`)."""
+        learned = self._known.get(agent)
+        if learned is not None:
+            return learned
+        learned = Learned()
+        stored = self._stored.pop(self._digest(agent), None)
+        if stored is not None:
+            try:
+                learned = Learned.from_json(stored)
+            except (ValueError, AttributeError, TypeError) as exc:
+                log.warning("could not read what an agent offers: %s", exc)
+        self._known[agent] = learned
+        return learned
+
+    def _save(self, agent: str, learned: Learned, *, tell: bool = True) -> None:
+        self._known[agent] = learned
+        if tell:
+            self._changed.set()
+        if self._db is not None:
+            self._db.write("insert or replace into agents values (?, ?, ?)", (self._digest(agent), learned.to_json(), time.time()))
+
+    def learn_session(self, agent: str, choices: tuple[Choice, ...], *, images: bool) -> None:
+        """What a new session of the agent offered: its choices (with the agent's defaults as
+        current), and whether its prompts take images."""
+        learned = self.get(agent)
+        if choices != learned.choices or images != learned.images:
+            self._save(agent, attrs.evolve(learned, choices=choices, images=images))
+
+    def learn_usage(self, agent: str, model: str | None, usage: TurnUsage) -> None:
+        """A turn's usage with the agent, through model entry `model` (None: its plain entry)."""
+        learned = self.get(agent)
+        contexts, sums = learned.contexts, learned.sums
+        if usage.size and contexts.get(model or "") != usage.size:
+            contexts = {**contexts, model or "": usage.size}
+        if usage.sample is not None:
+            sums = add_sample(sums, usage.sample)
+        if contexts is learned.contexts and sums == learned.sums:
+            return
+        # VS Code is told when what it shows changes: a context window, or bytes per token noticeably.
+        tell = contexts is not learned.contexts or abs(bytes_per_token(sums) - learned.bytes_per_token) > RATIO_CHANGE * learned.bytes_per_token
+        self._save(agent, attrs.evolve(learned, contexts=contexts, sums=sums), tell=tell)
+
+    def bind_model(self, model_id: str, agent: str) -> None:
+        """Token counts name a model id; remember which agent definition it stands for."""
+        self._models[model_id] = agent
+
+    def bytes_per_token(self, model_id: str) -> float:
+        agent = self._models.get(model_id)
+        return self.get(agent).bytes_per_token if agent is not None else bytes_per_token(None)
+
+    def continue_token(self, agent: str, session_id: str, cwd: str) -> str:
+        """What a new chat carries to continue the agent's earlier session (see `continuing`)."""
+        return continuing.encode(self._key, agent, session_id, cwd)
+
+    def continued(self, agent: str, messages: tuple[Message, ...]) -> tuple[str, str] | None:
+        """(session id, folder) of the earlier session a conversation's opening names, if it does."""
+        return continuing.continued(self._key, agent, messages)
+
+    async def wait_changed(self) -> None:
+        """Returns once something was learned that changes the model list VS Code shows."""
+        await self._changed.wait()
+        self._changed = trio.Event()
