@@ -389,7 +389,7 @@ def main(names: list[str]) -> int:
             continue
         try:
             rows += measure()
-        except Exception as exc:  # noqa: BLE001 - a broken measurement is a failed row, not a crash
+        except Exception as exc:
             traceback.print_exc(file=sys.stderr)
             rows.append((name, f"failed: {_first_line(exc)}", "-", False))
     widths = [max(len(str(r[i])) for r in rows) for i in range(3)]

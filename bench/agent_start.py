@@ -37,9 +37,9 @@ from typing import Any
 
 import trio
 
+from actors.shared.peer import Peer
 from actors.shared.version import version
 from protocol.acp import schema as acp
-from actors.shared.peer import Peer
 from symposium.client import BackendClient, process_agent, user
 from tests.support.claude import PACKAGE, VERSION, claude_env, installed_claude
 from tests.support.fake_anthropic import FakeAnthropic, reply, text

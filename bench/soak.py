@@ -38,12 +38,12 @@ from typing import Any
 
 import trio
 
-from tests.support.proc import open_fds, peak_rss_mb, rss_mb
+from actors.shared.peer import Peer
 from bench.flood_agent import bulk_chunks
 from bench.streaming import AGENT_PATH, wait_idle
-from actors.shared.peer import Peer
 from protocol.vscode.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
+from tests.support.proc import open_fds, peak_rss_mb, rss_mb
 
 WORKERS = 32
 LIMIT = 16

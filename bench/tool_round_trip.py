@@ -25,8 +25,8 @@ from typing import Any
 
 import trio
 
-from protocol.turn.rules import GATHER_WINDOW
 from bench.streaming import wait_idle
+from protocol.turn.rules import GATHER_WINDOW
 from protocol.vscode.lm import METHOD_COMPLETE
 from symposium.client import ELIZA, BackendClient, ChatResult, tool_result, user
 

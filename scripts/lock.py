@@ -32,7 +32,7 @@ from pathlib import Path
 
 from packaging.markers import Marker
 from packaging.requirements import Requirement
-from packaging.tags import Tag, compatible_tags, cpython_tags, mac_platforms
+from packaging.tags import compatible_tags, cpython_tags, mac_platforms
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 ROOT = Path(__file__).resolve().parents[1]

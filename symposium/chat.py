@@ -17,8 +17,8 @@ from typing import Any
 import trio
 
 from actors.shared.platform import ON_WINDOWS
-from protocol.vscode.lm import AGENT_ACTION_APPROVED
 from protocol.host.windows import split_command
+from protocol.vscode.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, process_agent, tool_result, user
 
 DIM, RESET, RED = "\033[2m", "\033[0m", "\033[31m"

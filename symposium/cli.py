@@ -104,10 +104,9 @@ def _keep_freed_memory() -> None:
 
 
 def _vscodelm(args: argparse.Namespace) -> int:
-    from symposium.vscodelm import serve
-
-    from protocol.shared.redact import RedactingFilter, Redactor
     from actors.store.transcript import Recorder
+    from protocol.shared.redact import RedactingFilter, Redactor
+    from symposium.vscodelm import serve
 
     gc.set_threshold(*GC_THRESHOLDS)
     gc.freeze()

@@ -17,9 +17,9 @@ from typing import Any
 import attrs
 import trio
 
-from protocol.vscode import lm
-from protocol.shared.jsonrpc import RpcError
 from actors.shared.peer import ConnectionClosed, Peer
+from protocol.shared.jsonrpc import RpcError
+from protocol.vscode import lm
 
 JSON = Any
 

@@ -22,8 +22,8 @@ import trio
 
 from actors.agent.connection import AgentConnection, Connector, StreamConnection
 from actors.bridge.listener import Relay
-from actors.shared.platform import ON_WINDOWS
 from actors.shared.memory_streams import memory_stream_pair
+from actors.shared.platform import ON_WINDOWS
 from protocol.acp.agent_facts import AgentFactsTable, start_env
 from protocol.vscode.agent_identity import agent_label
 from protocol.vscode.lm import Agent, ElizaAgent, EnvVar, ProcessAgent

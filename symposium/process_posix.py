@@ -20,8 +20,8 @@ import sys
 
 import trio
 
-from protocol.vscode.agent_identity import agent_label
 from protocol.shared.failures import AgentError, FailureKind, failure
+from protocol.vscode.agent_identity import agent_label
 from protocol.vscode.lm import ProcessAgent
 from symposium.spawned import SpawnedAgent, check_cwd, spawn_failure
 

@@ -26,12 +26,12 @@ import trio
 import trio.testing
 
 from actors.agent.connection import StreamConnection
-from protocol.history.markers import MarkerCodec
-from protocol.shared.settings import Settings
-from protocol.shared.jsonrpc import LineSplitter
-from protocol.vscode.lm import Agent
 from actors.shared.memory_streams import memory_stream_pair
 from actors.store.transcript import REDACTED, read
+from protocol.history.markers import MarkerCodec
+from protocol.shared.jsonrpc import LineSplitter
+from protocol.shared.settings import Settings
+from protocol.vscode.lm import Agent
 from symposium import mcp_relay
 
 QUIET = 0.05  # real seconds everything must be blocked before virtual time jumps

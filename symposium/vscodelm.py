@@ -24,28 +24,25 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from protocol.acp import agent_options
-
-from protocol.acp import auth
-
-from protocol.acp import usage
-from protocol.acp.capabilities import AgentInfo
-from protocol.acp.agent_text import is_shown_as_is, shown, shown_or_none
-from actors.store.catalog import AgentCatalog
 from actors.agent.connection import Connector
 from actors.shared.flow import PART_MAX, Window, part_cost
 from actors.shared.mailbox import queued
-from actors.store.state import load_secret, state_dir
-from protocol.vscode.agent_identity import agent_key
-from protocol.shared.failures import AgentError
-from protocol.shared.settings import Settings
-from protocol.acp import schema as acp
-from protocol.shared.incremental_json import Decoder
-from protocol.shared.failures import Failure, FailureKind, failure
-from protocol.shared.redact import Redactor
-from protocol.shared.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_ERROR, RpcError, id_key
 from actors.shared.peer import ConnectionClosed, Peer
+from actors.shared.version import version
+from actors.store.catalog import AgentCatalog
+from actors.store.state import load_secret, state_dir
 from actors.store.transcript import Recorder
+from protocol.acp import agent_options, auth, usage
+from protocol.acp import schema as acp
+from protocol.acp.agent_text import is_shown_as_is, shown, shown_or_none
+from protocol.acp.capabilities import AgentInfo
+from protocol.shared.failures import AgentError, Failure, FailureKind, failure
+from protocol.shared.incremental_json import Decoder
+from protocol.shared.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_ERROR, RpcError, id_key
+from protocol.shared.redact import Redactor
+from protocol.shared.settings import Settings
+from protocol.shared.structuring import WireError
+from protocol.vscode.agent_identity import agent_key
 from protocol.vscode.lm import (
     METHOD_AGENT_OPTIONS,
     METHOD_AUTHENTICATE,
@@ -74,8 +71,6 @@ from protocol.vscode.lm import (
     part_to_wire,
     to_wire,
 )
-from actors.shared.version import version
-from protocol.shared.structuring import WireError
 
 if TYPE_CHECKING:
     from actors.agent.pool import AgentPool
@@ -83,8 +78,8 @@ if TYPE_CHECKING:
     from actors.bridge.listener import BridgeListener
     from actors.conversation.history import HistoryActor
     from actors.conversation.spares import Spares
-    from protocol.history.markers import MarkerCodec
     from protocol.history.channels import Reply
+    from protocol.history.markers import MarkerCodec
 
 log = logging.getLogger(__name__)
 
@@ -540,8 +535,8 @@ async def serve(
             from actors.agent.pool import AgentPool
             from actors.bridge.listener import BridgeListener
             from actors.conversation.history import HistoryActor
-            from actors.store.sessions import SessionStore
             from actors.conversation.spares import Spares
+            from actors.store.sessions import SessionStore
             from protocol.history.markers import MarkerCodec
             from symposium import launch
             from symposium.agent_facts import load_agent_facts

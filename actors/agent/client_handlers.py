@@ -14,16 +14,16 @@ from typing import Any
 import trio
 
 from actors.agent import files as agent_files
+from actors.agent.routes import SessionRoutes
 from actors.shared.mailbox import answering
 from actors.shared.platform import windows
-from actors.agent.routes import SessionRoutes
 from protocol.acp import auth
-from protocol.turn import fs_edits
 from protocol.acp.client_methods import SERVED, Kind
+from protocol.acp.updates import read_updates
 from protocol.host.confinement import write_refusal
 from protocol.shared.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from protocol.turn import fs_edits
 from protocol.turn.events import FileWriteRequested, PermissionRequested, QuestionAsked
-from protocol.acp.updates import read_updates
 
 FILE_THREADS = 4  # worker threads an agent's file reads and writes may hold at once
 

@@ -15,7 +15,6 @@ import trio
 from protocol.vscode.lm import Agent
 
 
-
 class AgentConnection(Protocol):
     """A started agent, as its actor sees it: a byte stream to speak ACP on, and how it ends."""
 

@@ -16,8 +16,8 @@ caller to `resolved` paths.
 from __future__ import annotations
 
 import os
-import stat
 import secrets
+import stat
 
 MAX_READ = 16 * 1024 * 1024  # an agent's read of a larger file is refused, not held in memory
 

@@ -9,14 +9,14 @@ import trio
 
 from actors.agent.connection import Connector
 from actors.agent.process import AgentProcess
-from protocol.vscode.agent_identity import agent_key
 from actors.bridge.mcp_stream import import_mcp
 from actors.store.transcript import Recorder
 from protocol.acp.agent_facts import AgentFactsTable
 from protocol.shared.failures import AgentError
-from protocol.vscode.lm import Agent, ProcessAgent
 from protocol.shared.redact import Redactor
 from protocol.shared.settings import Settings
+from protocol.vscode.agent_identity import agent_key
+from protocol.vscode.lm import Agent, ProcessAgent
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ async def _warm_up_mcp() -> None:
     run (no thread to be had), the bridge imports the SDK when an agent connects."""
     try:
         await trio.to_thread.run_sync(import_mcp, abandon_on_cancel=True)
-    except Exception as exc:  # noqa: BLE001 - a failed warm-up costs time later, nothing else
+    except Exception as exc:
         log.warning("could not import the MCP SDK ahead of time: %s", exc)
 
 

@@ -23,32 +23,32 @@ from typing import Any
 
 import trio
 
-from actors.agent.connection import AgentConnection, Connector
-from actors.agent.session_handle import AgentSession, Call, Cancel, Close, Command, NewSession, Prompt, call_agent
 from actors.agent.client_handlers import ClientHandlers
+from actors.agent.connection import AgentConnection, Connector
+from actors.agent.routes import SessionRoutes
+from actors.agent.session_handle import AgentSession, Call, Cancel, Close, Command, NewSession, Prompt, call_agent
+from actors.agent.stderr_tail import StderrReader, StderrTail, tail_line
 from actors.shared.mailbox import queued
 from actors.shared.peer import ConnectionClosed, Peer
 from actors.shared.racing import race
-from actors.agent.routes import SessionRoutes
-from actors.agent.stderr_tail import StderrReader, StderrTail, tail_line
-from actors.store.transcript import Recorder
 from actors.shared.version import version
-from protocol.acp import schema as acp
+from actors.store.transcript import Recorder
 from protocol.acp import auth
+from protocol.acp import schema as acp
 from protocol.acp.agent_facts import AgentFacts, AgentFactsTable, OwnEdits, facts_for
-from protocol.vscode.agent_identity import agent_label
 from protocol.acp.capabilities import NOTHING_DECLARED, AgentCapabilities, Initialized, read_initialize
-from protocol.shared.failures import AgentError, Failure, FailureKind, failure, resource_failure
-from protocol.history.forking import Fork
-from protocol.shared.jsonrpc import Overlong, Response, RpcError
-from protocol.vscode.lm import Agent, ProcessAgent
+from protocol.acp.updates import read_prompt_result, read_session_answer
 from protocol.bridge.mcp_transport import Transport
 from protocol.bridge.mcp_transport import transport as mcp_transport
+from protocol.bridge.tool_policy import merge_meta
+from protocol.history.forking import Fork
+from protocol.shared.failures import AgentError, Failure, FailureKind, failure, resource_failure
+from protocol.shared.jsonrpc import Overlong, Response, RpcError
 from protocol.shared.redact import Redactor
 from protocol.shared.settings import Settings
-from protocol.bridge.tool_policy import merge_meta
 from protocol.turn.events import AgentGone, PromptEnded, PromptErrored
-from protocol.acp.updates import read_prompt_result, read_session_answer
+from protocol.vscode.agent_identity import agent_label
+from protocol.vscode.lm import Agent, ProcessAgent
 
 log = logging.getLogger(__name__)
 

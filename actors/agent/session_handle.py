@@ -13,8 +13,8 @@ import attrs
 import trio
 
 from protocol.acp.capabilities import AgentCapabilities
-from protocol.shared.failures import AgentError, FailureKind, failure
 from protocol.history.forking import Fork
+from protocol.shared.failures import AgentError, FailureKind, failure
 from protocol.shared.jsonrpc import RpcError
 
 

@@ -36,7 +36,6 @@ import attrs
 import trio
 
 from actors.shared.platform import windows
-
 from actors.store.private import open_private
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ MAX_IN_FLIGHT = 64
 
 def import_mcp() -> None:
     """Import the SDK (about 0.9 s). Run it in a thread, never on the event loop."""
-    import mcp.server.lowlevel  # noqa: F401
+    import mcp.server.lowlevel
     import mcp.server.subscriptions  # noqa: F401
 
 
@@ -81,7 +81,7 @@ async def serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes, 
                     if line.strip():
                         try:
                             message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                        except Exception as exc:  # noqa: BLE001 - the server logs and skips it
+                        except Exception as exc:
                             await read_send.send(exc)
                             continue
                         if tracer is not None:

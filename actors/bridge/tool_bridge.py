@@ -24,20 +24,20 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from actors.bridge.listener import BridgeListener, Handoff, bridge_failure
 from actors.bridge.endpoint import Endpoint
 from actors.bridge.http_server import HttpEndpoint, new_secret
-from actors.shared.mailbox import answering, queued
+from actors.bridge.listener import BridgeListener, Handoff, bridge_failure
 from actors.bridge.mcp_stream import import_mcp, serve_mcp
-from actors.store.transcript import Recorder
+from actors.shared.mailbox import answering, queued
 from actors.shared.version import version
-from protocol.shared.failures import AgentError, FailureKind, failure
-from protocol.vscode.lm import DataPart, TextPart, Tool, ToolResultPart
+from actors.store.transcript import Recorder
 from protocol.bridge.mcp_transport import HTTP, Transport, http_entry
 from protocol.bridge.tool_names import ToolNames
 from protocol.bridge.tool_schema import listable
+from protocol.shared.failures import AgentError, FailureKind, failure
 from protocol.turn.events import ToolRequested
 from protocol.turn.rules import NO_PROMPT_CALL
+from protocol.vscode.lm import DataPart, TextPart, Tool, ToolResultPart
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -154,7 +154,7 @@ class ToolBridge:
                 assert self._nursery is not None, "the bridge is not running"
                 try:
                     server = await self._server()
-                except Exception as exc:  # noqa: BLE001 - e.g. no thread for the import
+                except Exception as exc:
                     raise AgentError(failure(FailureKind.BRIDGE_FAILED, f"Cannot start the tool bridge: {type(exc).__name__}")) from None
                 recorder, index = self._recorder, self._index
                 tracer = recorder.channel(f"mcp {index} http") if recorder is not None else None
@@ -330,7 +330,7 @@ class ToolBridge:
         try:
             try:
                 server = await self._server()
-            except Exception:  # noqa: BLE001 - e.g. no thread for the import: this connection fails, not the bridge
+            except Exception:
                 log.exception("vscode_tools: cannot serve a connection")
                 return
             connection = _Connection()

@@ -19,24 +19,24 @@ import math
 import attrs
 import trio
 
-from actors.store.catalog import AgentCatalog
 from actors.agent.pool import AgentPool
+from actors.bridge.listener import BridgeListener
+from actors.conversation.session import Delivery, SessionActor
+from actors.conversation.spares import Spares
 from actors.shared.flow import REPLY_WINDOW, Window
 from actors.shared.mailbox import queued
-from actors.conversation.session import Delivery, SessionActor
+from actors.store.catalog import AgentCatalog
 from actors.store.sessions import SessionStore
-from actors.bridge.listener import BridgeListener
 from actors.store.transcript import Recorder
-from actors.conversation.spares import Spares
-from protocol.history.conversations import Conversations, MarkerAt, Record, Route
-from protocol.shared.jsonrpc import id_key
-from protocol.vscode.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, ChatParams, MarkerPart, ToolCallPart
-from protocol.history.markers import MarkerCodec
-from protocol.turn.fs_edits import ROUTED as ROUTED_EDITS
 from protocol.history.channels import CompleteEvent, FailedEvent, PartEvent, Reply, SessionEvent, Turn
-from protocol.shared.failures import Failure, FailureKind, failure
+from protocol.history.conversations import Conversations, MarkerAt, Record, Route
+from protocol.history.markers import MarkerCodec
 from protocol.history.release import ReleasePolicy, Use
+from protocol.shared.failures import Failure, FailureKind, failure
+from protocol.shared.jsonrpc import id_key
 from protocol.shared.settings import Settings
+from protocol.turn.fs_edits import ROUTED as ROUTED_EDITS
+from protocol.vscode.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, ChatParams, MarkerPart, ToolCallPart
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,17 @@ from functools import partial
 import attrs
 import trio
 
-from actors.agent.process import AgentSession
-from protocol.vscode.agent_identity import agent_key
 from actors.agent.pool import AgentPool
+from actors.agent.process import AgentSession
+from actors.bridge.listener import BridgeListener
+from actors.bridge.tool_bridge import ToolBridge, open_bridge
+from actors.conversation.spares import Spares
+from actors.shared.flow import REPLY_WINDOW, Window, part_cost
+from actors.shared.mailbox import queued
+from actors.shared.racing import race
+from actors.store.catalog import AgentCatalog
+from actors.store.sessions import SessionStore
+from actors.store.transcript import Recorder
 from protocol.acp.agent_options import (
     MODE,
     Choice,
@@ -40,29 +48,44 @@ from protocol.acp.agent_options import (
     set_request,
     updated,
 )
-from actors.store.sessions import SessionStore
-from protocol.acp.usage import TurnUsage, UsageMeter
-from protocol.shared.settings import Settings
-from actors.shared.flow import REPLY_WINDOW, Window, part_cost
-from actors.shared.mailbox import queued
-from actors.shared.racing import race
-from protocol.history.forking import ForkPoint, Opening, continue_in_fork, fork_at, fork_point, last_message_id, opening_after_restart
-from protocol.history.channels import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
-from protocol.shared.failures import AgentError, Failure, FailureKind, failure
-from protocol.history.prompt import build_prompt, latest_system
-from protocol.turn.rendering import ToolCallTracker, render_updates, usage_part
 from protocol.acp.update_kinds import CHOICE_KINDS
-from actors.store.catalog import AgentCatalog
-from actors.bridge.listener import BridgeListener
-from actors.bridge.tool_bridge import ToolBridge, open_bridge
-from actors.conversation.spares import Spares
+from protocol.acp.usage import TurnUsage, UsageMeter
 from protocol.bridge.tool_policy import bridged_tools, wants_edits_handed_off
-from protocol.turn.machine import State, TurnMachine, Want
-from protocol.turn.events import AcceptToolCalls, AgentEvent, AgentUpdates, Answer, CancelPrompt, Complete, CountUpdates, DropUpdates, Effect, EmitPart, Fail
-from protocol.turn.events import ForgetToolCalls, MailboxClosed, Prepared, PrepareFailed, ReportUsage, SendPrompt, SetTimer, ShowUpdates, TimedOut, TurnArrived, TurnCancelled, UseTools
-from protocol.turn.events import Event as TurnEvent
+from protocol.history.channels import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
+from protocol.history.forking import ForkPoint, Opening, continue_in_fork, fork_at, fork_point, last_message_id, opening_after_restart
+from protocol.history.prompt import build_prompt, latest_system
+from protocol.shared.failures import AgentError, Failure, FailureKind, failure
 from protocol.shared.jsonrpc import RpcError
-from actors.store.transcript import Recorder
+from protocol.shared.settings import Settings
+from protocol.turn.events import (
+    AcceptToolCalls,
+    AgentEvent,
+    AgentUpdates,
+    Answer,
+    CancelPrompt,
+    Complete,
+    CountUpdates,
+    DropUpdates,
+    Effect,
+    EmitPart,
+    Fail,
+    ForgetToolCalls,
+    MailboxClosed,
+    Prepared,
+    PrepareFailed,
+    ReportUsage,
+    SendPrompt,
+    SetTimer,
+    ShowUpdates,
+    TimedOut,
+    TurnArrived,
+    TurnCancelled,
+    UseTools,
+)
+from protocol.turn.events import Event as TurnEvent
+from protocol.turn.machine import State, TurnMachine, Want
+from protocol.turn.rendering import ToolCallTracker, render_updates, usage_part
+from protocol.vscode.agent_identity import agent_key
 from protocol.vscode.lm import Agent, Part, TextPart, ToolCallPart
 
 log = logging.getLogger(__name__)

@@ -20,16 +20,16 @@ from typing import Any
 import attrs
 import trio
 
-from protocol.acp.agent_options import read_choices
-from actors.agent.process import AgentError, AgentProcess, AgentSession
-from protocol.vscode.agent_identity import agent_key, agent_label
 from actors.agent.pool import AgentPool
-from actors.store.catalog import AgentCatalog
+from actors.agent.process import AgentError, AgentProcess, AgentSession
 from actors.bridge.listener import BridgeListener
 from actors.bridge.tool_bridge import ToolBridge, open_bridge
-from protocol.bridge.tool_policy import bridged_tools
-from protocol.vscode.lm import Agent, BridgedTools, Tool
+from actors.store.catalog import AgentCatalog
 from actors.store.transcript import Recorder
+from protocol.acp.agent_options import read_choices
+from protocol.bridge.tool_policy import bridged_tools
+from protocol.vscode.agent_identity import agent_key, agent_label
+from protocol.vscode.lm import Agent, BridgedTools, Tool
 
 log = logging.getLogger(__name__)
 

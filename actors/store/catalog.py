@@ -26,8 +26,8 @@ from pathlib import Path
 import attrs
 import trio
 
-from protocol.acp import continuing
 from actors.store.database import Database, open_store
+from protocol.acp import continuing
 from protocol.acp.agent_options import Choice, choices_from_json, choices_to_json
 from protocol.acp.usage import TurnUsage, add_sample, bytes_per_token
 from protocol.vscode.lm import Message

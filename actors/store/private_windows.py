@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from protocol.host.ownership import Refusal

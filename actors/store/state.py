@@ -11,8 +11,8 @@ import os
 import secrets
 from pathlib import Path
 
-from actors.store.private import NotPrivate, open_private, private_folder
 from actors.shared.platform import windows
+from actors.store.private import NotPrivate, open_private, private_folder
 
 log = logging.getLogger(__name__)
 

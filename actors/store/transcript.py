@@ -46,7 +46,7 @@ class Recorder:
         self._counters: dict[str, int] = {}
         self._file: TextIO | None = None
         self.path: Path | None = None
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
         try:
             folder = private_folder(directory, tighten=False)
             # The random part: no one can guess the name and put something there first.

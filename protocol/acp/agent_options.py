@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 import attrs
 
+from protocol.acp import schema as acp
 from protocol.acp.agent_text import MAX_ENTRIES, is_shown_as_is, shown
 from protocol.acp.update_kinds import UpdateKind
-from protocol.acp import schema as acp
 
 OptionValue = str | bool
 

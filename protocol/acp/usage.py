@@ -14,7 +14,6 @@ import attrs
 
 from protocol.acp.update_kinds import UpdateKind
 
-
 # A turn calibrates bytes per token only when it is big enough to say something.
 MIN_SAMPLE_TOKENS = 16
 MIN_SAMPLE_BYTES = 64

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from protocol.vscode.lm import Tool
 from protocol.bridge.tool_names import ToolNames
 from protocol.bridge.tool_policy import READ_ONLY
+from protocol.vscode.lm import Tool
 
 OBJECT = {"type": "object"}
 

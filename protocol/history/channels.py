@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import attrs
 
-from protocol.shared.failures import Failure
 from protocol.history.forking import ForkPoint
+from protocol.shared.failures import Failure
 from protocol.vscode.lm import BridgedTools, Message, Part, Tool
 
 

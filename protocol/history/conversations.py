@@ -15,9 +15,7 @@ from typing import Any
 
 import attrs
 
-from protocol.shared.failures import Failure, FailureKind, failure
 from protocol.history.forking import ForkPoint, forks_after_marker
-from protocol.vscode.lm import ChatParams, EditPart, Message, Part, ThinkingPart, ToolCallPart, UsagePart
 from protocol.history.held_data import KEPT_CHARS, WholeData, held_messages
 from protocol.history.markers import Marker
 from protocol.history.matching import (
@@ -39,9 +37,11 @@ from protocol.history.matching import (
     trailing_digest,
     user_turns,
 )
-from protocol.history.reading import Read, opening, read_messages
 from protocol.history.prompt import split_context
+from protocol.history.reading import Read, opening, read_messages
+from protocol.shared.failures import Failure, FailureKind, failure
 from protocol.shared.structuring import WireError
+from protocol.vscode.lm import ChatParams, EditPart, Message, Part, ThinkingPart, ToolCallPart, UsagePart
 
 log = logging.getLogger(__name__)
 

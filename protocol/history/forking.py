@@ -43,11 +43,11 @@ from typing import Any
 
 import attrs
 
-from protocol.acp.update_kinds import MESSAGE_KINDS
 from protocol.acp.agent_facts import AgentFacts, MessageFork, version
 from protocol.acp.capabilities import Initialized
-from protocol.vscode.lm import Message
+from protocol.acp.update_kinds import MESSAGE_KINDS
 from protocol.history.matching import last_assistant
+from protocol.vscode.lm import Message
 
 
 @attrs.frozen

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from protocol.vscode.lm import DataPart, HeldDataPart, Message, ToolResultPart
 from protocol.history.matching import data_digest
+from protocol.vscode.lm import DataPart, HeldDataPart, Message, ToolResultPart
 
 HELD_FROM = 4096  # characters: shorter data (bookkeeping, a small icon) is always kept whole
 KEPT_CHARS = 32 * 1024 * 1024  # large data kept whole across the most recent conversations

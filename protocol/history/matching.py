@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from protocol.shared.structuring import canonical_json
 from protocol.vscode.copilot_prompt import GLOBAL_CONTEXT_TAGS, CopilotText, unwrap
 from protocol.vscode.lm import (
     Agent,
@@ -42,7 +43,6 @@ from protocol.vscode.lm import (
     ToolResultPart,
     agent_to_wire,
 )
-from protocol.shared.structuring import canonical_json
 
 # Data parts that carry consumer bookkeeping, never content.
 IGNORED_MIME_TYPES = frozenset({"cache_control", "stateful_marker"})

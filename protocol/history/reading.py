@@ -23,8 +23,8 @@ import attrs
 
 from protocol.history.held_data import data_chars, held_messages, holds
 from protocol.history.matching import SEEN_START, Digest, SeenSoFar, canonical, chain, conversation_step, message_digest, normalise
-from protocol.vscode.lm import Message
 from protocol.shared.structuring import structure
+from protocol.vscode.lm import Message
 
 
 @attrs.frozen

@@ -95,7 +95,7 @@ def _make_converter() -> cattrs.Converter:
         for index, item in enumerate(value):
             try:
                 items.append(conv.structure(item, item_type))
-            except Exception as exc:  # noqa: BLE001 - re-raised with its path
+            except Exception as exc:
                 raise _as_wire_error(exc).under(f"[{index}]") from None
         return tuple(items)
 
@@ -168,7 +168,7 @@ def structure(value: Any, cl: type[T], path: str = "") -> T:
     """Structure `value` as `cl`; raises WireError with a wire path under `path`."""
     try:
         return converter.structure(value, cl)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a WireError
+    except Exception as exc:
         raise _as_wire_error(exc).under(path) from None
 
 

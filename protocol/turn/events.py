@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from protocol.turn import fs_edits
 from protocol.shared.failures import Failure
 from protocol.shared.jsonrpc import RpcError
-from protocol.vscode.lm import Part, Tool, ToolResultPart
+from protocol.turn import fs_edits
 from protocol.turn.rules import EMPTY_REPLY
+from protocol.vscode.lm import Part, Tool, ToolResultPart
 
 if TYPE_CHECKING:
     from protocol.history.channels import Turn

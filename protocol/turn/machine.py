@@ -30,15 +30,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from protocol.acp import schema as acp
-
-from protocol.turn import elicitation
-
-from protocol.turn import fs_edits
-from protocol.shared.failures import FailureKind, failure
-from protocol.vscode.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, TextPart, ToolCallPart
-from protocol.turn.permissions import Permit, agent_action_parameters, permission_outcome, permission_policy
 from protocol.acp.update_kinds import UpdateKind
 from protocol.bridge.tool_names import ToolNames
+from protocol.shared.failures import FailureKind, failure
+from protocol.turn import elicitation, fs_edits
 from protocol.turn.events import (
     AcceptToolCalls,
     AgentEvent,
@@ -73,6 +68,7 @@ from protocol.turn.events import (
     TurnCancelled,
     UseTools,
 )
+from protocol.turn.permissions import Permit, agent_action_parameters, permission_outcome, permission_policy
 from protocol.turn.rules import (
     ANNOUNCED_WAIT,
     CANCELLED_CALL,
@@ -97,6 +93,7 @@ from protocol.turn.rules import (
     todo_list,
     todo_note,
 )
+from protocol.vscode.lm import AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, TextPart, ToolCallPart
 
 if TYPE_CHECKING:
     from protocol.history.channels import Turn

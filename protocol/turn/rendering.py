@@ -13,11 +13,11 @@ from typing import Any
 
 import attrs
 
-from protocol.acp.usage import TurnUsage
 from protocol.acp.agent_text import shown
-from protocol.vscode.lm import EditPart, Part, TextPart, ThinkingPart, UsagePart
 from protocol.acp.update_kinds import UpdateKind, kind_of
+from protocol.acp.usage import TurnUsage
 from protocol.bridge.tool_names import calls_bridge
+from protocol.vscode.lm import EditPart, Part, TextPart, ThinkingPart, UsagePart
 
 OUTPUT_LINES = 12  # tool output shown inline; the agent keeps the rest
 # An edit's diff shown inline: enough to review a real change, bounded for a rewritten or

@@ -14,14 +14,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from protocol.acp import schema as acp
-
-from protocol.turn import elicitation
-
-from protocol.turn import fs_edits
 from protocol.acp.agent_text import shown
 from protocol.shared.jsonrpc import INVALID_REQUEST, RpcError
-from protocol.vscode.lm import TextPart, ToolResultPart
+from protocol.turn import elicitation, fs_edits
 from protocol.turn.permissions import approves, permission_outcome
+from protocol.vscode.lm import TextPart, ToolResultPart
 
 if TYPE_CHECKING:
     from protocol.history.channels import Turn

@@ -3,8 +3,8 @@ of it are kept under, and the name it is shown by."""
 
 from __future__ import annotations
 
-from protocol.vscode.lm import Agent, ElizaAgent, agent_to_wire
 from protocol.shared.structuring import canonical_json
+from protocol.vscode.lm import Agent, ElizaAgent, agent_to_wire
 
 
 def agent_key(agent: Agent) -> str:

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 import attrs
 
-from protocol.vscode.data_parts import data_problem
 from protocol.shared.structuring import WireError, converter, describe, expect_object, structure, unstructure
+from protocol.vscode.data_parts import data_problem
 
 AGENT_ACTION_TOOL = "symposium-agent-action"
 # Copilot's todo widget: an agent's ACP plan is mirrored into it when a request offers it

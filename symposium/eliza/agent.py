@@ -21,10 +21,10 @@ from typing import Any
 import attrs
 import trio
 
-from protocol.acp import schema as acp
-from protocol.shared.jsonrpc import INVALID_PARAMS, RpcError
 from actors.shared.peer import ConnectionClosed, Peer, Tracer
 from actors.shared.version import version
+from protocol.acp import schema as acp
+from protocol.shared.jsonrpc import INVALID_PARAMS, RpcError
 from symposium.eliza.engine import Eliza
 
 log = logging.getLogger(__name__)

@@ -461,9 +461,7 @@ def repair(words: Iterable[str], repairs: Mapping[str, tuple[str, ...]]) -> list
 #: After these words a reflected "you" is a subject ("I"), elsewhere an
 #: object ("me"): "you think I know", but "you told me".
 _SUBJECT_LEADERS = frozenset(
-    "and or but because if when whenever while that so then unless until though although "
-    "do does did can could will would should shall might may must are were was have has had "
-    "what why how where who think know believe feel wish hope guess suppose say said".split()
+    ["and", "or", "but", "because", "if", "when", "whenever", "while", "that", "so", "then", "unless", "until", "though", "although", "do", "does", "did", "can", "could", "will", "would", "should", "shall", "might", "may", "must", "are", "were", "was", "have", "has", "had", "what", "why", "how", "where", "who", "think", "know", "believe", "feel", "wish", "hope", "guess", "suppose", "say", "said"]
 )
 #: Verb agreement after swapping person: "you are" → "I are" → "I am".
 _AGREEMENT = {

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import AsyncIterator
-import re
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -125,7 +125,7 @@ async def list_tools(servers: list[dict[str, Any]], name: str) -> str:
     try:
         async with _connect(server) as client:
             tools = (await client.list_tools()).tools
-    except Exception as exc:  # noqa: BLE001 - any failure is reported to the user as text
+    except Exception as exc:
         return f"ERROR: {_errors(exc)}"
     lines = [f"  - {tool.name}: {tool.description or 'No description'}" for tool in tools]
     return "Available tools:\n" + "\n".join(lines)
@@ -142,7 +142,7 @@ async def use_tool(servers: list[dict[str, Any]], name: str, tool: str, raw_argu
     try:
         async with _connect(server) as client:
             result = await client.call_tool(tool, arguments if isinstance(arguments, dict) else None)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return f"ERROR: {_errors(exc)}"
     return render_result(result)
 
@@ -206,6 +206,6 @@ async def use_tools(servers: list[dict[str, Any]], text: str) -> str:
             else:
                 for index, spec in enumerate(calls):
                     await call(index, *spec)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return f"ERROR: {_errors(exc)}"
     return "\n".join(results)

@@ -14,14 +14,14 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent.process import AgentError
-from protocol.vscode.agent_identity import agent_key
 from actors.agent.connection import StreamConnection
 from actors.agent.pool import AgentPool
-from actors.shared.peer import Peer
-from protocol.vscode.lm import Agent, ElizaAgent
-from protocol.shared.structuring import structure
+from actors.agent.process import AgentError
 from actors.shared.memory_streams import memory_stream_pair
+from actors.shared.peer import Peer
+from protocol.shared.structuring import structure
+from protocol.vscode.agent_identity import agent_key
+from protocol.vscode.lm import Agent, ElizaAgent
 
 GUARD = 10
 

@@ -12,7 +12,7 @@ async def test_eliza_lists_and_calls_tools_of_an_mcp_server_from_session_new() -
     """Eliza's test commands are real MCP client calls (here to a stdio echo server)."""
     from symposium.eliza.tools import list_tools, use_tool
 
-    echo = {"name": "test", "command": sys.executable, "args": [str((Path(__file__).parents[1] / "support" / "mcp_echo_server.py"))], "env": []}
+    echo = {"name": "test", "command": sys.executable, "args": [str(Path(__file__).parents[1] / "support" / "mcp_echo_server.py")], "env": []}
     with trio.fail_after(30):
         listed = await list_tools([echo], "test")
         used = await use_tool([echo], "test", "echo", '{"message": "Hello from test!"}')

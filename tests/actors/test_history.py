@@ -10,9 +10,9 @@ import trio
 from actors.agent.pool import AgentPool
 from actors.bridge.listener import BridgeListener
 from actors.conversation.history import ChatRequest, HistoryActor
-from protocol.shared.failures import FailureKind, failure
 from protocol.history.channels import FailedEvent, PartEvent, Reply, SessionEvent
 from protocol.history.markers import MarkerCodec
+from protocol.shared.failures import FailureKind, failure
 from protocol.shared.settings import Settings
 from protocol.vscode.lm import (
     AGENT_ACTION_APPROVED,

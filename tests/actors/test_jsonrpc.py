@@ -12,8 +12,26 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.shared.jsonrpc import INVALID_REQUEST, MAX_DEPTH, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED, Invalid, LineSplitter, Notification, Overlong, Request, Response, RpcError, classify, encode_lines, nesting_depth, parse_line, request_id_in
 from actors.shared.peer import STRAY_LOGGED, ConnectionClosed, Peer
+from protocol.shared.jsonrpc import (
+    INVALID_REQUEST,
+    MAX_DEPTH,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    Invalid,
+    LineSplitter,
+    Notification,
+    Overlong,
+    Request,
+    Response,
+    RpcError,
+    classify,
+    encode_lines,
+    nesting_depth,
+    parse_line,
+    request_id_in,
+)
 
 # Pure parts ---------------------------------------------------------------------------------
 
@@ -435,7 +453,7 @@ _JSON_VALUES = st.recursive(
 def _outcome(decode: Any, text: str) -> Any:
     try:
         return ("value", decode(text))
-    except Exception as exc:  # noqa: BLE001 - the comparison is of what was raised
+    except Exception as exc:
         return ("error", type(exc), str(exc))
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.store.private import NotPrivate, open_private, private_file, private_folder
 from actors.shared.platform import TEST_ENV
+from actors.store.private import NotPrivate, open_private, private_file, private_folder
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from actors.bridge.listener import BridgeListener
 from actors.bridge.tool_bridge import ToolBridge
-from protocol.turn.events import ToolRequested
 from protocol.bridge.tool_schema import input_schema, listable
+from protocol.turn.events import ToolRequested
 from protocol.vscode.lm import TextPart, Tool, ToolResultPart
 from symposium.launch import RELAY
 

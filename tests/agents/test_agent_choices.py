@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 import trio
+from acp import schema
 
 from symposium.client import ELIZA, BackendClient, ChatResult, process_agent, user
-from acp import schema
+from tests.conftest import SUPPORT, Tap
 from tests.support.acp_direct import run_outside
 from tests.support.acp_validate import validate_payload
 from tests.support.claude import ClaudeCode
 from tests.support.codex import Codex
-from tests.conftest import SUPPORT, Tap
 from tests.support.fake_anthropic import reply as claude_reply
 from tests.support.fake_anthropic import text as claude_text
 from tests.support.fake_openai import FakeOpenAI

@@ -20,8 +20,8 @@ import trio
 from protocol.vscode.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, ChatResult, tool_result, user
 from tests.support.claude import ClaudeCode
-from tests.support.proc import process_gone, process_group, processes_in_group
 from tests.support.fake_anthropic import SUGGESTION_PREFIX, reply, text, tool_use
+from tests.support.proc import process_gone, process_group, processes_in_group
 from tests.support.real_agent import GUARD, assert_well_formed
 
 

@@ -10,10 +10,10 @@ import json
 import trio
 
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, user
+from tests.actors.test_tool_schema import copilot_tools
 from tests.support.claude import ClaudeCode
 from tests.support.fake_anthropic import reply, text, tool_use
 from tests.support.real_agent import GUARD, assert_well_formed
-from tests.actors.test_tool_schema import copilot_tools
 
 OWN_EDITS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import trio
 
+from actors.shared.peer import Peer
 from actors.shared.version import version
 from protocol.acp import schema as acp
-from actors.shared.peer import Peer
 
 GUARD = 60  # a hang guard, not a timing budget
 STOP_GRACE = 5.0  # for the agent to exit after its stdin closed, then after SIGTERM

@@ -25,9 +25,8 @@ import math
 import warnings
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
-
 from acp import schema as S
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 C2A, A2C = "c2a", "a2c"
 _DIR_ALIASES = {"c2a": C2A, "client->agent": C2A, "client_to_agent": C2A,

@@ -13,8 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.support import catalogue_agents
-from tests.support import fake_anthropic
+from tests.support import catalogue_agents, fake_anthropic
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.real_agent import RealAgent
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.support import catalogue_agents
-from tests.support import fake_openai
+from tests.support import catalogue_agents, fake_openai
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.real_agent import RealAgent
 

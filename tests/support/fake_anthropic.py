@@ -230,4 +230,4 @@ class FakeAnthropic(fake_http.FakeServer):
         await self._send_events(stream, request, chosen, events)
 
 
-__all__ = ["FakeAnthropic", "Reply", "Request", "reply", "text", "thinking", "tool_use", "is_main_conversation"]
+__all__ = ["FakeAnthropic", "Reply", "Request", "is_main_conversation", "reply", "text", "thinking", "tool_use"]

@@ -162,4 +162,4 @@ def _schema(body: dict[str, JSON]) -> dict[str, JSON] | None:
     return config.get("responseJsonSchema") or config.get("responseSchema")
 
 
-__all__ = ["FakeGemini", "Reply", "Request", "reply", "text", "thinking", "function_call"]
+__all__ = ["FakeGemini", "Reply", "Request", "function_call", "reply", "text", "thinking"]

@@ -224,4 +224,4 @@ class FakeOpenAI(fake_http.FakeServer):
         await self._send_events(stream, request, chosen, sse)
 
 
-__all__ = ["FakeOpenAI", "Reply", "Request", "reply", "text", "reasoning", "function_call", "output_text"]
+__all__ = ["FakeOpenAI", "Reply", "Request", "function_call", "output_text", "reasoning", "reply", "text"]

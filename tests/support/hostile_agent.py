@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import socket
+import subprocess
 import sys
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Send = Callable[[dict[str, Any]], None]
 

@@ -20,10 +20,9 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import trio
-
-from typing import Any
 
 from tests.support import fake_anthropic, fake_gemini, fake_openai
 from tests.support.acp_direct import run_outside

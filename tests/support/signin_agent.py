@@ -57,10 +57,7 @@ def main() -> None:
             send({"id": id, "result": {"protocolVersion": 1, "agentCapabilities": {"auth": {"logout": {}}}, "authMethods": methods}})
         elif method == "authenticate":
             chosen = params.get("methodId")
-            if chosen == "key" and os.environ.get("SIGNIN_KEY"):
-                signed_in = True
-                send({"id": id, "result": {}})
-            elif chosen == "browser":
+            if (chosen == "key" and os.environ.get("SIGNIN_KEY")) or chosen == "browser":
                 signed_in = True
                 send({"id": id, "result": {}})
             else:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from protocol.acp import schema as acp
-from protocol.acp.capabilities import read_initialize
 from protocol.acp.agent_facts import NOTHING, AgentFacts, MessageFork, OwnEdits, Runs, facts_for, parse_agent_facts, start_env
+from protocol.acp.capabilities import read_initialize
 from symposium import agent_facts as loader
 
 SHIPPED = Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json"

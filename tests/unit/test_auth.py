@@ -7,18 +7,16 @@ The methods below are what real agents declare in `initialize` (Codex 0.16, Clau
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from acp.schema import InitializeRequest
 
-from pathlib import Path
-
-from protocol.acp import schema as acp
-
 from protocol.acp import auth
-from protocol.acp.capabilities import read_initialize
+from protocol.acp import schema as acp
 from protocol.acp.agent_facts import parse_agent_facts
+from protocol.acp.capabilities import read_initialize
 
 SHIPPED = Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json"
 

@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.acp.capabilities import AgentInfo, Initialized, read_initialize
-from protocol.history.forking import last_message_id
-from protocol.turn.rendering import ToolCallTracker, render_updates
 from protocol.acp.updates import FIELDS, read_prompt_result, read_session_answer, read_update, read_updates
 from protocol.acp.usage import UsageMeter
+from protocol.history.forking import last_message_id
+from protocol.turn.rendering import ToolCallTracker, render_updates
 
 # Claude Code's adapter 0.100 as it answers, trimmed to what we read.
 CLAUDE = {

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-
-from protocol.vscode.copilot_prompt import CopilotText, unwrap
-from protocol.history.matching import canonical, is_global_context_message, normalise
 from protocol.history.channels import Turn
-from protocol.history.reading import read_messages
+from protocol.history.matching import canonical, is_global_context_message, normalise
 from protocol.history.prompt import build_prompt
+from protocol.history.reading import read_messages
+from protocol.vscode.copilot_prompt import CopilotText, unwrap
 from protocol.vscode.lm import DataPart, Message, TextPart
 
 # As Copilot Chat 0.67's agent prompt renders a turn (agentPrompt.tsx, AgentUserMessage).

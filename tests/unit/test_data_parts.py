@@ -7,9 +7,9 @@ import base64
 
 import pytest
 
+from protocol.shared.structuring import WireError, structure
 from protocol.vscode.data_parts import data_problem
 from protocol.vscode.lm import DataPart, Message
-from protocol.shared.structuring import WireError, structure
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from protocol.acp.agent_facts import facts_for, parse_agent_facts
 from protocol.acp.capabilities import read_initialize
-from protocol.history.conversations import Conversations, MarkerAt, Route
 from protocol.history import forking
+from protocol.history.conversations import Conversations, MarkerAt, Route
 from protocol.history.forking import (
     Fork,
     ForkPoint,

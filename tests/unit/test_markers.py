@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 from protocol.history.markers import Marker, MarkerCodec
 
 PREFIX = 0x0123456789ABCDEF

@@ -8,8 +8,8 @@ import pytest
 
 from protocol.history.matching import prefix_digests, root
 from protocol.history.reading import opening, read_messages
-from protocol.vscode.lm import ElizaAgent
 from protocol.shared.structuring import WireError
+from protocol.vscode.lm import ElizaAgent
 
 ROOT = root(ElizaAgent())
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.history.matching import normalise
-from protocol.history.channels import Turn
-from protocol.turn.permissions import agent_action_parameters, approves, choose_option, permission_outcome
-from protocol.history.prompt import build_prompt
-from protocol.turn.rendering import ToolCallTracker, block_text, merge_parts, render_update, render_updates, unified_diff, usage_part
-from protocol.bridge.tool_names import bridged_tool
-from protocol.turn.rules import awaited_results
 from protocol.acp.usage import TurnUsage
+from protocol.bridge.tool_names import bridged_tool
+from protocol.history.channels import Turn
+from protocol.history.matching import normalise
+from protocol.history.prompt import build_prompt
+from protocol.turn.permissions import agent_action_parameters, approves, choose_option, permission_outcome
+from protocol.turn.rendering import ToolCallTracker, block_text, merge_parts, render_update, render_updates, unified_diff, usage_part
+from protocol.turn.rules import awaited_results
 from protocol.vscode.lm import DataPart, EditPart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, UsagePart
 
 

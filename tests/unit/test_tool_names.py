@@ -8,10 +8,10 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.vscode.lm import Tool
 from protocol.bridge.tool_names import BUDGET, KNOWN_PREFIXES, MAX_NAME, ToolNames, _tag
 from protocol.bridge.tool_schema import listable
 from protocol.turn.permissions import Permit, permission_policy
+from protocol.vscode.lm import Tool
 
 OPENAI = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

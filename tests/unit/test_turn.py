@@ -9,10 +9,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.history.matching import normalise
+from protocol.acp import schema as acp
 from protocol.history.channels import Turn
-from protocol.turn.permissions import Permit, permission_policy
-from protocol.turn.machine import REQUESTS, State, TurnMachine, Want
+from protocol.history.matching import normalise
+from protocol.shared.failures import FailureKind, failure
+from protocol.shared.jsonrpc import RpcError
+from protocol.turn import fs_edits
 from protocol.turn.events import (
     AcceptToolCalls,
     AgentGone,
@@ -41,11 +43,9 @@ from protocol.turn.events import (
     TurnArrived,
     TurnCancelled,
 )
+from protocol.turn.machine import REQUESTS, State, TurnMachine, Want
+from protocol.turn.permissions import Permit, permission_policy
 from protocol.turn.rules import ANNOUNCED_WAIT, GATHER_WINDOW, NO_PROMPT_CALL, batch_wait
-from protocol.acp import schema as acp
-from protocol.turn import fs_edits
-from protocol.shared.failures import FailureKind, failure
-from protocol.shared.jsonrpc import RpcError
 from protocol.vscode.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, TODO_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
 
 OPTIONS = [{"optionId": "yes", "kind": "allow_once", "name": "Yes"}, {"optionId": "no", "kind": "reject_once", "name": "No"}]

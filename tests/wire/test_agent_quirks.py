@@ -10,7 +10,7 @@ import trio
 from protocol.vscode.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, tool_result, user
 
-QUIRKY = process_agent("quirky", sys.executable, [str((Path(__file__).parents[1] / "support" / "quirky_agent.py"))])
+QUIRKY = process_agent("quirky", sys.executable, [str(Path(__file__).parents[1] / "support" / "quirky_agent.py")])
 GUARD = 30
 
 
@@ -66,7 +66,7 @@ async def test_an_agent_exiting_at_start_fails_with_its_stderr(backend: BackendC
 
 
 async def test_an_agent_refusing_initialize_fails_readably(backend: BackendClient) -> None:
-    refusing = process_agent("refusing", sys.executable, [str((Path(__file__).parents[1] / "support" / "quirky_agent.py")), "--refuse-init"])
+    refusing = process_agent("refusing", sys.executable, [str(Path(__file__).parents[1] / "support" / "quirky_agent.py"), "--refuse-init"])
     with trio.fail_after(GUARD):
         result = await backend.chat([user("Hello")], agent=refusing)
     assert result.error is not None and result.error.code == -32000

@@ -19,8 +19,8 @@ import trio
 from protocol.shared.jsonrpc import LineSplitter
 from protocol.vscode.lm import AGENT_ACTION_APPROVED
 from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, ChatResult, process_agent, tool_result, user
-from tests.support.acp_validate import validate
 from tests.conftest import Tap
+from tests.support.acp_validate import validate
 
 HELLO_REPLY = "How do you do. Please state your problem."
 GUARD = 30  # a hang guard, not a timing budget: the tests wait on events

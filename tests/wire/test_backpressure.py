@@ -17,12 +17,12 @@ from pathlib import Path
 import trio
 
 from actors.shared.flow import PART_MAX
-from symposium.client import BackendClient, process_agent, user
 from actors.shared.peer import Peer
+from symposium.client import BackendClient, process_agent, user
 from tests.support.hostile_agent import flood_text
 from tests.support.proc import peak_rss_mb
 
-HOSTILE = process_agent("hostile", sys.executable, [str((Path(__file__).parents[1] / "support" / "hostile_agent.py"))])
+HOSTILE = process_agent("hostile", sys.executable, [str(Path(__file__).parents[1] / "support" / "hostile_agent.py")])
 GUARD = 120  # a hang guard, not a timing budget
 
 

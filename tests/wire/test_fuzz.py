@@ -38,7 +38,7 @@ from symposium.client import ELIZA, process_agent, user
 
 EXAMPLES = 100
 GUARD = 30.0  # a hang guard, not a timing: the waits end when the replies arrive
-MISBEHAVING = process_agent("misbehaving", sys.executable, [str((Path(__file__).parents[1] / "support" / "misbehaving_agent.py"))])
+MISBEHAVING = process_agent("misbehaving", sys.executable, [str(Path(__file__).parents[1] / "support" / "misbehaving_agent.py")])
 CHAT = "lm/provideLanguageModelChatResponse"
 
 

@@ -20,12 +20,12 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent.stderr_tail import STDERR_LINES, StderrTail
 from actors.agent.pool import AgentPool
-from protocol.shared.failures import AgentError
+from actors.agent.stderr_tail import STDERR_LINES, StderrTail
 from actors.bridge.tool_bridge import MAX_CONNECTIONS
-from protocol.vscode.lm import ElizaAgent
+from protocol.shared.failures import AgentError
 from protocol.shared.redact import Redactor
+from protocol.vscode.lm import ElizaAgent
 from symposium import launch
 from symposium.client import ELIZA, BackendClient, process_agent, tool_result, user
 

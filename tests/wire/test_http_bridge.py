@@ -15,10 +15,10 @@ import trio
 
 from actors.bridge.listener import BridgeListener
 from actors.bridge.tool_bridge import ToolBridge
-from protocol.vscode.lm import TextPart, Tool, ToolResultPart
 from protocol.bridge.mcp_transport import HTTP, STDIO
 from protocol.turn.events import ToolRequested
 from protocol.turn.rules import NO_PROMPT_CALL
+from protocol.vscode.lm import TextPart, Tool, ToolResultPart
 from symposium.launch import RELAY
 
 GUARD = 60

@@ -8,8 +8,8 @@ import pytest
 import trio
 
 from symposium.client import BackendClient, user
-from tests.support.proc import process_gone
 from tests.conftest import Tap
+from tests.support.proc import process_gone
 
 GUARD = 30
 

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from protocol.vscode.lm import AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, user
 
 HOSTILE = str(Path(__file__).parents[1] / "support" / "hostile_agent.py")

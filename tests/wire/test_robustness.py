@@ -150,7 +150,7 @@ async def test_an_over_limit_line_is_answered_with_its_id_when_it_can_be_read() 
 
 # What an agent sends ----------------------------------------------------------------------------
 
-MISBEHAVING = process_agent("misbehaving", sys.executable, [str((Path(__file__).parents[1] / "support" / "misbehaving_agent.py"))])
+MISBEHAVING = process_agent("misbehaving", sys.executable, [str(Path(__file__).parents[1] / "support" / "misbehaving_agent.py")])
 
 
 def emit(line: bytes) -> str:

@@ -22,7 +22,7 @@ from tests.support.misbehaving_agent import INVENTED_KEY
 
 GUARD = 30
 SECRET = "correct-horse-battery-staple-4417"  # not shaped like a key: found because it is an env value
-AGENT = str((Path(__file__).parents[1] / "support" / "misbehaving_agent.py"))
+AGENT = str(Path(__file__).parents[1] / "support" / "misbehaving_agent.py")
 
 
 async def test_no_file_the_backend_writes_holds_an_env_value_or_a_key(tmp_path: Path) -> None:

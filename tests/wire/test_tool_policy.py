@@ -15,9 +15,9 @@ import trio
 
 from protocol.acp.agent_facts import facts_for
 from protocol.acp.capabilities import read_initialize
-from protocol.bridge.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, wants_edits_handed_off, merge_meta
-from protocol.vscode.lm import BridgedTools, ChatParams, parse
+from protocol.bridge.tool_policy import DUPLICATES, EDITOR, EDITS, NEVER, bridged_tools, merge_meta, wants_edits_handed_off
 from protocol.shared.structuring import WireError
+from protocol.vscode.lm import BridgedTools, ChatParams, parse
 from symposium.agent_facts import load_agent_facts
 from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, tool_result, user
 from tests.actors.test_tool_schema import GUARD, as_tools, copilot_tools
