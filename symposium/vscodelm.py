@@ -505,7 +505,7 @@ async def serve(
     stream: trio.abc.Stream,
     *,
     cwd: str,
-    settings: Settings = Settings(),
+    settings: Settings | None = None,
     recorder: Recorder | None = None,
     connector: Connector | None = None,
     markers: MarkerCodec | None = None,
@@ -522,6 +522,7 @@ async def serve(
     """
     # A chat request repeats the conversation and the tools of the one before: read only what is new.
     decoder = Decoder([("params", "messages"), ("params", "options", "tools")])
+    settings = settings or Settings()
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None, decode=decoder.decode)
     stores: list[Any] = []  # what `build` opened, closed at the end
     async with trio.open_nursery() as nursery:

@@ -25,7 +25,7 @@ def write_refusal(real_path: str, roots: Sequence[str], *, windows: bool = False
     paths = ntpath if windows else posixpath
 
     def key(path: str) -> str:
-        normal = paths.normpath(path)
+        normal: str = paths.normpath(path)
         return normal.casefold() if windows else normal
 
     target = key(real_path)

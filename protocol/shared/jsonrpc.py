@@ -257,7 +257,7 @@ def _finite_float(text: str) -> float:
 # bound on digits (a ValueError beyond 4,300).
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 _decode = _DECODER.decode
-_scan = _DECODER.scan_once  # the C scanner `decode` wraps; a line it reads whole needs no more
+_scan = _DECODER.scan_once  # type: ignore[attr-defined]  # (not in the stubs)  the C scanner `decode` wraps; a line it reads whole needs no more
 
 
 def _decode_line(text: str) -> JSON:
