@@ -27,9 +27,10 @@ import trio.testing
 
 from actors.agent.connection import StreamConnection
 from actors.shared.memory_streams import memory_stream_pair
-from actors.store.transcript import REDACTED, read
+from actors.store.transcript import read
 from protocol.history.markers import MarkerCodec
 from protocol.shared.jsonrpc import LineSplitter
+from protocol.shared.redact import REDACTED
 from protocol.shared.settings import Settings
 from protocol.vscode.lm import Agent
 from symposium import mcp_relay

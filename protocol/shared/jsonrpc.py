@@ -89,7 +89,8 @@ class LineSplitter:
         self._discarding = 0  # bytes of an overlong line dropped so far, 0 if none
         self._head = b""  # the start of the line being discarded
 
-    def feed(self, data: bytes) -> list[bytes | Overlong]:
+    def feed(self, chunk: bytes | bytearray) -> list[bytes | Overlong]:
+        data = bytes(chunk)  # trio's streams give bytes, and `bytes` of bytes is the same object: no copy
         if not self._discarding and self._size + len(data) <= self.max_line:
             # Every line within the bound (all but always): cut in C, no loop per line.
             if b"\n" not in data:
