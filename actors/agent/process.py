@@ -26,7 +26,7 @@ import trio
 from actors.agent.client_handlers import ClientHandlers
 from actors.agent.connection import AgentConnection, Connector
 from actors.agent.routes import SessionRoutes
-from actors.agent.session_handle import AgentSession, Call, Cancel, Close, Command, NewSession, Prompt, call_agent
+from actors.agent.session_handle import AgentSession, Call, Cancel, Close, Command, OpenSession, Prompt, call_agent
 from actors.agent.stderr_tail import StderrReader, StderrTail, tail_line
 from actors.shared.mailbox import queued
 from actors.shared.peer import ConnectionClosed, Peer
@@ -35,18 +35,15 @@ from actors.shared.version import version
 from actors.store.transcript import Recorder
 from protocol.acp import auth
 from protocol.acp import schema as acp
-from protocol.acp.agent_facts import AgentFacts, AgentFactsTable, OwnEdits, facts_for
+from protocol.acp.agent_facts import AgentFacts, AgentFactsTable, facts_for
 from protocol.acp.capabilities import NOTHING_DECLARED, AgentCapabilities, Initialized, read_initialize
 from protocol.acp.updates import read_prompt_result, read_session_answer
-from protocol.bridge.mcp_transport import Transport
-from protocol.bridge.mcp_transport import transport as mcp_transport
-from protocol.bridge.tool_policy import merge_meta
-from protocol.history.forking import Fork
 from protocol.shared.failures import AgentError, Failure, FailureKind, failure, resource_failure
 from protocol.shared.jsonrpc import Overlong, Response, RpcError
 from protocol.shared.redact import Redactor
 from protocol.shared.settings import Settings
 from protocol.turn.events import AgentGone, PromptEnded, PromptErrored
+from protocol.turn.opening import Chat, Method, Plan, Refusal, Try, plan_opening, refused
 from protocol.vscode.agent_identity import agent_label
 from protocol.vscode.lm import Agent, ProcessAgent
 
@@ -179,7 +176,7 @@ class AgentProcess:
         """Commands sent just before the agent went away were never handled: a session waiting
         to open is told so (its reply channel closes: the agent exited), or it would wait forever."""
         for command in queued(self._commands):
-            if isinstance(command, NewSession):
+            if isinstance(command, OpenSession):
                 command.reply.close()
                 command.events.close()
             elif isinstance(command, Call):
@@ -357,36 +354,17 @@ class AgentProcess:
         `initialize` (protocol/acp/agent_facts.py); nothing before it answered."""
         return facts_for(self._facts, self.initialized)
 
-    @property
-    def own_edits(self) -> OwnEdits | None:
-        """How this agent's own file editing is switched off, if we know (from its `initialize`)."""
-        return self.facts.own_edits
+    def plan(self, chat: Chat) -> Plan:
+        """How `chat`'s session is opened with this agent (protocol/turn/opening.py): from what it
+        declared at `initialize` and what is known of it."""
+        return plan_opening(self.initialized, self.facts, chat)
 
-    @property
-    def mcp_transport(self) -> Transport:
-        """How `vscode_tools` is offered to this agent: stdio, or HTTP to one that takes no stdio
-        MCP server (protocol/bridge/mcp_transport.py)."""
-        return mcp_transport(self.capabilities, http_only=self.facts.http_mcp_only)
-
-    def edits_handed_off(self, wanted: bool) -> bool:
-        """The hand-off decision: whether a session that wants its file editing handed to VS Code's
-        tools has it: only where we know how to switch this agent's own editing off (docs/DESIGN.md,
-        "Tool bridge"). Made once per session, by its opener; the session is opened with it."""
-        return wanted and self.own_edits is not None
-
-    async def new_session(
-        self,
-        cwd: str,
-        mcp_servers: list[dict[str, Any]],
-        events: trio.MemorySendChannel[Any],
-        resume: str | None = None,
-        must_resume: bool = False,
-        edits_handed_off: bool = False,
-        fork: Fork | None = None,
-    ) -> AgentSession:
+    async def open_session(self, plan: Plan, cwd: str, mcp_servers: list[dict[str, Any]], events: trio.MemorySendChannel[Any]) -> AgentSession:
+        """The session `plan` opens, in the absolute folder `cwd`, its events sent on `events`;
+        raises AgentError when it opens none (`_carried_out`)."""
         reply_send, reply = trio.open_memory_channel[AgentSession | AgentError](1)
         try:
-            self._commands_send.send_nowait(NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, edits_handed_off, fork))
+            self._commands_send.send_nowait(OpenSession(plan, cwd, mcp_servers, events.clone(), reply_send))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AgentError(self._failure(f"Agent {self.name!r} is not running", FailureKind.AGENT_EXITED)) from None
         with reply:  # closed if the caller gives up (lm/cancel): the session opened is then closed, not kept
@@ -401,7 +379,7 @@ class AgentProcess:
     def _handle(self, command: Command, peer: Peer, nursery: trio.Nursery) -> None:
         self.last_active = trio.current_time()
         match command:
-            case NewSession():
+            case OpenSession():
                 nursery.start_soon(self._open_session, command, peer, nursery)
             case Prompt(session_id=sid, blocks=blocks):
                 nursery.start_soon(self._prompt, peer, sid, blocks)
@@ -419,13 +397,6 @@ class AgentProcess:
             case Call():
                 nursery.start_soon(self._call, peer, command)
 
-    def _resume_method(self) -> str | None:
-        """How this agent takes back an earlier session: `session/resume` (no replay) or `session/load`."""
-        sessions = self.capabilities.sessions
-        if sessions.resume:
-            return "session/resume"
-        return "session/load" if sessions.load else None
-
     def _closes_sessions(self) -> bool:
         """Whether the agent frees a session on `session/close` (so forgotten ones cost it nothing)."""
         return self.capabilities.sessions.close
@@ -441,10 +412,10 @@ class AgentProcess:
             if self._closing.get(session_id) is done:
                 del self._closing[session_id]
 
-    async def _open_session(self, command: NewSession, peer: Peer, nursery: trio.Nursery) -> None:
+    async def _open_session(self, command: OpenSession, peer: Peer, nursery: trio.Nursery) -> None:
         with command.reply:  # closed however this ends: the Session waiting on it learns the agent is gone
             try:
-                outcome = await self._session_for(command, peer)
+                outcome = await self._carried_out(command, peer)
             except AgentError as exc:
                 outcome = exc
             except ConnectionClosed:
@@ -462,89 +433,59 @@ class AgentProcess:
                 log.info("agent %s: session %s opened after its conversation gave up; closing it", self.name, outcome.id)
                 self._handle(Close(outcome.id), peer, nursery)
 
-    async def _session_for(self, command: NewSession, peer: Peer) -> AgentSession | AgentError:
-        """The session a conversation asked for: resumed (or loaded) if it named one and the
-        agent can, else new. Routed to the conversation's events before it is returned."""
-        if command.resume and (closing := self._closing.get(command.resume)) is not None:
-            await closing.wait()  # a session closed a moment ago is taken back only once the agent has closed it
-        method = self._resume_method() if command.resume else None
-        # Fixed for the session's life: Claude Code reads its options once, at session/new.
-        own_edits = self.own_edits if command.edits_handed_off else None
-        meta = merge_meta(self.facts.session_meta, own_edits.meta) if own_edits is not None else dict(self.facts.session_meta)
-        if command.fork is not None:
-            forked = await self._forked(command, command.fork, peer, meta)
-            if forked is not None:
-                return forked
-        if command.resume and command.resume in self._routes:
-            # Another live conversation holds it (two chats continued from one token): the
-            # agent's replies go to one route per session, so a second would take the first's.
-            if command.must_resume:
-                message = f"Agent {self.name!r} session {command.resume} is already open in another chat; continue it there, or start a new chat"
-                return AgentError(self._failure(message, FailureKind.SESSION_IN_USE))
-            log.info("agent %s: session %s is held by another conversation; starting a new one", self.name, command.resume)
-        elif command.resume and method is not None:
-            # Routed before asking, so the history a loading agent replays reaches the
-            # session, which drops it: the user saw it already.
-            self._routes.route(command.resume, command.events, command.cwd)
-            params = (acp.resume_session_params if method == "session/resume" else acp.load_session_params)(command.resume, command.cwd, command.mcp_servers, meta)
-            try:
-                answer = await self._request(peer, method, params)
-            except RpcError as exc:
-                self._routes.unroute(command.resume)
-                if command.must_resume:
-                    return AgentError(self._failure(f"Agent {self.name!r} could not continue session {command.resume}: {exc.message}", FailureKind.RESUME_FAILED))
-                log.info("agent %s could not resume session %s (%s); starting a new one", self.name, command.resume, exc.message)
-            except BaseException:
-                self._routes.unroute(command.resume)
-                raise
-            else:
-                answer = read_session_answer(answer)
-                return AgentSession(
-                    command.resume, self.name, self.capabilities, self._commands_send, loaded=True, answer=answer, edits_handed_off=own_edits is not None
-                )
-        elif command.must_resume:
-            return AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", FailureKind.RESUME_FAILED))
-        try:
-            result = read_session_answer(await self._request(peer, "session/new", acp.new_session_params(command.cwd, command.mcp_servers, meta)))
-            session_id = result.get("sessionId")
-            if session_id is None:
-                raise TypeError("no sessionId string")
-        except RpcError as exc:
-            if self._sign_in_needed(exc):
-                return AgentError(self.sign_in_failure(exc.message))
-            return AgentError(self._failure(f"Agent {self.name!r} refused session/new: {exc.message}", FailureKind.SESSION_NEW_FAILED))
-        except (KeyError, TypeError) as exc:
-            return AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", FailureKind.SESSION_NEW_FAILED))
-        if session_id in self._routes:
-            return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", FailureKind.SESSION_NEW_FAILED))
-        self._routes.route(session_id, command.events, command.cwd)
-        return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=own_edits is not None)
+    async def _carried_out(self, command: OpenSession, peer: Peer) -> AgentSession | AgentError:
+        """The plan's tries in order until one opens the session, routed to the conversation's
+        events before it is returned: the one place a session is opened (docs/DESIGN.md, "Opening a
+        session"). What a refusal means, the next try or the turn's failure, is the plan's."""
+        plan = command.plan
+        if plan.stop is not None:
+            return AgentError(self._failure(f"Agent {self.name!r} {plan.stop.message}", plan.stop.kind))
+        for index, attempt in enumerate(plan.tries):
+            outcome = await self._try(attempt, command, peer)
+            if isinstance(outcome, AgentSession):
+                return outcome
+            why, said, sign_in = outcome
+            stop = refused(attempt, why, said)
+            if stop is not None:
+                return AgentError(self.sign_in_failure(said) if sign_in else self._failure(f"Agent {self.name!r} {stop.message}", stop.kind))
+            after = plan.tries[index + 1].method.value if index + 1 < len(plan.tries) else "nothing"
+            log.info("agent %s: %s of session %s %s (%s); trying %s", self.name, attempt.method.value, attempt.session_id, why.value, said, after)
+        # Not reached: every plan ends with a try that must succeed, or stops (tests/unit/test_opening.py).
+        return AgentError(self._failure(f"Agent {self.name!r} opened no session", FailureKind.SESSION_NEW_FAILED))
 
-    async def _forked(self, command: NewSession, fork: Fork, peer: Peer, meta: dict[str, Any]) -> AgentSession | AgentError | None:
-        """The session `session/fork` makes of `fork.session_id` (the agent holds the history up
-        to the fork point: no transcript is sent); None when the agent refused and a new session,
-        primed, is to be made instead (docs/DESIGN.md, "Forks")."""
-        if (closing := self._closing.get(fork.session_id)) is not None:
-            await closing.wait()  # a session closed a moment ago is forked only once the agent has closed it
-        params = acp.fork_session_params(fork.session_id, command.cwd, command.mcp_servers, merge_meta(meta, fork.meta))
+    async def _try(self, attempt: Try, command: OpenSession, peer: Peer) -> AgentSession | tuple[Refusal, str, bool]:
+        """One try: the session it opened, or why it opened none (and whether the agent wants a
+        sign-in first). A session taken back is routed before asking, so the history a loading
+        agent replays reaches the Session, which drops it: the user saw it already."""
+        if attempt.session_id is not None and (closing := self._closing.get(attempt.session_id)) is not None:
+            await closing.wait()  # a session closed a moment ago is taken back or forked only once the agent has closed it
+        taken = attempt.session_id if attempt.exclusive else None  # the session itself: routed to this chat alone
+        if taken is not None:
+            if taken in self._routes:
+                return Refusal.HELD, "another chat holds it", False
+            self._routes.route(taken, command.events, command.cwd)
         try:
-            result = read_session_answer(await self._request(peer, "session/fork", params))
-            session_id = result.get("sessionId")
-            if session_id is None or session_id in self._routes:
-                raise TypeError("sessionId is not a new session's")
+            answer = read_session_answer(await self._request(peer, attempt.method.value, attempt.params(command.cwd, command.mcp_servers)))
         except RpcError as exc:
-            if fork.must:
-                return AgentError(self._failure(f"Agent {self.name!r} could not continue session {fork.session_id}: {exc.message}", FailureKind.RESUME_FAILED))
-            log.info("agent %s could not fork session %s (%s); starting a new one, primed", self.name, fork.session_id, exc.message)
-            return None
-        except (KeyError, TypeError) as exc:
-            if fork.must:
-                return AgentError(self._failure(f"Agent {self.name!r} answered session/fork oddly: {exc}", FailureKind.RESUME_FAILED))
-            log.info("agent %s answered session/fork oddly (%s); starting a new session, primed", self.name, exc)
-            return None
-        log.info("agent %s: session %s forked from %s", self.name, session_id, fork.session_id)
-        self._routes.route(session_id, command.events, command.cwd)
-        return AgentSession(session_id, self.name, self.capabilities, self._commands_send, loaded=True, answer=result, edits_handed_off=command.edits_handed_off and self.own_edits is not None)
+            if taken is not None:
+                self._routes.unroute(taken)
+            return Refusal.REFUSED, exc.message, self._sign_in_needed(exc)
+        except BaseException:
+            if taken is not None:
+                self._routes.unroute(taken)
+            raise
+        session_id = taken or answer.get("sessionId")
+        if session_id is None:
+            return Refusal.ODD, "no sessionId string", False
+        if taken is None:
+            if session_id in self._routes:
+                return Refusal.ODD, f"session {session_id}, which another chat holds", False
+            self._routes.route(session_id, command.events, command.cwd)
+        if attempt.method is Method.FORK:
+            log.info("agent %s: session %s forked from %s", self.name, session_id, attempt.session_id)
+        return AgentSession(
+            session_id, self.name, self.capabilities, self._commands_send, holds_history=not attempt.primes, answer=answer, edits_handed_off=command.plan.edits_handed_off
+        )
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:
         """A prompt: its end goes to the session as the answer is read (`Peer.request`'s `answered`),

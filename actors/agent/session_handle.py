@@ -13,21 +13,20 @@ import attrs
 import trio
 
 from protocol.acp.capabilities import AgentCapabilities
-from protocol.history.forking import Fork
 from protocol.shared.failures import AgentError, FailureKind, failure
 from protocol.shared.jsonrpc import RpcError
+from protocol.turn.opening import Plan
 
 
 @attrs.frozen
-class NewSession:
-    cwd: str
-    mcp_servers: list[dict[str, Any]]
+class OpenSession:
+    """Open a conversation's session as its plan says (protocol/turn/opening.py): its tries in order."""
+
+    plan: Plan
+    cwd: str  # the absolute folder it opens in
+    mcp_servers: list[dict[str, Any]]  # the `vscode_tools` entry of the conversation's bridge
     events: trio.MemorySendChannel[Any] = attrs.field(eq=False)
     reply: trio.MemorySendChannel[AgentSession | AgentError] = attrs.field(eq=False)
-    resume: str | None = None  # an earlier session of this agent to resume or load, if it can
-    must_resume: bool = False  # fail rather than start a new session when it cannot
-    edits_handed_off: bool = False  # the agent's own file editing is switched off (`AgentProcess.edits_handed_off`)
-    fork: Fork | None = None  # fork this session instead (protocol/history/forking.py), else start a new one (unless `fork.must`)
 
 
 @attrs.frozen
@@ -57,7 +56,7 @@ class Call:
     timeout: float | None = None  # None: the agent's deadline for requests (`--agent-timeout`)
 
 
-Command = NewSession | Prompt | Cancel | Close | Call
+Command = OpenSession | Prompt | Cancel | Close | Call
 
 
 @attrs.define(eq=False)
@@ -69,8 +68,10 @@ class AgentSession:
     agent_name: str
     capabilities: AgentCapabilities
     _commands: trio.MemorySendChannel[Command]
-    loaded: bool = False  # resumed or loaded: the agent already holds the conversation
-    answer: dict[str, Any] = attrs.Factory(dict)  # the agent's answer to session/new (load, resume): its choices
+    # Forked, resumed or loaded: the agent holds the conversation so far, and its first prompt is
+    # not primed with it (`opening.Try.primes`).
+    holds_history: bool = False
+    answer: dict[str, Any] = attrs.Factory(dict)  # the agent's answer to session/new (fork, resume, load): its choices
     edits_handed_off: bool = False  # its own file editing is off: VS Code's edit tools are bridged instead
 
     def _send(self, command: Command) -> None:

@@ -23,10 +23,11 @@ from functools import partial
 import attrs
 import trio
 
+from actors.agent.opening import Opened, open_planned
 from actors.agent.pool import AgentPool
 from actors.agent.process import AgentSession
 from actors.bridge.listener import BridgeListener
-from actors.bridge.tool_bridge import ToolBridge, open_bridge
+from actors.bridge.tool_bridge import ToolBridge
 from actors.conversation.spares import Spares
 from actors.shared.flow import REPLY_WINDOW, Window, part_cost
 from actors.shared.mailbox import queued
@@ -50,9 +51,9 @@ from protocol.acp.agent_options import (
 )
 from protocol.acp.update_kinds import CHOICE_KINDS
 from protocol.acp.usage import TurnUsage, UsageMeter
-from protocol.bridge.tool_policy import bridged_tools, wants_edits_handed_off
+from protocol.bridge.tool_policy import bridged_tools
 from protocol.history.channels import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
-from protocol.history.forking import ForkPoint, Opening, continue_in_fork, fork_at, fork_point, last_message_id, opening_after_restart
+from protocol.history.forking import fork_point, last_message_id
 from protocol.history.prompt import build_prompt, latest_system
 from protocol.shared.failures import AgentError, Failure, FailureKind, failure
 from protocol.shared.jsonrpc import RpcError
@@ -84,6 +85,7 @@ from protocol.turn.events import (
 )
 from protocol.turn.events import Event as TurnEvent
 from protocol.turn.machine import State, TurnMachine, Want
+from protocol.turn.opening import Chat, Continued, EditedAt, Fresh, Opening, Origin, Remembered, restart_fork_turn
 from protocol.turn.rendering import ToolCallTracker, render_updates, usage_part
 from protocol.vscode.agent_identity import agent_key
 from protocol.vscode.lm import Agent, Part, TextPart, ToolCallPart
@@ -108,24 +110,6 @@ class Delivery:
         """Cancel the turn (lm/cancel, a newer request, shutdown): its scope, and whatever waits on `cancelled`."""
         self.scope.cancel()
         self.cancelled.set()
-
-
-@attrs.frozen
-class Resume:
-    """The agent's own session a conversation goes on in."""
-
-    session_id: str
-    cwd: str
-    named: bool  # named by the chat's opening (continue an agent session): fail rather than start anew
-
-
-@attrs.frozen
-class Origin:
-    """Where a conversation's agent session comes from: resumed, forked at a point where the
-    agent can (else new, primed), or new (both None)."""
-
-    resume: Resume | None = None
-    point: ForkPoint | None = None
 
 
 class SessionActor:
@@ -184,42 +168,19 @@ class SessionActor:
         except trio.EndOfChannel:
             return
         first = delivery.turn
-        origin = await self._origin(first)
-        resume = origin.resume
-        # Whether the agent's own editing goes, for this session's life, in favour of VS Code's
-        # edit tools: decided by the first turn (docs/DESIGN.md, "Tool bridge").
-        wanted = wants_edits_handed_off(first.tools, first.bridged)
+        # How the session opens is one plan (protocol/turn/opening.py; docs/DESIGN.md, "Opening a
+        # session"), from where the chat's session comes from and its first turn's tools.
+        chat = Chat(await self._origin(first), first.cwd, first.tools, first.bridged)
         # A session made ahead (actors/conversation/spares.py) comes with its bridge and its events channel.
-        spares = self._spares
-        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, wanted) if spares is not None and origin == Origin() else None
-        if spare is not None:
-            self._events_send, self._events = spare.events_send, spare.events
-        bridge = spare.bridge if spare is not None else None
+        spare = await self._spares.take(self.agent, chat) if self._spares is not None else None
+        bridge: ToolBridge | None = None
         try:
             if spare is not None:
-                session = spare.session
+                self._events_send, self._events = spare.events_send, spare.events
+                session, bridge = spare.session, spare.bridge
             else:
-                cwd, resumed, named = (resume.cwd, resume.session_id, resume.named) if resume else (first.cwd, None, False)
-
-                async def opening() -> AgentSession:
-                    nonlocal bridge
-                    process = await self._pool.start(self.agent, cwd)
-                    # The agent connects to the bridge during session/new: it lists the first
-                    # turn's tools as they will be, whether its own editing goes or stays.
-                    handed_off = process.edits_handed_off(wanted)
-                    tools = bridged_tools(first.tools, first.bridged, handed_off)
-                    bridge = await open_bridge(self._bridges, self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
-                    folder = os.path.abspath(cwd or self._pool.cwd)
-                    # Forked where the agent can (docs/DESIGN.md, "Forks"): a chat's edit of
-                    # history at the last turn it keeps; an agent's own session continued.
-                    if resume is not None and resume.named:
-                        fork = continue_in_fork(process.initialized, resume.session_id)
-                    else:
-                        fork = fork_at(process.initialized, process.facts, origin.point)
-                    resuming, must = (None, False) if fork is not None else (resumed, named)
-                    return await process.new_session(folder, [await bridge.entry_for(process.mcp_transport)], self._events_send, resuming, must, handed_off, fork=fork)
-
-                session = await self._opened(delivery, opening)
+                opened = await self._opened(delivery, partial(open_planned, self._pool, self.agent, chat, self._bridges, self._events_send, recorder=self._recorder))
+                session, bridge = opened.session, opened.bridge
         except AgentError as exc:
             self._fail(first.number, exc.error, retire=True)
         else:
@@ -229,7 +190,7 @@ class SessionActor:
             # A conversation may idle for days: no frame of ours holds its first turn (pasted
             # images) past its answer (docs/reliability.md, "Bounded memory"). `_serve` takes it.
             self._first = delivery
-            del delivery, first
+            del delivery, first, chat
             try:
                 await self._serve(session, bridge)
             finally:
@@ -240,55 +201,53 @@ class SessionActor:
                 bridge.close()
                 await bridge.ended.wait()
 
-    async def _opened(self, first: Delivery, opening: Callable[[], Awaitable[AgentSession]]) -> AgentSession:
+    async def _opened(self, first: Delivery, opening: Callable[[], Awaitable[Opened]]) -> Opened:
         """The session `opening` opens (starting the agent if need be), unless the first turn is
         cancelled first (lm/cancel of a turn whose agent is slow to start or to open it): then the
         conversation is over (AgentError, which retires it and its bridge; the request was
         answered -32800 already), an agent start it was waiting for is abandoned, and a session
         the agent opens later is closed (`AgentProcess._open_session`)."""
-        session: AgentSession | AgentError | None = None
+        opened: Opened | AgentError | None = None
 
         async def open_it() -> None:
-            nonlocal session
+            nonlocal opened
             try:
-                session = await opening()
+                opened = await opening()
             except AgentError as exc:
-                session = exc  # raised below
+                opened = exc  # raised below
 
         await race(open_it, first.cancelled.wait)
-        if session is None:
+        if opened is None:
             raise AgentError(failure(FailureKind.CANCELLED, "Request cancelled"))
-        if isinstance(session, AgentError):
-            raise session
-        return session
+        if isinstance(opened, AgentError):
+            raise opened
+        return opened
 
     async def _origin(self, first: Turn) -> Origin:
-        """The agent's own session this conversation goes on in, if any: the one remembered
-        for a conversation of an earlier backend run (resumed at its last turn, else forked at
-        the marker's: `forking.opening_after_restart`), one forked at the turn an edit of
-        history keeps (`Turn.fork`), else one the chat's opening names (a chat opened to
-        continue one of the agent's own sessions)."""
+        """Where this conversation's agent session comes from (protocol/turn/opening.py): the one
+        remembered for a conversation of an earlier backend run (with the fork point of the
+        marker's turn, where it may fork there), the fork point an edit of history keeps
+        (`Turn.fork`), the agent session the chat's opening names (a chat opened to continue one
+        of the agent's own sessions), else nothing."""
         store = self._store
         found = await store.find(self.conversation, agent_key(self.agent)) if first.resumable and store else None
         if found is not None and store is not None:
             session_id, cwd, saved_turn = found
             marker_turn = first.conversation_turn - 1
-            older = saved_turn is not None and marker_turn < saved_turn and first.after_marker
-            point = await store.fork_point(self.conversation, marker_turn) if older else None
-            opening = opening_after_restart(first.conversation_turn, saved_turn, point)
-            if opening is Opening.RESUME:
-                return Origin(Resume(session_id, cwd, named=False))
-            # The chat lost or changed turns the saved session holds: never resumed past them.
-            log.info("conversation %s goes on after turn %d, its saved session after turn %s: a new session, %s", self.conversation[:8], marker_turn, saved_turn, opening.value)
-            return Origin(point=point if opening is Opening.FORK else None)
+            turn = restart_fork_turn(saved_turn, marker_turn, first.after_marker)
+            point = await store.fork_point(self.conversation, turn) if turn is not None else None
+            remembered = Remembered(session_id, cwd, saved_turn, marker_turn, point)
+            if remembered.opening is not Opening.RESUME:
+                # The chat lost or changed turns the saved session holds: never resumed past them.
+                log.info("conversation %s goes on after turn %d, its saved session after turn %s: %s", self.conversation[:8], marker_turn, saved_turn, remembered.opening.value)
+            return remembered
         if first.fork is not None:
-            return Origin(point=first.fork)
+            return EditedAt(first.fork)
         catalog = self._catalog
         named = catalog.continued(agent_key(self.agent), first.context) if catalog is not None else None
         if named is not None:
-            session_id, cwd = named
-            return Origin(Resume(session_id, cwd, named=True))
-        return Origin()
+            return Continued(*named)
+        return Fresh()
 
     async def _serve(self, session: AgentSession, bridge: ToolBridge) -> None:
         """The loop: wait for what the machine wants, feed it, carry out its effects. The first
@@ -296,7 +255,7 @@ class SessionActor:
         first, self._first = self._first, None
         assert first is not None
         machine = TurnMachine(cancel_timeout=self._settings.cancel_timeout)
-        if session.loaded:
+        if session.holds_history:
             # `session/load` replays the conversation as updates; the user has seen it.
             for event in queued(self._events):
                 if not isinstance(event, AgentUpdates):
@@ -381,14 +340,15 @@ class SessionActor:
 
     def _as_sent(self, turn: Turn, session: AgentSession) -> Turn:
         """The turn as the machine sees it: only the tools the agent gets (the bridge offers
-        them, and only their permissions are approved), and no history a loaded session holds."""
+        them, and only their permissions are approved), and the history only to prime a new
+        session: a forked, resumed or loaded one holds it (`opening.Try.primes`)."""
         tools = bridged_tools(turn.tools, turn.bridged, session.edits_handed_off)
-        context = () if session.loaded else turn.context  # the loaded session holds the history already
+        context = () if session.holds_history else turn.context
         return attrs.evolve(turn, tools=tools, context=context)
 
     def _take_choices(self, session: AgentSession) -> None:
         self._choices = read_choices(session.answer)
-        if self._catalog is not None and not session.loaded:
+        if self._catalog is not None and not session.holds_history:
             self._catalog.learn_session(agent_key(self.agent), self._choices, images=session.accepts_images)
         mode = find(self._choices, MODE)
         if mode is not None and isinstance(mode.current, str) and bypasses_permissions(Value(mode.current, mode.label(mode.current))):

@@ -20,14 +20,17 @@ from typing import Any
 import attrs
 import trio
 
+from actors.agent.opening import open_planned
 from actors.agent.pool import AgentPool
-from actors.agent.process import AgentError, AgentProcess, AgentSession
+from actors.agent.process import AgentProcess
+from actors.agent.session_handle import AgentSession
 from actors.bridge.listener import BridgeListener
-from actors.bridge.tool_bridge import ToolBridge, open_bridge
+from actors.bridge.tool_bridge import ToolBridge
 from actors.store.catalog import AgentCatalog
 from actors.store.transcript import Recorder
 from protocol.acp.agent_options import read_choices
-from protocol.bridge.tool_policy import bridged_tools
+from protocol.shared.failures import AgentError
+from protocol.turn.opening import Chat, Fresh, Plan, SpareFit, spare_fit
 from protocol.vscode.agent_identity import agent_key, agent_label
 from protocol.vscode.lm import Agent, BridgedTools, Tool
 
@@ -41,9 +44,9 @@ class Spare:
     """An ACP session made ahead, with the tool bridge it was given and the channel of its events."""
 
     process: AgentProcess
+    plan: Plan  # how it was opened (protocol/turn/opening.py): a new session, with `plan.tools` offered
     session: AgentSession
     bridge: ToolBridge
-    tools: tuple[Tool, ...]  # what its bridge offers: the tools it was made with
     events_send: trio.MemorySendChannel[Any]
     events: trio.MemoryReceiveChannel[Any]
 
@@ -77,8 +80,8 @@ class Spares:
         self._ready: dict[_Key, Spare] = {}
         self._making: dict[_Key, trio.Event] = {}
         self._failed: dict[_Key, AgentError] = {}
-        # The latest new conversation's tools, tool choice, and whether it handed the agent's
-        # editing to VS Code, per agent: the next spare is made the same way.
+        # The latest conversation's tools, tool choice, and whether it wanted the agent's editing
+        # handed to VS Code, per agent: the next spare is made the same way.
         self._tools: dict[str, tuple[tuple[Tool, ...], BridgedTools, bool]] = {}
         self._owed: set[_Key] = set()  # spares taken, made again once the request that took them ends
 
@@ -96,34 +99,46 @@ class Spares:
         await self._fill(key)
         return process, None if key in self._ready else self._failed.get(key)
 
-    async def take(self, agent: Agent, cwd: str | None, tools: tuple[Tool, ...], bridged: BridgedTools, wanted: bool) -> Spare | None:
-        """The spare session for a new conversation (waiting for one on its way), or None.
+    async def take(self, agent: Agent, chat: Chat) -> Spare | None:
+        """The spare session for `chat`'s opening, if it serves it (`opening.spare_fit`): waiting
+        for one on its way, unless the chat names a session of its own; else None.
 
         A spare made the other way round (its agent's own editing on where this conversation
         hands it to VS Code, or off where it does not) is discarded: an ACP session's options
         are fixed when it is made. See "Tool bridge" in docs/DESIGN.md.
         """
-        key = self._key(agent, cwd)
-        self._tools[key[0]] = (tools, bridged, wanted)
+        key = self._key(agent, chat.cwd)
+        self._tools[key[0]] = (chat.tools, chat.bridged, chat.edits_wanted)
         if key not in self._kept:
             return None
-        if (making := self._making.get(key)) is not None:
+        if (making := self._making.get(key)) is not None and not chat.names_session:
             await making.wait()
-        spare = self._ready.pop(key, None)
-        self._owed.add(key)
-        if spare is not None and spare.process.exited.is_set():
+        spare = self._ready.get(key)
+        if spare is None:
+            if not chat.names_session:
+                self._owed.add(key)  # none was ready (it failed): tried again once this request ends
+            return None
+        if spare.process.exited.is_set():
+            del self._ready[key]
+            self._owed.add(key)
             spare.discard()  # the agent stopped (idle, crashed) since; the caller starts it again
             return None
-        if spare is not None and spare.session.edits_handed_off != spare.process.edits_handed_off(wanted):
+        wanted = spare.process.plan(chat)
+        fit = spare_fit(wanted, spare.plan)
+        if fit is SpareFit.NOT_NEW:
+            return None  # the chat goes on in a session of its own: the spare waits for another
+        del self._ready[key]
+        self._owed.add(key)
+        if fit is SpareFit.OTHER_EDITING:
             log.info("spare session %s discarded: it was made for the other way of editing", spare.session.id)
             spare.discard()
             return None
-        if spare is not None and (offered := bridged_tools(tools, bridged, spare.process.edits_handed_off(wanted))) != spare.tools:
+        if fit is SpareFit.RETOOL:
             # The agent must have this request's tools before its first model request. One that
             # listed the spare's tools lists these once told (Claude Code does); one that does not
             # would never see them (Codex), so its spare is discarded and the session made afresh,
             # with these tools from the start (docs/DESIGN.md, "Tool bridge").
-            spare.bridge.update_tools(offered)
+            spare.bridge.update_tools(wanted.tools)
             if not await spare.bridge.announced():
                 log.info("spare session %s discarded: its agent did not list this request's tools", spare.session.id)
                 spare.discard()
@@ -160,23 +175,16 @@ class Spares:
         # Before any conversation: as Copilot's Agent mode, the chat view's default, would have it.
         tools, bridged, wanted = self._tools.get(key[0], ((), BridgedTools(), True))
         events_send, events = trio.open_memory_channel[Any](math.inf)
-        bridge: ToolBridge | None = None
         try:
-            process = await self._pool.start(agent, cwd)
-            handed_off = process.edits_handed_off(wanted)
-            offered = bridged_tools(tools, bridged, handed_off)
-            bridge = await open_bridge(self._bridges, events_send, offered, recorder=self._recorder)
-            session = await process.new_session(cwd, [await bridge.entry_for(process.mcp_transport)], events_send, edits_handed_off=handed_off)
+            opened = await open_planned(self._pool, agent, Chat(Fresh(), cwd, tools, bridged, wants_edits=wanted), self._bridges, events_send, recorder=self._recorder)
         except AgentError as exc:
-            if bridge is not None:
-                bridge.close()
             events_send.close()
             self._failed[key] = exc
             log.info("no spare session for %s: %s", agent_label(agent), exc.error.message)
             return
         self._failed.pop(key, None)
+        session = opened.session
         if self._catalog is not None:  # its models are offered from now on, not after its first chat
             self._catalog.learn_session(key[0], read_choices(session.answer), images=session.accepts_images)
-        self._ready[key] = Spare(process, session, bridge, offered, events_send, events)
+        self._ready[key] = Spare(opened.process, opened.plan, session, opened.bridge, events_send, events)
         log.debug("spare session %s ready for %s", session.id, session.agent_name)
-

@@ -1,51 +1,13 @@
-"""Forks (pure): an edit of history goes on in the agent's own session at the last turn the chat
-keeps where the agent can fork there, else in a new session primed (docs/DESIGN.md, "Forks")."""
+"""Fork points (pure): where a turn leaves its agent session, and which request may go on from one
+(docs/DESIGN.md, "Forks"). Whether the agent forks there is the opening's plan: tests/unit/test_opening.py."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
-from protocol.acp.agent_facts import facts_for, parse_agent_facts
-from protocol.acp.capabilities import read_initialize
-from protocol.history import forking
 from protocol.history.conversations import Conversations, MarkerAt, Route
-from protocol.history.forking import (
-    Fork,
-    ForkPoint,
-    Opening,
-    fork_point,
-    forks_after_marker,
-    last_message_id,
-    opening_after_restart,
-)
+from protocol.history.forking import ForkPoint, fork_point, forks_after_marker, last_message_id
 from protocol.vscode.lm import ChatParams, ElizaAgent, Message, Options, TextPart, to_wire
 
 AGENT = ElizaAgent(deterministic=True)
-
-CLAUDE = {
-    "agentCapabilities": {"sessionCapabilities": {"fork": {}, "resume": {}}},
-    "agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "version": "0.100.0"},
-}
-CODEX = {"agentCapabilities": {"sessionCapabilities": {"resume": {}}}, "agentInfo": {"name": "codex-acp", "version": "0.16.0"}}
-FORKS_WHOLE = {"agentCapabilities": {"sessionCapabilities": {"fork": {}}}, "agentInfo": {"name": "another-agent", "version": "9.0.0"}}
-# The agents known to fork at a message: the shipped table (extension/catalogue/overrides.json).
-FACTS, _ = parse_agent_facts(json.loads((Path(__file__).parents[2] / "extension" / "catalogue" / "overrides.json").read_text()))
-
-
-def message_fork(raw: dict[str, Any]) -> Any:
-    initialized = read_initialize(raw)
-    return forking.message_fork(initialized, facts_for(FACTS, initialized))
-
-
-def fork_at(raw: dict[str, Any], point: ForkPoint | None) -> Fork | None:
-    initialized = read_initialize(raw)
-    return forking.fork_at(initialized, facts_for(FACTS, initialized), point)
-
-
-def continue_in_fork(raw: dict[str, Any], session_id: str) -> Fork | None:
-    return forking.continue_in_fork(read_initialize(raw), session_id)
 
 
 def user(text: str) -> Message:
@@ -54,31 +16,6 @@ def user(text: str) -> Message:
 
 def assistant(text: str) -> Message:
     return Message("assistant", (TextPart(text),))
-
-
-def test_the_agent_forks_at_a_message_only_when_it_declares_session_fork_and_is_known_to_read_a_fork_point() -> None:
-    assert message_fork(CLAUDE) is not None
-    assert message_fork(CODEX) is None  # no session/fork: primed
-    assert message_fork(FORKS_WHOLE) is None  # forks whole sessions only: a fork would hold the turns left behind
-    no_fork = {**CLAUDE, "agentCapabilities": {"sessionCapabilities": {"resume": {}}}}
-    assert message_fork(no_fork) is None  # known to read the point, but this build declares no fork
-    older = {**CLAUDE, "agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "version": "0.99.3"}}
-    assert message_fork(older) is None  # before the version tested: not known to
-    assert message_fork({**CLAUDE, "agentInfo": {"name": "@agentclientprotocol/claude-agent-acp", "version": "0.101.0-beta.1"}}) is not None
-    assert message_fork({"agentCapabilities": {"sessionCapabilities": {"fork": True}}, "agentInfo": CLAUDE["agentInfo"]}) is None  # not ACP's shape
-
-
-def test_a_fork_names_the_message_it_ends_with_as_the_agent_reads_it() -> None:
-    point = ForkPoint("s1", "msg_01")
-    assert fork_at(CLAUDE, point) == Fork("s1", {"jetbrains": {"air": {"fork": {"version": 1, "messageId": "msg_01"}}}})
-    assert fork_at(CODEX, point) is None
-    assert fork_at(CLAUDE, None) is None
-
-
-def test_a_continued_session_is_forked_whole_wherever_the_agent_declares_session_fork() -> None:
-    assert continue_in_fork(FORKS_WHOLE, "s1") == Fork("s1", {}, must=True)
-    assert continue_in_fork(CLAUDE, "s1") == Fork("s1", {}, must=True)
-    assert continue_in_fork(CODEX, "s1") is None  # resumed, one chat at a time
 
 
 def test_a_turn_leaves_a_fork_point_only_when_its_prompt_ended_with_a_message_the_agent_named() -> None:
@@ -101,15 +38,6 @@ def test_only_a_request_whose_newest_marker_is_on_its_last_answer_forks_there() 
     assert forks_after_marker(history, 1)
     # Another model answered after it (a model switched back): its turn is not in the agent's session.
     assert not forks_after_marker([user("one"), assistant("1"), user("two"), assistant("other model"), user("three")], 1)
-
-
-def test_after_a_restart_an_older_marker_forks_at_its_saved_point_and_never_resumes_past_it() -> None:
-    point = ForkPoint("s", "m")
-    assert opening_after_restart(4, saved_turn=3, point=point) is Opening.RESUME  # the marker of its last turn
-    assert opening_after_restart(4, saved_turn=None, point=None) is Opening.RESUME  # not known: as before
-    assert opening_after_restart(2, saved_turn=3, point=point) is Opening.FORK  # turns 2 and 3 are gone from the chat
-    assert opening_after_restart(2, saved_turn=3, point=None) is Opening.PRIME  # no point saved for turn 1
-    assert opening_after_restart(5, saved_turn=3, point=point) is Opening.PRIME  # the store lost a save
 
 
 class Chat:

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.history.conversations import Conversations, MarkerAt, Record, Route
-from protocol.history.forking import Opening, opening_after_restart
 from protocol.history.markers import Marker
 from protocol.history.matching import Conversation, canonical, normalise
+from protocol.turn.opening import Opening, opening_after_restart
 from protocol.vscode.lm import (
     ChatParams,
     DataPart,
