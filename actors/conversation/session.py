@@ -25,7 +25,7 @@ import trio
 
 from actors.agent.opening import Opened, open_planned
 from actors.agent.pool import AgentPool
-from actors.agent.process import AgentSession
+from actors.agent.session_handle import AgentSession
 from actors.bridge.listener import BridgeListener
 from actors.bridge.tool_bridge import ToolBridge
 from actors.conversation.spares import Spares
