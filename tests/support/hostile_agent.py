@@ -40,7 +40,10 @@ def send(msg: dict[str, Any]) -> None:
 
 
 def say(session: str, text: str) -> None:
-    send({"method": "session/update", "params": {"sessionId": session, "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}})
+    update: dict[str, Any] = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    if STAMPED:
+        update["messageId"] = f"msg-{uuid.uuid4().hex}"
+    send({"method": "session/update", "params": {"sessionId": session, "update": update}})
 
 
 def end_turn(id: Any) -> None:
@@ -48,7 +51,7 @@ def end_turn(id: Any) -> None:
 
 
 def echo(id: Any, session: str, argument: str) -> None:
-    say(session, f"echo: {argument}")
+    say(session, f"{session} echo: {argument}" if STAMPED else f"echo: {argument}")
     end_turn(id)
 
 
@@ -465,6 +468,24 @@ def asks_after(id: Any, session: str, argument: str) -> None:
 COMMANDS.update({"asks-after": asks_after})
 
 
+# -- Family: session openings (tests/wire/test_warm.py) -----------------------------------------------
+#
+# Flag: "fork-points" stamps a `messageId` on each message (so each ended turn leaves a fork point,
+# docs/DESIGN.md, "Forks"; it declares no session/fork all the same), numbers its sessions
+# "session-1", "session-2", ... in the order it makes them, and echoes with its session's first.
+
+STAMPED: list[str] = []  # non-empty: "fork-points"
+MADE: list[str] = []  # the sessions made, numbered
+
+
+def session_id(flags: list[str]) -> str:
+    if "fork-points" not in flags:
+        return str(uuid.uuid4())
+    MADE.append(f"session-{len(MADE) + 1}")
+    return MADE[-1]
+
+
+
 # -- End of family: writes through the client ----------------------------------------------------
 
 
@@ -474,6 +495,7 @@ def main() -> None:
     silent = frozenset().union(*(SILENT_ON.get(flag, frozenset()) for flag in flags))
     refused = frozenset().union(*(REFUSED_ON.get(flag, frozenset()) for flag in flags))
     stubborn(flags)
+    STAMPED.extend(["fork-points"] if "fork-points" in flags else [])
     for line in sys.stdin:
         msg = json.loads(line)
         method, id, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
@@ -486,7 +508,7 @@ def main() -> None:
         if method == "initialize":
             send({"id": id, "result": made_odd("initialize", {"protocolVersion": 1, "agentCapabilities": {**capabilities(flags), **metadata_capabilities(flags)}, **metadata_initialize(flags)})})
         elif method == "session/new":
-            session = str(uuid.uuid4())
+            session = session_id(flags)
             for server in params.get("mcpServers") or []:
                 if "--key" in server.get("args", []):
                     args = server["args"]

@@ -13,6 +13,7 @@ from protocol.shared.jsonrpc import RpcError
 from symposium.client import BackendClient, process_agent, user
 from tests.conftest import Tap
 from tests.wire.test_backend_wire import GUARD, HELLO_REPLY, assert_well_formed
+from tests.wire.test_identity import with_marker
 
 ECHO = {"name": "echo", "description": "Echoes its text", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
 
@@ -87,3 +88,25 @@ async def test_an_agent_that_refuses_sessions_is_prepared_but_not_ready(backend:
     assert prepared["ready"] is False
     assert "Authentication required" in prepared["error"]
     assert prepared["authMethods"] == [{"id": "login", "name": "Log in", "kind": "agent", "description": "Sign in first"}]
+
+
+
+FORK_POINTS = process_agent("hostile", sys.executable, [str(Path(__file__).parents[1] / "support" / "hostile_agent.py"), "fork-points"])
+
+
+async def test_an_edit_of_history_the_agent_cannot_fork_at_takes_the_spare_session(backend: BackendClient) -> None:
+    """The edited chat goes on in a new session primed with what it keeps: the spare made ahead
+    serves it as it serves a new chat (docs/DESIGN.md, "Opening a session")."""
+    with trio.fail_after(GUARD):
+        await backend.prepare(FORK_POINTS, model_id="hostile")  # session-1, the spare
+        first = await backend.chat([user("one")], agent=FORK_POINTS)
+        assert first.text() == "session-1 echo: one"
+        await backend.prepare(FORK_POINTS, model_id="hostile")  # session-2, made once the request was answered
+        history = [user("one"), with_marker(first)]
+        second = await backend.chat([*history, user("two")], agent=FORK_POINTS)
+        assert second.text() == "session-1 echo: two"  # the same conversation
+        # The second message edited: turn 1 left a fork point, but the agent declares no session/fork.
+        edited = await backend.chat([*history, user("two, edited")], agent=FORK_POINTS)
+    assert_well_formed(edited)
+    assert edited.text().startswith("session-2 echo: Earlier in this conversation")  # the spare, primed
+    assert edited.text().endswith("two, edited")
