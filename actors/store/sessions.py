@@ -10,12 +10,12 @@ fsyncs (6 ms typical, 24 ms seen). A crash may then lose the last saves, which c
 transcript instead of a `session/load`.
 
 Beside each session, the conversation's last turn handed to it: after a restart, a
-marker older than that turn must not resume the session past it (`protocol/history/forking.py`
+marker older than that turn must not resume the session past it (`protocol/turn/opening.py`
 `opening_after_restart`; docs/DESIGN.md, "Identity and markers"). Files written before it have no such
 column: it is added, empty (unknown), and unknown resumes as before. And per turn whose prompt
 ended, its fork point (`fork_points`: the session and the message the agent's turn ended with), so
 such a marker goes on in a fork of the session at its own turn where the agent can
-(`protocol/history/forking.py`); a turn handed anew (after a fork, the numbers go on from the marker's)
+(`protocol/turn/opening.py`); a turn handed anew (after a fork, the numbers go on from the marker's)
 drops the points of its number and later, which named another branch.
 
 The agent a session belongs to is kept as a keyed digest of its definition, never the

@@ -36,7 +36,7 @@ class Turn:
     options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
     bridged: BridgedTools = attrs.Factory(BridgedTools)  # which of `tools` the agent may get (protocol/bridge/tool_policy.py)
     # A conversation's first turn after an edit of history: the agent session to go on from, where
-    # the agent can fork it there; `context` primes a new session where it cannot (protocol/history/forking.py).
+    # the agent can fork it there; `context` primes a new session where it cannot (protocol/turn/opening.py).
     fork: ForkPoint | None = None
     after_marker: bool = False  # all that follows the request's newest marker is this turn's (forking.forks_after_marker)
 
