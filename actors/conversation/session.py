@@ -19,6 +19,7 @@ import math
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from typing import Any
 
 import attrs
 import trio
@@ -440,8 +441,8 @@ class SessionActor:
                     # that ends while the prompt goes on (tool calls, a card) says nothing: the
                     # agent's usage updates race its requests, and the prompt's end says it all.
                     usage, self._usage = self._usage, None
-                    if usage is not None and (part := usage_part(usage)) is not None:
-                        self._send(turn, PartEvent(part))
+                    if usage is not None and (usage_shown := usage_part(usage)) is not None:
+                        self._send(turn, PartEvent(usage_shown))
                     point = fork_point(session.id, self._message_id, ended_turn)
                     if self._store is not None and point is not None and (conversation_turn := self._conversation_turns.get(turn)) is not None:
                         self._store.left(self.conversation, conversation_turn, point)
@@ -487,7 +488,7 @@ class SessionActor:
     def _fail(self, turn: int | None, error: Failure, *, retire: bool) -> None:
         self._send(turn, FailedEvent(error, retire))
 
-    def _report_usage(self, model_id: str, session: AgentSession, prompt_usage: dict | None) -> TurnUsage:
+    def _report_usage(self, model_id: str, session: AgentSession, prompt_usage: dict[str, Any] | None) -> TurnUsage:
         """The log shows what the prompt cost; the catalog learns the context window and bytes
         per token. Returns it, for the response's usage part."""
         usage = self._meter.finish(prompt_usage)
@@ -497,7 +498,7 @@ class SessionActor:
             self._catalog.learn_usage(agent_key(self.agent), model_id, usage)
         return usage
 
-    def _observe(self, updates: Sequence[dict]) -> list[Part]:
+    def _observe(self, updates: Sequence[dict[str, Any]]) -> list[Part]:
         """Agent updates: what they change of the session's options and usage, and their parts
         (merged: chunks read together go out as one part)."""
         self._meter.observe_all(updates)
@@ -505,7 +506,7 @@ class SessionActor:
         self._message_id = last_message_id(updates, self._message_id)
         return render_updates(updates, self._tracker)
 
-    def _note_options(self, updates: Sequence[dict]) -> None:
+    def _note_options(self, updates: Sequence[dict[str, Any]]) -> None:
         for update in updates:
             if update.get("sessionUpdate") in CHOICE_KINDS and (choices := updated(self._choices, update)) is not None:
                 self._choices = choices
@@ -516,14 +517,15 @@ class SessionActor:
         """The next event, or the timer running out. Updates already queued behind an update
         come with it, so their parts go out merged."""
         if self._deadline == math.inf:
-            event: AgentEvent | None = await self._events.receive()  # no cancel scope per event: this is the hot path
+            event: AgentEvent = await self._events.receive()  # no cancel scope per event: this is the hot path
         else:
-            event = None
+            received: AgentEvent | None = None
             with trio.move_on_at(self._deadline):
-                event = await self._events.receive()
-            if event is None:
+                received = await self._events.receive()
+            if received is None:
                 self._deadline = math.inf
                 return [TimedOut()]
+            event = received
         if not isinstance(event, AgentUpdates):
             return [event]
         _taken(event)
