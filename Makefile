@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: chat test bench setup clean agents vsix release-check transcripts lock catalogue
+.PHONY: chat test check bench setup clean agents vsix release-check transcripts lock catalogue
 
 setup: $(READY)
 
@@ -29,7 +29,13 @@ chat: $(READY)
 agents:
 	@bash scripts/install-agents.sh || echo "make: scripts/install-agents.sh failed; the tests of the agents it could not install will say why and skip" >&2
 
-test: $(READY) agents
+# The Python half's floor, as strict as the TypeScript half's compiler: lint and import order (ruff), types
+# (mypy; strict on protocol/). Configured in pyproject.toml; a finding fails `make test` as a failing test does.
+check: $(READY)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: $(READY) check agents
 	$(BIN)/python -m pytest -q
 	bash extension/scripts/test.sh
 

@@ -236,7 +236,7 @@ async def _measure() -> dict[str, Any]:
         # Each sample's own: its ratio with Symposium / the ratio alone taken right after it.
         "penalty": statistics.median(
             (new / follow) / (alone_new / alone_follow)
-            for new, follow, alone_new, alone_follow in zip(found_ms["new_warm"], found_ms["follow_up"], found_ms["alone_new"], found_ms["alone_follow_up"])
+            for new, follow, alone_new, alone_follow in zip(found_ms["new_warm"], found_ms["follow_up"], found_ms["alone_new"], found_ms["alone_follow_up"], strict=False)
         ),
         "version": VERSION,
     }

@@ -33,7 +33,7 @@ async def _measure() -> dict[str, Any]:
                         counter = _Counter(FLOOD_N)
                         await _through_backend(client, agent, f"flood {FLOOD_N} #{next(runs)}", counter.on_text)
                     rates[recorded].append(counter.rate())
-    ratios = [r / p for r, p in zip(rates[True], rates[False])]
+    ratios = [r / p for r, p in zip(rates[True], rates[False], strict=False)]
     return {"recording": statistics.median(rates[True]), "plain": statistics.median(rates[False]), "ratio": statistics.median(ratios)}
 
 

@@ -208,7 +208,7 @@ async def _measure() -> dict[str, Any]:
                         await direct.prompt(text, counter.on_text)
                         direct_cpu += time.process_time() - before
                         direct_rates.append(counter.rate())
-        ratios = [b / d for b, d in zip(backend_rates, direct_rates)]  # each backend run against the direct run beside it
+        ratios = [b / d for b, d in zip(backend_rates, direct_rates, strict=False)]  # each backend run against the direct run beside it
         return {
             "backend_rate": statistics.median(backend_rates),
             "direct_rate": statistics.median(direct_rates),

@@ -49,7 +49,7 @@ def _configure_logging(level: str) -> None:
 SIGNAL_GRACE = 10.0  # after SIGTERM/SIGINT, how long the backend may take to answer and stop its agents
 
 
-async def _until_signalled(main: Callable[[trio.StapledStream], Awaitable[None]]) -> None:
+async def _until_signalled(main: Callable[[trio.StapledStream[trio.abc.SendStream, trio.abc.ReceiveStream]], Awaitable[None]]) -> None:
     """Serve stdio with `main` until its input ends, or until SIGTERM/SIGINT.
 
     A signal ends the input, as if it had reached its end: what was read is answered and the

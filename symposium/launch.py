@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
@@ -29,8 +30,13 @@ from protocol.vscode.agent_identity import agent_label
 from protocol.vscode.lm import Agent, ElizaAgent, EnvVar, ProcessAgent
 from symposium import mcp_relay
 
+if TYPE_CHECKING:
+    from symposium.process_posix import GuardedProcess
+    from symposium.process_windows import JobProcess
+
 log = logging.getLogger(__name__)
 
+AgentSubprocess: type[JobProcess] | type[GuardedProcess]
 if ON_WINDOWS:  # no process groups nor signals there: a Job Object instead
     from symposium.process_windows import JobProcess as AgentSubprocess
 else:

@@ -33,7 +33,7 @@ def parse(argv: list[str]) -> dict[str, str] | None:
     """`--socket` or `--port`, and `--key`, as given; None when they are not right."""
     if len(argv) != 4:
         return None
-    options = dict(zip(argv[::2], argv[1::2]))
+    options = dict(zip(argv[::2], argv[1::2], strict=False))
     if set(options) not in ({"--socket", "--key"}, {"--port", "--key"}):
         return None
     if "--port" in options and not options["--port"].isdigit():

@@ -58,10 +58,10 @@ class JobObject:
     SDK's pattern, `mcp/os/win32/utilities.py`). Raises OSError when it cannot be made."""
 
     def __init__(self) -> None:
-        import pywintypes  # type: ignore[import-not-found]
-        import win32api  # type: ignore[import-not-found]
-        import win32con  # type: ignore[import-not-found]
-        import win32job  # type: ignore[import-not-found]
+        import pywintypes  # type: ignore[import-untyped]
+        import win32api  # type: ignore[import-untyped]
+        import win32con  # type: ignore[import-untyped]
+        import win32job  # type: ignore[import-untyped]
 
         self._api, self._con, self._job_api, self._error = win32api, win32con, win32job, pywintypes.error
         try:
@@ -136,7 +136,7 @@ class JobProcess(SpawnedAgent):
         resolved, command = command_for(agent, cwd, env)
         job = new_job()
         try:
-            process = await trio.lowlevel.open_process(
+            process = await trio.lowlevel.open_process(  # type: ignore[call-overload]  # Windows' creationflags: trio's Windows signature
                 command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

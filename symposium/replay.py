@@ -27,9 +27,10 @@ import trio.testing
 
 from actors.agent.connection import StreamConnection
 from actors.shared.memory_streams import memory_stream_pair
-from actors.store.transcript import REDACTED, read
+from actors.store.transcript import read
 from protocol.history.markers import MarkerCodec
 from protocol.shared.jsonrpc import LineSplitter
+from protocol.shared.redact import REDACTED
 from protocol.shared.settings import Settings
 from protocol.vscode.lm import Agent
 from symposium import mcp_relay
@@ -174,7 +175,7 @@ class Replay:
     def _stuck(self) -> Divergence:
         pending = [(step.order, channel, index, step.msg) for channel, steps in self.scripts.items() for index, step in enumerate(steps)
                    if not step.incoming and step.order not in self.seen_outs]
-        order, channel, index, msg = min(pending, key=lambda p: p[0])
+        _order, channel, index, msg = min(pending, key=lambda p: p[0])
         return Divergence(channel, index, msg, None)
 
     # Values ----------------------------------------------------------------------------------------
@@ -184,7 +185,7 @@ class Replay:
             for k in expected.keys() & actual.keys():
                 self._learn(expected[k], actual[k])
         elif isinstance(expected, list) and isinstance(actual, list):
-            for e, a in zip(expected, actual):
+            for e, a in zip(expected, actual, strict=False):
                 self._learn(e, a)
         elif isinstance(expected, str) and isinstance(actual, str) and expected != actual:
             # Only generated ids: paths and commands differ between machines, and must not be
@@ -232,7 +233,7 @@ class Replay:
                 text = actual_text[1]
                 while text != expected_text[1] and expected_text[1].startswith(text):
                     # What the backend has said so far lets the peers it answered go on.
-                    self._saw(order for order, end in zip(step.orders, step.ends) if end <= len(text))
+                    self._saw(order for order, end in zip(step.orders, step.ends, strict=False) if end <= len(text))
                     more = await receive(index, step)
                     if (more_text := _text_of(more)) is None or more_text[0] != actual_text[0]:
                         pending.insert(0, more)

@@ -177,7 +177,8 @@ def _waiting(replies: trio.MemoryReceiveChannel[Reply]) -> list[Reply]:
 
 def task_count() -> int:
     """Every trio task of this run: a leak of actors or connections shows here first."""
-    count, stack = 0, [trio.lowlevel.current_root_task()]
+    root = trio.lowlevel.current_root_task()
+    count, stack = 0, [root] if root is not None else []
     while stack:
         task = stack.pop()
         count += 1
@@ -236,7 +237,7 @@ class Backend:
             self._built = trio.Event()
             try:
                 actors = await self.build()
-                self.history, self.bridges, self.spares, self.pool = actors.conversation.history, actors.bridges, actors.spares, actors.pool
+                self.history, self.bridges, self.spares, self.pool = actors.history, actors.bridges, actors.spares, actors.pool
             finally:
                 self._built.set()
         await self._built.wait()
@@ -379,12 +380,12 @@ class Backend:
         except RpcError as exc:
             raise rpc_error(failure(FailureKind.LIST_FAILED, f"{process.name} could not list its sessions: {exc.message}", agent=process.name)) from None
         key = agent_key(asked.agent)
-        sessions = []
+        listed: list[dict[str, Any]] = []
         for item in (result or {}).get("sessions") or () if isinstance(result, dict) else ():
             # Shown in a quick pick: an id that would need cleaning is not offered (`protocol/acp/agent_text.py`).
             if not isinstance(item, dict) or not is_shown_as_is(item.get("sessionId")) or not isinstance(item.get("cwd"), str):
                 continue
-            sessions.append(
+            listed.append(
                 {
                     "sessionId": item["sessionId"],
                     "cwd": shown(item["cwd"]),  # to show; the token keeps the real one
@@ -393,7 +394,7 @@ class Backend:
                     "token": self.catalog.continue_token(key, item["sessionId"], item["cwd"]),
                 }
             )
-        answer: dict[str, Any] = {"supported": True, "sessions": sessions}
+        answer: dict[str, Any] = {"supported": True, "sessions": listed}
         if isinstance(result, dict) and isinstance(result.get("nextCursor"), str):
             answer["nextCursor"] = result["nextCursor"]
         return answer
@@ -505,7 +506,7 @@ async def serve(
     stream: trio.abc.Stream,
     *,
     cwd: str,
-    settings: Settings = Settings(),
+    settings: Settings | None = None,
     recorder: Recorder | None = None,
     connector: Connector | None = None,
     markers: MarkerCodec | None = None,
@@ -522,6 +523,7 @@ async def serve(
     """
     # A chat request repeats the conversation and the tools of the one before: read only what is new.
     decoder = Decoder([("params", "messages"), ("params", "options", "tools")])
+    settings = settings or Settings()
     peer = Peer(stream, name="vscode", tracer=recorder.channel("vscode") if recorder else None, decode=decoder.decode)
     stores: list[Any] = []  # what `build` opened, closed at the end
     async with trio.open_nursery() as nursery:

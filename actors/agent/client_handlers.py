@@ -32,7 +32,7 @@ class ClientHandlers:
     """One agent connection's handlers. `cancel_inbound` answers one of the agent's requests
     -32800 (its peer's); `on_status` takes who the agent says it is signed in as."""
 
-    def __init__(self, routes: SessionRoutes, *, cancel_inbound: Callable[[Any], None], on_status: Callable[[str | None], None]) -> None:
+    def __init__(self, routes: SessionRoutes, *, cancel_inbound: Callable[[Any], object], on_status: Callable[[str | None], None]) -> None:
         self._routes = routes
         self._cancel_inbound = cancel_inbound
         self._on_status = on_status

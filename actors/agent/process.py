@@ -238,8 +238,8 @@ class AgentProcess:
         self.initialized = read_initialize(result)
         if self.initialized.odd:
             log.warning("agent %s: initialize: taken as absent, not of the schema's type: %s", self.name, ", ".join(self.initialized.odd))
-        command = (self.agent.command, self.agent.args) if isinstance(self.agent, ProcessAgent) else (None, ())
-        self.auth_methods = auth.methods(self.initialized.auth_methods, *command, keys=self.facts.keys, key_method=self.facts.key_method)
+        program, args = (self.agent.command, self.agent.args) if isinstance(self.agent, ProcessAgent) else (None, ())
+        self.auth_methods = auth.methods(self.initialized.auth_methods, program, args, keys=self.facts.keys, key_method=self.facts.key_method)
 
     @property
     def capabilities(self) -> AgentCapabilities:

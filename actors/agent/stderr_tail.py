@@ -34,7 +34,7 @@ class StderrTail:
         self._splitter = LineSplitter(STDERR_READ_MAX)
         self._lines: collections.deque[bytes | Overlong] = collections.deque(maxlen=keep)
 
-    def feed(self, chunk: bytes) -> list[bytes | Overlong]:
+    def feed(self, chunk: bytes | bytearray) -> list[bytes | Overlong]:
         """Take what the agent wrote; returns the lines it completed (for whoever wants each)."""
         lines = self._splitter.feed(chunk)
         kept: list[bytes | Overlong] = []

@@ -137,7 +137,7 @@ class HttpEndpoint:
                     if body is None:
                         await _respond(conn, stream, 413, {"error": "request too large"})
                         return
-                if conn.their_state is not h11.DONE:
+                if conn.their_state is not h11.DONE or body is None:
                     return  # timed out
                 await self._serve(conn, stream, request, body, app)
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:

@@ -71,7 +71,7 @@ async def serve_mcp(server: Server[Any], stream: trio.abc.Stream, first: bytes, 
 
     async def reader() -> None:
         splitter = LineSplitter(MAX_LINE)
-        chunk = first
+        chunk: bytes | bytearray = first
         async with read_send:
             while True:
                 for line in splitter.feed(chunk):

@@ -23,7 +23,7 @@ def _binary(fd: int) -> None:
     if ON_WINDOWS:
         import msvcrt
 
-        msvcrt.setmode(fd, os.O_BINARY)
+        msvcrt.setmode(fd, os.O_BINARY)  # type: ignore[attr-defined,unused-ignore]  # Windows only
 
 
 class ThreadReceiveStream(trio.abc.ReceiveStream):
@@ -106,7 +106,7 @@ class ThreadSendStream(trio.abc.SendStream):
         await trio.lowlevel.checkpoint()
 
 
-def stdio_stream() -> trio.StapledStream:
+def stdio_stream() -> trio.StapledStream[trio.abc.SendStream, trio.abc.ReceiveStream]:
     """Our stdin/stdout as one trio stream: `send_stream` writes stdout, `receive_stream` reads stdin.
 
     A chat request carries the whole conversation (hundreds of KiB in a long one): with room

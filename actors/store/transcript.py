@@ -51,7 +51,7 @@ class Recorder:
             folder = private_folder(directory, tighten=False)
             # The random part: no one can guess the name and put something there first.
             path = folder / f"symposium-{stamp}-{os.getpid()}-{secrets.token_hex(NAME_BYTES)}.jsonl"
-            self._file = open_private(path, "a", new=True, buffering=65536, encoding="utf-8")
+            self._file = open_private(path, "a", new=True, buffering=65536, encoding="utf-8")  # type: ignore[assignment]  # text mode: a TextIO
             self.path = path
         except NotPrivate as exc:
             log.warning("not recording a transcript: %s; choose a folder of your own for traces", exc)

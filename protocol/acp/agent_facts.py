@@ -47,7 +47,8 @@ class MessageFork:
     template: Mapping[str, Any]  # the `_meta`, with MESSAGE_ID where the message's id goes
 
     def meta(self, message_id: str) -> dict[str, Any]:
-        return _fill(self.template, message_id)
+        filled: dict[str, Any] = _fill(self.template, message_id)
+        return filled
 
 
 @attrs.frozen

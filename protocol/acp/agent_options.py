@@ -24,7 +24,7 @@ models gets 100 model entries, not a 21 MB model list).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import attrs
 
@@ -34,7 +34,9 @@ from protocol.acp.update_kinds import UpdateKind
 
 OptionValue = str | bool
 
-MODEL, MODE, THOUGHT_LEVEL = "model", "mode", "thought_level"
+MODEL: Final = "model"
+MODE: Final = "mode"
+THOUGHT_LEVEL: Final = "thought_level"
 CATEGORY_ALIASES = {"effort": THOUGHT_LEVEL, "thinking": THOUGHT_LEVEL, "thought_level": THOUGHT_LEVEL, MODEL: MODEL, MODE: MODE}
 # A value with this name is the agent's own default: its plain model entry already is that.
 DEFAULT_VALUE = "default"
@@ -121,7 +123,7 @@ def _config_choice(raw: Any) -> Choice | None:
 def _config_choices(raw: Any) -> tuple[Choice, ...]:
     """An agent's `configOptions`, at most `MAX_ENTRIES` of them."""
     found = (c for c in (_config_choice(item) for item in (raw if isinstance(raw, list) else ())) if c is not None)
-    return tuple(c for c, _ in zip(found, range(MAX_ENTRIES)))
+    return tuple(c for c, _ in zip(found, range(MAX_ENTRIES), strict=False))
 
 
 def _bounded(config: tuple[Choice, ...], legacy: tuple[Choice, ...]) -> tuple[Choice, ...]:
@@ -129,7 +131,7 @@ def _bounded(config: tuple[Choice, ...], legacy: tuple[Choice, ...]) -> tuple[Ch
     return config[: max(0, MAX_ENTRIES - len(legacy))] + legacy
 
 
-def _legacy(raw: Any, kind: str, name: str, id_key: str, listed: str, current_key: str) -> Choice | None:
+def _legacy(raw: Any, kind: Literal["mode", "model"], name: str, id_key: str, listed: str, current_key: str) -> Choice | None:
     """An agent's `modes` or `models` object (the protocol before config options) as a Choice."""
     if not isinstance(raw, dict):
         return None
@@ -294,8 +296,8 @@ def choices_from_json(raw: Any) -> tuple[Choice, ...]:
             break
         if not isinstance(item, dict) or _identifier(item.get("id")) is None:
             continue
-        kind = item["kind"] if item.get("kind") in ("select", "boolean") else "select"
-        via = item["via"] if item.get("via") in ("config", "mode", "model") else "config"
+        kind: Literal["select", "boolean"] = "boolean" if item.get("kind") == "boolean" else "select"
+        via: Literal["config", "mode", "model"] = item["via"] if item.get("via") in ("mode", "model") else "config"
         current = item.get("current")
         current = current if isinstance(current, bool) else _identifier(current)
         name = shown(item.get("name")) or item["id"]

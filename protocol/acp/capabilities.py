@@ -102,13 +102,15 @@ class _Reader:
         return None
 
     def object(self, parent: Mapping[str, Any] | None, key: str, path: str = "") -> Mapping[str, Any] | None:
-        return self._get(parent, key, path, (Mapping,))
+        found: Mapping[str, Any] | None = self._get(parent, key, path, (Mapping,))
+        return found
 
     def flag(self, parent: Mapping[str, Any] | None, key: str, path: str = "") -> bool:
         return self._get(parent, key, path, (bool,)) is True
 
     def text(self, parent: Mapping[str, Any] | None, key: str, path: str = "") -> str | None:
-        return self._get(parent, key, path, (str,))
+        found: str | None = self._get(parent, key, path, (str,))
+        return found
 
     def declared(self, parent: Mapping[str, Any] | None, key: str, path: str = "") -> bool:
         """A capability declared by being an object."""

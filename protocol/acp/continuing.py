@@ -54,7 +54,6 @@ def decode(key: bytes, agent: str, text: str) -> tuple[str, str] | None:
 def continued(key: bytes, agent: str, messages: Iterable[Message]) -> tuple[str, str] | None:
     """The session a conversation's opening exchange names, if one of its answers carries a token."""
     for message in messages:
-        if message.role == "assistant" and PREFIX in (text := message.text()):
-            if (found := decode(key, agent, text)) is not None:
-                return found
+        if message.role == "assistant" and PREFIX in (text := message.text()) and (found := decode(key, agent, text)) is not None:
+            return found
     return None

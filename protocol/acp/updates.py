@@ -146,6 +146,8 @@ def read_updates(batch: list[Any]) -> list[Run]:
     texts: list[str] = []  # the plain chunks being merged, all of kind and message id `merging`; `first` the first
     merging: tuple[str, Any] | None = None
     first: dict[str, Any] = {}
+    kind: Any  # a chunk's kind and text, as the fast check below reads them
+    text: Any
 
     def end_merge() -> None:
         if texts:
@@ -155,7 +157,7 @@ def read_updates(batch: list[Any]) -> list[Run]:
     for params in batch:
         if type(params) is not dict:
             continue
-        raw = params.get("update")
+        raw: Any = params.get("update")
         if (
             type(raw) is dict
             and ((size := len(raw)) == 2 or (size == 3 and type(raw.get("messageId")) is str))

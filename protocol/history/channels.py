@@ -34,7 +34,7 @@ class Turn:
     conversation_turn: int = 0  # the conversation's own number for this turn, as its markers count (`Conversations.begin`)
     model_id: str = ""  # the model entry the request was for
     options: tuple[tuple[str, str | bool], ...] = ()  # the agent's options wanted (model, mode, effort, ...)
-    bridged: BridgedTools = BridgedTools()  # which of `tools` the agent may get (protocol/bridge/tool_policy.py)
+    bridged: BridgedTools = attrs.Factory(BridgedTools)  # which of `tools` the agent may get (protocol/bridge/tool_policy.py)
     # A conversation's first turn after an edit of history: the agent session to go on from, where
     # the agent can fork it there; `context` primes a new session where it cannot (protocol/history/forking.py).
     fork: ForkPoint | None = None

@@ -157,12 +157,11 @@ class Conversations:
         tail = messages[match.start :]
         context, new = split_context(tail)
         inputs, seen = list(tail), read.after[-1]
-        if not context and not match.cancelled and (pending := record.pending()):
-            if (noted := results_with_note(new, pending)) is not None:
-                # The consumer's tool loop goes on: its note is not a turn of the user's, and it
-                # leaves it out when it renders this round again (docs/how-it-works.md).
-                record.notes.update(_digest(m) for m in noted.notes)
-                new, inputs, seen = noted.results, list(noted.results), None
+        if not context and not match.cancelled and (pending := record.pending()) and (noted := results_with_note(new, pending)) is not None:
+            # The consumer's tool loop goes on: its note is not a turn of the user's, and it
+            # leaves it out when it renders this round again (docs/how-it-works.md).
+            record.notes.update(_digest(m) for m in noted.notes)
+            new, inputs, seen = noted.results, list(noted.results), None
         while len(new) > 1 and is_plain_text(new[0]) and _digest(new[0]) in record.notes:
             new = new[1:]  # a known note ahead of the user's next turn: never news to the agent
         record.state.begin_turn(match.committed, inputs, seen)

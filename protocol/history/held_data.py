@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -41,11 +42,11 @@ def data_chars(message: Message) -> int:
     total = 0
     for part in message.content:
         items = part.content if isinstance(part, ToolResultPart) else (part,)
-        total += sum(len(i.data) for i in items if _large(i))  # type: ignore[union-attr]
+        total += sum(len(i.data) for i in items if isinstance(i, DataPart) and _large(i))
     return total
 
 
-def _held_part(part: object) -> object:
+def _held_part(part: Any) -> Any:
     if _large(part):
         assert isinstance(part, DataPart)
         return HeldDataPart(part.mime_type, data_digest(part.data))

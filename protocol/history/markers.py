@@ -77,7 +77,6 @@ class MarkerCodec:
             if not isinstance(message, dict) or message.get("role") != "assistant" or not isinstance(message.get("content"), list):
                 continue
             for part in message["content"]:
-                if isinstance(part, dict) and part.get("type") == "marker" and isinstance(part.get("value"), str):
-                    if (marker := self.decode(part["value"])) is not None:
-                        return index, marker
+                if isinstance(part, dict) and part.get("type") == "marker" and isinstance(part.get("value"), str) and (marker := self.decode(part["value"])) is not None:
+                    return index, marker
         return None

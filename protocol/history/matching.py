@@ -303,7 +303,7 @@ class ConversationIndex:
         keys = self._keys.pop(conversation.id, None)
         if keys is None:
             return
-        for table, key in zip((self._by_head, self._by_seen), keys):
+        for table, key in zip((self._by_head, self._by_seen), keys, strict=False):
             bucket = [c for c in table.get(key, []) if c.id != conversation.id]
             if bucket:
                 table[key] = bucket
@@ -487,7 +487,7 @@ def user_turns(messages: Sequence[Message], digests: Sequence[Digest | None], no
     turns: list[UserTurn] = []
     start: int | None = None
     last: Digest = 0
-    for index, (message, digest) in enumerate(zip(messages, digests)):
+    for index, (message, digest) in enumerate(zip(messages, digests, strict=False)):
         if digest is None:
             continue
         if message.role != "user" or carries_results(message):

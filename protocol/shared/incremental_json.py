@@ -35,7 +35,7 @@ KEPT_CHARS = 32 * 1024 * 1024  # and at most this many characters of the lines t
 SEARCHES = 4  # binary searches for a shared run, per array, before going element by element
 TINY = 32  # fresh elements shorter than this on average are parsed by `parse_line` instead
 
-_string = json.decoder.scanstring
+_string = json.decoder.scanstring  # type: ignore[attr-defined]  # the C scanner; not in the stubs
 _BLANK = " \t\n\r"
 
 
@@ -224,7 +224,6 @@ def _value(s: str, pos: int, depth: int) -> tuple[Any, int]:
     depth of what holds it)."""
     value, end = _scan(s, pos)
     _plain(s, pos, end)
-    if s[pos] in "[{" and s.count("[", pos, end) + s.count("{", pos, end) + depth > MAX_DEPTH:
-        if nesting_depth(s[pos:end].encode()) + depth > MAX_DEPTH:
-            raise _Surprise
+    if s[pos] in "[{" and s.count("[", pos, end) + s.count("{", pos, end) + depth > MAX_DEPTH and nesting_depth(s[pos:end].encode()) + depth > MAX_DEPTH:
+        raise _Surprise
     return value, end

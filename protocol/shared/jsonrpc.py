@@ -89,7 +89,8 @@ class LineSplitter:
         self._discarding = 0  # bytes of an overlong line dropped so far, 0 if none
         self._head = b""  # the start of the line being discarded
 
-    def feed(self, data: bytes) -> list[bytes | Overlong]:
+    def feed(self, chunk: bytes | bytearray) -> list[bytes | Overlong]:
+        data = bytes(chunk)  # trio's streams give bytes, and `bytes` of bytes is the same object: no copy
         if not self._discarding and self._size + len(data) <= self.max_line:
             # Every line within the bound (all but always): cut in C, no loop per line.
             if b"\n" not in data:
@@ -257,7 +258,7 @@ def _finite_float(text: str) -> float:
 # bound on digits (a ValueError beyond 4,300).
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 _decode = _DECODER.decode
-_scan = _DECODER.scan_once  # the C scanner `decode` wraps; a line it reads whole needs no more
+_scan = _DECODER.scan_once  # type: ignore[attr-defined]  # (not in the stubs)  the C scanner `decode` wraps; a line it reads whole needs no more
 
 
 def _decode_line(text: str) -> JSON:

@@ -105,7 +105,8 @@ def _make_converter() -> cattrs.Converter:
     )
 
     def structure_attrs_factory(cl: type) -> Callable[[Any, type], Any]:
-        inner = make_dict_structure_fn(cl, conv, **{a.name: override(rename=camel(a.name)) for a in attrs.fields(cl)})
+        renames: dict[str, Any] = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cl)}
+        inner: Callable[[Any, type], Any] = make_dict_structure_fn(cl, conv, **renames)
 
         def structure(value: Any, _: type) -> Any:
             if not isinstance(value, dict):
@@ -120,9 +121,8 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook_factory(attrs.has, structure_attrs_factory)
 
     def unstructure_attrs_factory(cl: type) -> Callable[[Any], Any]:
-        return make_dict_unstructure_fn(
-            cl, conv, **{a.name: override(rename=camel(a.name), omit_if_default=a.default is None) for a in attrs.fields(cl)}
-        )
+        renames: dict[str, Any] = {a.name: override(rename=camel(a.name), omit_if_default=a.default is None) for a in attrs.fields(cl)}
+        return make_dict_unstructure_fn(cl, conv, **renames)
 
     conv.register_unstructure_hook_factory(attrs.has, unstructure_attrs_factory)
     return conv

@@ -44,7 +44,8 @@ def _choices(schema: dict[str, Any]) -> list[tuple[str, Any, str]]:
         return [(shown(o.get("title")) or shown(str(o["const"])), o["const"], shown(o.get("description"))) for o in titled if isinstance(o, dict) and "const" in o]
     values = schema.get("enum")
     if isinstance(values, list):
-        names = schema.get("enumNames") if isinstance(schema.get("enumNames"), list) else []
+        named = schema.get("enumNames")
+        names: list[Any] = named if isinstance(named, list) else []
         return [(shown(names[i]) if i < len(names) and isinstance(names[i], str) else shown(str(v)), v, "") for i, v in enumerate(values)]
     return []
 
@@ -55,7 +56,8 @@ class Field:
     def __init__(self, key: str, schema: dict[str, Any], header: str, message: str) -> None:
         self.key, self.schema, self.header = key, schema, header
         kind = schema.get("type")
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        listed = schema.get("items")
+        items: dict[str, Any] = listed if isinstance(listed, dict) else {}
         self.multi = kind == "array"
         self.choices = _choices(items if self.multi else schema)
         if kind == "boolean":
@@ -65,13 +67,13 @@ class Field:
         self.question: dict[str, Any] = {"header": header, "question": _cut(question, QUESTION_CHARS)}
         if self.choices:
             labels = _unique([label or "(empty)" for label, _, _ in self.choices[:MAX_OPTIONS]])
-            self.choices = [(label, value, description) for label, (_, value, description) in zip(labels, self.choices)]
+            self.choices = [(label, value, description) for label, (_, value, description) in zip(labels, self.choices, strict=False)]
             self.question["options"] = [{"label": label, **({"description": d} if d else {})} for label, _, d in self.choices]
             self.question["allowFreeformInput"] = False
             if self.multi:
                 self.question["multiSelect"] = True
             default = schema.get("default")
-            for option, (_, value, _) in zip(self.question["options"], self.choices):
+            for option, (_, value, _) in zip(self.question["options"], self.choices, strict=False):
                 if default is not None and (value == default or (isinstance(default, list) and value in default)):
                     option["recommended"] = True
 
@@ -130,7 +132,7 @@ def fields(params: dict[str, Any]) -> list[Field]:
     usable = [(str(k), v) for k, v in properties.items() if isinstance(v, dict)][:MAX_FIELDS]
     headers = _unique([_cut(shown(v.get("title")) or shown(k) or "Answer", HEADER_CHARS) for k, v in usable])
     single = len(usable) == 1
-    return [Field(key, value, header, message if single or not value.get("description") else "") for (key, value), header in zip(usable, headers)]
+    return [Field(key, value, header, message if single or not value.get("description") else "") for (key, value), header in zip(usable, headers, strict=False)]
 
 
 def ask_input(params: dict[str, Any]) -> dict[str, Any] | None:

@@ -168,7 +168,7 @@ REQUESTS: Mapping[type[Request], RequestRule] = {
         {State.CANCELLING: CANCELLED_CALL, State.ENDED: ENDED_CALL, State.IDLE: NO_PROMPT_CALL, State.PREPARING: NO_PROMPT_CALL},
     ),
 }
-_KEPT = RequestRule(frozenset(), {})  # what is not a request: kept, never refused
+REQUEST_TYPES = tuple(REQUESTS)  # what `isinstance` takes for "a request of the agent's"
 
 
 def _answers_after_cancel(effects: list[Effect]) -> list[Effect]:
@@ -234,10 +234,10 @@ class TurnMachine:
         if self._deferred and any(self.state in rule.refusals for rule in REQUESTS.values()):
             # Kept while the prompt waited on VS Code, and that prompt ended first: what the state
             # refuses is refused now (`REQUESTS`).
-            refused = [e for e in self._deferred if self.state in REQUESTS.get(type(e), _KEPT).refusals]
+            refused = [e for e in self._deferred if isinstance(e, REQUEST_TYPES) and self.state in REQUESTS[type(e)].refusals]
             if refused:
                 self._deferred = collections.deque(e for e in self._deferred if not any(e is r for r in refused))
-                out.extend(self._refusal(e) for e in refused)  # type: ignore[arg-type]
+                out.extend(self._refusal(e) for e in refused)
         if self.prompting != prompting:
             out.append(AcceptToolCalls(self.prompting))
         return _answers_after_cancel(out)
@@ -462,7 +462,7 @@ class TurnMachine:
         else:
             ids = [self._new_id() for _ in calls]
             self._asked = PendingWrite(ids[0], event.handle, {"path": event.path}, tuple(ids[1:]))
-            out += [EmitPart(turn.number, ToolCallPart(call_id, call.name, call.parameters)) for call_id, call in zip(ids, calls)]
+            out += [EmitPart(turn.number, ToolCallPart(call_id, call.name, call.parameters)) for call_id, call in zip(ids, calls, strict=False)]
             out.append(Complete(turn.number))
             self.state = State.WAITING
 
@@ -562,4 +562,4 @@ class TurnMachine:
         self._idle()
         self.state = State.ENDED
         deferred, self._deferred = self._deferred, collections.deque()
-        out.extend(self._refusal(event) for event in deferred if type(event) in REQUESTS)  # type: ignore[arg-type]
+        out.extend(self._refusal(event) for event in deferred if isinstance(event, REQUEST_TYPES))

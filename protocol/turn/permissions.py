@@ -45,8 +45,8 @@ def choose_option(options: Any, allow: bool) -> str | None:
         return None
     for kind in wanted:
         for option in options:
-            if isinstance(option, dict) and option.get("kind") == kind and isinstance(option.get("optionId"), str):
-                return option["optionId"]
+            if isinstance(option, dict) and option.get("kind") == kind and isinstance(option_id := option.get("optionId"), str):
+                return option_id
     return None
 
 
@@ -79,7 +79,7 @@ def agent_action_parameters(params: dict[str, Any]) -> dict[str, Any]:
     error the user never sees, so `kind` and `title` are strings and `raw_input` an object
     (anything else is wrapped) or absent.
     """
-    call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+    call = _object(params.get("toolCall"))
     kind = shown(call.get("kind")) or "other"
     raw = call.get("rawInput")
     # The title is what the user reads before allowing: for some agents (Gemini CLI) the whole
@@ -97,12 +97,12 @@ def edit_diff(call: dict[str, Any]) -> str | None:
     """The change an edit permission is about, as a capped unified diff (no fence): from the
     ACP `diff` content when the agent sent it, else from Claude Code's Edit, MultiEdit or
     Write input; None when it is no edit we can show."""
-    content = call.get("content") if isinstance(call.get("content"), list) else []
+    listed = call.get("content")
+    content: list[Any] = listed if isinstance(listed, list) else []
     items = [item for item in content if isinstance(item, dict) and item.get("type") == "diff"][:MAX_CARD_DIFFS]
     if items:
-        return "\n".join(unified_diff(str(i.get("path") or "file"), i.get("oldText") if isinstance(i.get("oldText"), str) else None,
-                                      i.get("newText") if isinstance(i.get("newText"), str) else "") for i in items)
-    raw = call.get("rawInput") if isinstance(call.get("rawInput"), dict) else {}
+        return "\n".join(unified_diff(str(i.get("path") or "file"), _text(i.get("oldText")), _text(i.get("newText")) or "") for i in items)
+    raw = _object(call.get("rawInput"))
     path = raw.get("file_path")
     if not isinstance(path, str):
         return None
@@ -115,6 +115,15 @@ def edit_diff(call: dict[str, Any]) -> str | None:
     else:
         return None
     return "\n".join(unified_diff(path, e["old_string"], e["new_string"]) for e in edits) or None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: an agent's odd field reads as absent."""
+    return value if isinstance(value, dict) else {}
 
 
 def _default_title(kind: str, raw: Any) -> str:

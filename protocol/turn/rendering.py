@@ -317,11 +317,12 @@ def merge_parts(parts: Iterable[Part], limit: int | None = None) -> list[Part]:
 
     def close_run() -> None:
         if len(run) > 1 or (limit is not None and run and len(run[0]) > limit):
-            kind, text = type(merged[-1]), "".join(run)
+            kind = ThinkingPart if isinstance(merged[-1], ThinkingPart) else TextPart
+            text = "".join(run)
             if limit is None or len(text) <= limit:
-                merged[-1] = kind(text)  # type: ignore[call-arg]
+                merged[-1] = kind(text)
             else:
-                merged[-1:] = [kind(text[start : start + limit]) for start in range(0, len(text), limit)]  # type: ignore[call-arg]
+                merged[-1:] = [kind(text[start : start + limit]) for start in range(0, len(text), limit)]
         run.clear()
 
     for part in parts:

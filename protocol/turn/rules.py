@@ -95,7 +95,7 @@ def results_before_moving_on(turn: Turn, awaited: Iterable[str]) -> dict[str, To
         if message.role != "user" or not message.content or not all(isinstance(p, ToolResultPart) for p in message.content):
             break
         for part in message.content:
-            if part.tool_call_id in wanted and part.tool_call_id not in results:
+            if isinstance(part, ToolResultPart) and part.tool_call_id in wanted and part.tool_call_id not in results:
                 results[part.tool_call_id] = part
     return results
 

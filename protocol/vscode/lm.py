@@ -153,7 +153,7 @@ def _structure_tagged(value: Any, allowed: dict[str, type]) -> Any:
     if cl is None:
         known = ", ".join(repr(t) for t in allowed)
         raise WireError("type", f"unknown part type {tag!r} (expected one of {known})")
-    part = structure(obj, cl)
+    part: Part = structure(obj, cl)
     if isinstance(part, DataPart) and (problem := data_problem(part.mime_type, part.data)):
         raise WireError("data", problem)
     return part
@@ -172,7 +172,7 @@ _ROLES = ("user", "assistant", "system")
 def _structure_role(value: Any, _: Any) -> str:
     if value not in _ROLES:
         raise WireError("", f"expected one of 'user', 'assistant', 'system', got {value!r}")
-    return value
+    return str(value)
 
 
 converter.register_structure_hook_func(lambda t: t == Role, _structure_role)
@@ -204,7 +204,7 @@ class Options:
 def _structure_tool_mode(value: Any, _: Any) -> str:
     if value not in ("auto", "required"):
         raise WireError("", f"expected 'auto' or 'required', got {value!r}")
-    return value
+    return str(value)
 
 
 converter.register_structure_hook_func(lambda t: t == Literal["auto", "required"], _structure_tool_mode)
@@ -244,7 +244,7 @@ def _structure_agent(value: Any, _: Any) -> Agent:
     if len(keys) != 1:
         raise WireError("", 'expected exactly one of "eliza" or "mcp_server"')
     key = keys[0]
-    agent = structure(obj[key] if obj[key] is not None else {}, _AGENT_VARIANTS[key], key)
+    agent: Agent = structure(obj[key] if obj[key] is not None else {}, _AGENT_VARIANTS[key], key)
     if isinstance(agent, ProcessAgent):
         _check_startable(agent)
     return agent
@@ -468,7 +468,8 @@ def parse_info(value: Any) -> tuple[InfoParams, list[WireError]]:
 
 
 def part_to_wire(part: Part) -> dict[str, Any]:
-    return converter.unstructure(part, type(part))
+    wire: dict[str, Any] = converter.unstructure(part, type(part))
+    return wire
 
 
 def agent_to_wire(agent: Agent) -> dict[str, Any]:

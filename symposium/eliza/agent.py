@@ -92,13 +92,13 @@ class ElizaServer:
         return {"sessionId": session_id}
 
     async def cancel(self, params: Any) -> None:
-        session = self.sessions.get(params.get("sessionId")) if isinstance(params, dict) else None
+        session = self.sessions.get(str(params.get("sessionId"))) if isinstance(params, dict) else None
         if session is not None and session.prompt_scope is not None:
             session.prompt_scope.cancel()
 
     async def close_session(self, params: Any, _id: Any) -> dict[str, Any]:
         """Forget a session: the client is done with it (a released conversation)."""
-        session = self.sessions.pop(params.get("sessionId"), None) if isinstance(params, dict) else None
+        session = self.sessions.pop(str(params.get("sessionId")), None) if isinstance(params, dict) else None
         if session is None:
             raise RpcError(INVALID_PARAMS, "Invalid params: unknown session")
         if session.prompt_scope is not None:
@@ -109,8 +109,8 @@ class ElizaServer:
         if not isinstance(params, dict):
             raise RpcError(INVALID_PARAMS, "Invalid params")
         session_id = params.get("sessionId")
-        session = self.sessions.get(session_id)
-        if session is None:
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None or not isinstance(session_id, str):
             raise RpcError(INVALID_PARAMS, f"Invalid params: unknown session {session_id!r}")
         # Eliza answers the last thing said; earlier blocks are context she cannot use.
         texts = [block.get("text", "") for block in params.get("prompt") or [] if isinstance(block, dict) and block.get("type") == "text"]

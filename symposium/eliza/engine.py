@@ -628,9 +628,8 @@ class Eliza:
         transform = memory.transforms[utf8_sum(words[-1]) % len(memory.transforms)]
         components = match(transform.decomposition, words)
         reply = transform.reassembly[0]
-        if components is not None and isinstance(reply, Reply):
-            if text := self._assemble(reply, components):
-                self._memories.append(text)
+        if components is not None and isinstance(reply, Reply) and (text := self._assemble(reply, components)):
+            self._memories.append(text)
 
     def _fallback(self, words: Sequence[str]) -> str:
         """Nothing matched: a memory every MEMORY_CADENCE turns, else a ``none`` reply."""

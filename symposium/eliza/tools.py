@@ -154,7 +154,7 @@ def parse_calls(text: str) -> tuple[list[tuple[str, str, Any]], bool] | str:
     """`a::x with {json} and b::y with {json}` (together) or `... then ...` (one after the
     other) → ([(server, tool, arguments)], together), or an error."""
     calls = []
-    separators = set()
+    separators: set[str] = set()
     position = 0
     decoder = json.JSONDecoder()
     while True:

@@ -21,7 +21,7 @@ from symposium.eliza.agent import serve_eliza
 def main() -> None:
     log_path = sys.argv[1]
     deterministic = "--deterministic" in sys.argv[2:]
-    log = open(log_path, "a", buffering=1)
+    log = open(log_path, "a", buffering=1)  # noqa: SIM115 - open for the process's life, flushed per line
     log.write(json.dumps({"pid": os.getpid()}) + "\n")
 
     def tracer(direction: str, msg: dict, raw: bytes | None = None) -> None:

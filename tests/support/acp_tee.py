@@ -20,7 +20,7 @@ import threading
 def main() -> int:
     log_path, separator, *command = sys.argv[1:]
     assert separator == "--" and command, __doc__
-    log = open(log_path, "a", buffering=1)
+    log = open(log_path, "a", buffering=1)  # noqa: SIM115 - open for the process's life, flushed per line
     lock = threading.Lock()
     agent = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert agent.stdin is not None and agent.stdout is not None

@@ -105,7 +105,7 @@ def _diff(inp: Any, out: Any, path: str, problems: list[str]) -> None:
             problems.append(f"{path}: {len(inp) - len(out)} invalid item(s) silently dropped "
                             f"(input has {len(inp)}, model kept {len(out)})")
             return
-        for i, (a, b) in enumerate(zip(inp, out)):
+        for i, (a, b) in enumerate(zip(inp, out, strict=False)):
             _diff(a, b, f"{path}[{i}]", problems)
     elif not _same_scalar(inp, out):
         problems.append(f"{path}: invalid value {inp!r:.80} was coerced/salvaged to {out!r:.80}")

@@ -166,7 +166,7 @@ def load(catalogue: Path = CATALOGUE) -> list[CatalogueAgent]:
         dist = entry.get("distribution") or {}
         if "npx" in dist:
             kind, package = "npm", dist["npx"]["package"]
-            name, _, version = package.rpartition("@")
+            name, _, _version = package.rpartition("@")
             spec = package if name else f"{package}@{entry['version']}"
         elif "uvx" in dist:
             kind, package = "pypi", dist["uvx"]["package"]

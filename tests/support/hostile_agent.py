@@ -490,7 +490,7 @@ def main() -> None:
             for server in params.get("mcpServers") or []:
                 if "--key" in server.get("args", []):
                     args = server["args"]
-                    BRIDGES[session] = dict(zip(args[-4::2], args[-3::2]))
+                    BRIDGES[session] = dict(zip(args[-4::2], args[-3::2], strict=False))
             send({"id": id, "result": made_odd("session/new", {"sessionId": session, **new_session_answer(flags), **metadata_new_session(flags)})})
         elif metadata_answer(flags, method, id, params) or answer_sessions(method, id, params):
             pass

@@ -76,7 +76,7 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
         async def report_models() -> None:
             seen = 0
             while True:
-                await api.wait_for(lambda _: len(api.main) > seen)
+                await api.wait_for(lambda _, seen=seen: len(api.main) > seen)
                 for request in api.main[seen:]:
                     say({
                         "model": (request.body or {}).get("model"),

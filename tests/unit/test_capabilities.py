@@ -138,7 +138,8 @@ _params = st.one_of(st.builds(lambda session, update: {"sessionId": session, "up
 
 def test_chunks_that_name_their_message_merge_per_message_and_keep_its_id() -> None:
     """Claude Code's adapter names the message on every chunk it streams."""
-    chunk = lambda text, id: {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}, "messageId": id}}
+    def chunk(text, id):
+        return {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}, "messageId": id}}
     [run] = read_updates([chunk("He", "m1"), chunk("llo", "m1"), chunk(" again", "m2"), chunk("!", "m2")])
     assert run.updates == [
         {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hello"}, "messageId": "m1"},
@@ -160,7 +161,7 @@ def test_updates_read_together_say_what_each_read_alone_says(batch: list[Any]) -
             alone[-1][1].append(update)
     together = read_updates(batch)
     assert [(run.session, run.sent) for run in together] == [(session, len(updates)) for session, updates in alone]
-    for run, (_, updates) in zip(together, alone):
+    for run, (_, updates) in zip(together, alone, strict=False):
         assert render_updates(run.updates, ToolCallTracker("c")) == render_updates(updates, ToolCallTracker("c"))
         merged, each = UsageMeter(), UsageMeter()
         merged.observe_all(run.updates)

@@ -41,7 +41,7 @@ def test_a_request_that_repeats_the_last_one_reuses_its_messages() -> None:
     history.append(_message(400))
     second = decoder.decode(_line(2, history))
     assert _same(second, parse_line(_line(2, history)))
-    assert all(a is b for a, b in zip(first["params"]["messages"], second["params"]["messages"][:400]))
+    assert all(a is b for a, b in zip(first["params"]["messages"], second["params"]["messages"][:400], strict=False))
 
 
 def test_a_changed_system_message_and_a_moved_breakpoint_only_cost_themselves() -> None:
@@ -52,7 +52,7 @@ def test_a_changed_system_message_and_a_moved_breakpoint_only_cost_themselves() 
     line = _line(2, [{"role": "system", "content": "two, longer"}, *history, _message(400)])
     second = decoder.decode(line)
     assert _same(second, parse_line(line))
-    shared = [a is b for a, b in zip(first["params"]["messages"], second["params"]["messages"])]
+    shared = [a is b for a, b in zip(first["params"]["messages"], second["params"]["messages"], strict=False)]
     assert shared == [False, *[True] * 399, False]
 
 
@@ -65,7 +65,7 @@ def test_interleaved_conversations_each_reuse_their_own() -> None:
     read_a = decoder.decode(_line(3, [*a, _message(300)]))
     again_b = decoder.decode(_line(4, [*b, _message(301)]))
     assert _same(read_a, parse_line(_line(3, [*a, _message(300)])))
-    assert all(x is y for x, y in zip(read_b["params"]["messages"], again_b["params"]["messages"][:300]))
+    assert all(x is y for x, y in zip(read_b["params"]["messages"], again_b["params"]["messages"][:300], strict=False))
 
 
 def test_a_number_that_grew_is_not_taken_for_the_old_one() -> None:

@@ -222,7 +222,7 @@ def test_no_module_sets_an_attribute_on_another_modules_object() -> None:
     """Dependencies are passed in (constructor arguments), never parked on an object by a
     module that does not own it (`pool.spares = self` was one)."""
     out = []
-    for name, path in sorted(_modules().items()):
+    for _name, path in sorted(_modules().items()):
         out += [f"{path.relative_to(ROOT)}:{line} sets {what}" for line, what in foreign_attribute_writes(path.read_text())]
     assert out == []
 
@@ -241,7 +241,7 @@ def import_graph() -> dict[str, set[str]]:
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         edges: set[str] = set()
         tree = ast.parse(path.read_text())
-        for line, imported_name in imported(path.read_text(), package):
+        for _line, imported_name in imported(path.read_text(), package):
             if imported_name in modules and imported_name != name:
                 edges.add(imported_name)
         for node in ast.walk(tree):  # `from protocol import acp`: the module is the name

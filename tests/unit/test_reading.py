@@ -31,7 +31,7 @@ def history(turns: int, system: str = "sys 1") -> list[dict[str, Any]]:
 def test_a_request_reads_the_same_with_or_without_what_came_before() -> None:
     first = read_messages(history(3), ROOT)
     # The next request: a re-rendered system message, a moved cache breakpoint, one more turn.
-    raw = history(3, system="sys 2") + [text("user", "question 3", CACHE)]
+    raw = [*history(3, system="sys 2"), text("user", "question 3", CACHE)]
     raw[4] = text("assistant", "answer 1")  # the same value, another object
     again = read_messages(raw, ROOT, [first])
     alone = read_messages(raw, ROOT)
@@ -60,10 +60,10 @@ def test_another_agents_reading_is_not_reused() -> None:
 
 def test_bad_messages_are_refused_with_their_wire_path_even_after_a_reused_run() -> None:
     first = read_messages(history(2), ROOT)
-    bad = history(2) + [{"role": "user", "content": [{"type": "text", "value": 3}]}]
+    bad = [*history(2), {"role": "user", "content": [{"type": "text", "value": 3}]}]
     with pytest.raises(WireError, match=r"messages\[5\]\.content\[0\]\.value"):
         read_messages(bad, ROOT, [first])
 
 
 def test_the_opening_ignores_system_messages() -> None:
-    assert opening(history(2, "a")) == opening(history(3, "b")) != opening(history(2)[1:2] + [text("assistant", "x")])
+    assert opening(history(2, "a")) == opening(history(3, "b")) != opening([*history(2)[1:2], text("assistant", "x")])

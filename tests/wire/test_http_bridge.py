@@ -65,7 +65,7 @@ async def test_a_request_without_the_secret_is_refused_unread(nursery: trio.Nurs
             response = await http.post(entry["url"], json=body, headers={"Accept": "application/json, text/event-stream"})
         assert response.status_code == 401
         assert "read_notes" not in response.text
-        with pytest.raises(Exception):
+        with pytest.raises(Exception):  # noqa: B017 - how the SDK's client fails on a 401 is not its API
             async with _client(entry["url"], headers) as client:
                 await client.list_tools()
     bridge.close()
@@ -102,7 +102,7 @@ async def test_the_secret_is_in_no_transcript(nursery: trio.Nursery, tmp_path: A
     from actors.store.transcript import Recorder
 
     recorder = Recorder(tmp_path / "traces")
-    events_send, events = trio.open_memory_channel[Any](100)
+    events_send, _events = trio.open_memory_channel[Any](100)
     bridge = ToolBridge(events_send, BridgeListener(nursery, RELAY), recorder=recorder)
     await nursery.start(bridge.run, TOOLS)
     entry = await bridge.entry_for(HTTP)

@@ -124,7 +124,7 @@ async def test_vscode_moving_on_while_a_tool_is_pending_cancels_it_and_the_next_
         call = await backend.chat(history, agent=ELIZA, tools=[READ])
         assert call.tool_calls()
         # The user cancelled the tool: VS Code drops the call and the next prompt comes.
-        after = await backend.chat(history + [user("Hello")], agent=ELIZA, tools=[READ])
+        after = await backend.chat([*history, user("Hello")], agent=ELIZA, tools=[READ])
     assert after.error is None
     assert after.text() == "How do you do. Please state your problem."
 
@@ -135,7 +135,7 @@ async def test_a_turn_with_results_and_a_new_turn_of_the_users_is_not_consumed_a
     history = [user('use tool vscode_tools::read_notes with {"path": "x"}')]
     with trio.fail_after(GUARD):
         call = await backend.chat(history, agent=ELIZA, tools=[READ])
-        history += answer(call, {"read_notes": "content"}) + [user("<context>\nThe current date is today.\n</context>\n<userRequest>\nHello\n</userRequest>")]
+        history += [*answer(call, {"read_notes": "content"}), user("<context>\nThe current date is today.\n</context>\n<userRequest>\nHello\n</userRequest>")]
         after = await backend.chat(history, agent=ELIZA, tools=[READ])
     assert after.text() == "How do you do. Please state your problem."
 
@@ -147,7 +147,7 @@ async def test_results_followed_by_the_consumers_own_note_carry_the_agents_turn_
     note = user("Above is the result of calling one or more tools. The user cannot see the results, so you should explain them to the user if referencing them in your answer.")
     with trio.fail_after(GUARD):
         call = await backend.chat(history, agent=ELIZA, tools=[READ])
-        history += answer(call, {"read_notes": "content"}) + [note]
+        history += [*answer(call, {"read_notes": "content"}), note]
         after = await backend.chat(history, agent=ELIZA, tools=[READ])
     assert after.text() == "OK: content"
 

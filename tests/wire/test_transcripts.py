@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -35,7 +36,7 @@ async def test_every_channel_is_recorded_and_secrets_are_not(tmp_path: Path) -> 
     assert ("vscode", "out", "lm/responsePart") in methods
     assert ("agent", "out", "session/prompt") in methods and ("agent", "in", "session/update") in methods
     assert ("mcp", "in", "tools/call") in methods
-    assert all(b["t"] >= a["t"] for a, b in zip(records, records[1:]))  # one monotonic clock
+    assert all(b["t"] >= a["t"] for a, b in itertools.pairwise(records))  # one monotonic clock
     assert secret not in text and "<redacted>" in text
     new_sessions = [r["msg"] for r in records if r.get("msg", {}).get("method") == "session/new"]
     servers = [s for m in new_sessions for s in m["params"]["mcpServers"]]
