@@ -50,6 +50,8 @@ class PosixFolders:
 
     def enter(self, parent: int, name: str) -> int | Linked | None:
         """The folder `name` in `parent`, held; Linked when it is a link; None when nothing is there."""
+        if not _NOFOLLOW:
+            return self._enter_checked(parent, name)
         try:
             return os.open(name, _FOLDER, dir_fd=parent)
         except FileNotFoundError:
@@ -61,6 +63,25 @@ class PosixFolders:
         if entry.target is not None:
             return Linked(entry.target)
         raise NotADirectoryError(errno.ENOTDIR, "not a folder", name)
+
+    def _enter_checked(self, parent: int, name: str) -> int | Linked | None:
+        """`enter` where the system has no O_NOFOLLOW: what is there is looked at first, and the
+        folder opened must be the one looked at (device and inode), else it changed meanwhile."""
+        try:
+            looked = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(looked.st_mode):
+            entry = self.look(parent, name)
+            return Linked(entry.target) if entry.target is not None else None
+        if not stat.S_ISDIR(looked.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder", name)
+        fd = os.open(name, _FOLDER, dir_fd=parent)
+        opened = os.fstat(fd)
+        if (opened.st_dev, opened.st_ino) != (looked.st_dev, looked.st_ino) or not stat.S_ISDIR(opened.st_mode):
+            os.close(fd)
+            raise Changed(errno.EAGAIN, "changed while it was opened", name)
+        return fd
 
     def make(self, parent: int, name: str) -> None:
         try:
@@ -90,6 +111,10 @@ class PosixFolders:
             raise
         with os.fdopen(fd, "rb") as file:
             info = os.fstat(file.fileno())
+            if not _NOFOLLOW:  # the name may have been a link when opened: it must still be what was opened
+                looked = os.stat(name, dir_fd=parent, follow_symlinks=False)
+                if (looked.st_dev, looked.st_ino) != (info.st_dev, info.st_ino):
+                    raise Changed(errno.EAGAIN, "changed while it was opened", name)
             entry = Entry(info.st_mode, info.st_nlink)
             return entry, file.read(limit + 1) if stat.S_ISREG(info.st_mode) and info.st_nlink <= 1 else b""
 

@@ -19,7 +19,6 @@ put there included). Modes mean nothing on Windows: a new file takes its folder'
 
 from __future__ import annotations
 
-import ntpath
 import os
 import secrets
 import stat
@@ -51,8 +50,8 @@ class WindowsFolders:
     """Handles of folders, and the names in them (pywin32, imported when first used)."""
 
     def __init__(self) -> None:
-        import pywintypes  # type: ignore[import-not-found]
-        import win32file  # type: ignore[import-not-found]
+        import pywintypes  # type: ignore[import-untyped]
+        import win32file  # type: ignore[import-untyped]
 
         self._api, self._error = win32file, pywintypes.error
 
@@ -72,7 +71,9 @@ class WindowsFolders:
         """(attributes, reparse tag, number of names) of what `path` names, asked while a handle
         on it is held (so it is what the handle holds: nobody can move it meanwhile)."""
         info = os.lstat(path)
-        return int(getattr(info, "st_file_attributes", 0)), int(getattr(info, "st_reparse_tag", 0)), int(info.st_nlink)
+        tag = SYMLINK_TAG if stat.S_ISLNK(info.st_mode) else int(getattr(info, "st_reparse_tag", 0))
+        attributes = int(getattr(info, "st_file_attributes", DIRECTORY if stat.S_ISDIR(info.st_mode) else 0))
+        return attributes, tag, int(info.st_nlink)
 
     def _open(self, path: str, access: int) -> Any | None:
         try:
@@ -92,7 +93,7 @@ class WindowsFolders:
         return Held(path, handle)
 
     def enter(self, parent: Held, name: str) -> Held | Linked | None:
-        path = ntpath.join(parent.path, name)
+        path = os.path.join(parent.path, name)
         handle = self._open(path, self._api.GENERIC_READ)
         if handle is None:
             return None
@@ -109,12 +110,12 @@ class WindowsFolders:
 
     def make(self, parent: Held, name: str) -> None:
         try:
-            os.mkdir(ntpath.join(parent.path, name))
+            os.mkdir(os.path.join(parent.path, name))
         except FileExistsError:
             pass
 
     def look(self, parent: Held, name: str) -> Entry:
-        path = ntpath.join(parent.path, name)
+        path = os.path.join(parent.path, name)
         handle = self._open(path, FILE_READ_ATTRIBUTES)
         if handle is None:
             return Entry(0)
@@ -127,7 +128,7 @@ class WindowsFolders:
             handle.Close()
 
     def read(self, parent: Held, name: str, limit: int) -> tuple[Entry, bytes]:
-        path = ntpath.join(parent.path, name)
+        path = os.path.join(parent.path, name)
         handle = self._open(path, self._api.GENERIC_READ)
         if handle is None:
             raise FileNotFoundError(2, "not found", path)
@@ -150,14 +151,14 @@ class WindowsFolders:
 
     def replace(self, parent: Held, name: str, data: bytes, mode: int | None) -> None:
         api = self._api
-        temporary = ntpath.join(parent.path, f".{name}.symposium-{secrets.token_hex(6)}")
+        temporary = os.path.join(parent.path, f".{name}.symposium-{secrets.token_hex(6)}")
         try:
             handle = api.CreateFile(temporary, api.GENERIC_WRITE, 0, None, api.CREATE_NEW, api.FILE_ATTRIBUTE_NORMAL, None)
             try:
                 api.WriteFile(handle, data)
             finally:
                 handle.Close()
-            api.MoveFileEx(temporary, ntpath.join(parent.path, name), api.MOVEFILE_REPLACE_EXISTING)
+            api.MoveFileEx(temporary, os.path.join(parent.path, name), api.MOVEFILE_REPLACE_EXISTING)
         except self._error as exc:
             try:
                 os.unlink(temporary)
