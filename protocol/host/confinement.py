@@ -72,12 +72,15 @@ def _paths(windows: bool) -> ModuleType:
     return ntpath if windows else posixpath
 
 
+def _windows_path(path: str) -> str:
+    """A Windows path with `\\` separators, without the long-path prefix a link's target may carry."""
+    path = path.replace("/", "\\")
+    return path[4:] if path.startswith("\\\\?\\") else path
+
+
 def _split(path: str, windows: bool) -> list[str]:
     if windows:
-        path = path.replace("/", "\\")
-        if path.startswith("\\\\?\\"):  # the long-path prefix a Windows link's target may carry
-            path = path[4:]
-        return [p for p in ntpath.splitdrive(path)[1].split("\\") if p not in ("", ".")]
+        return [p for p in ntpath.splitdrive(_windows_path(path))[1].split("\\") if p not in ("", ".")]
     return [p for p in path.split("/") if p not in ("", ".")]
 
 
@@ -94,10 +97,10 @@ def parts_beneath(path: str, roots: Sequence[str], *, windows: bool = False) -> 
     paths = _paths(windows)
     if not paths.isabs(path):
         return None
-    drive = ntpath.splitdrive(path.replace("/", "\\"))[0].casefold() if windows else ""
+    drive = ntpath.splitdrive(_windows_path(path))[0].casefold() if windows else ""
     names = _split(path, windows)
     for root in roots:
-        if windows and ntpath.splitdrive(root.replace("/", "\\"))[0].casefold() != drive:
+        if windows and ntpath.splitdrive(_windows_path(root))[0].casefold() != drive:
             continue
         base = _split(root, windows)
         if len(names) >= len(base) and [_key(n, windows) for n in names[: len(base)]] == [_key(n, windows) for n in base]:

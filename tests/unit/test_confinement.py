@@ -83,6 +83,8 @@ def test_windows_paths_compare_case_folded_and_refuse_devices_and_streams() -> N
     walk = Walk.to("C:\\Users\\u\\Project\\src\\a.txt", windows, windows=True)
     assert steps(walk) == [Enter("src"), Last("a.txt")]
     assert isinstance(steps(Walk.to("D:\\a.txt", windows, windows=True))[-1], Refused)
+    junction = Walk.to("C:\\Users\\u\\Project\\j\\a.txt", windows, windows=True)  # os.readlink's long-path form
+    assert steps(junction, {"j": "\\\\?\\C:\\Users\\u\\Project\\src"})[-1] == Last("a.txt") and junction.below() == ["src", "a.txt"]
     for name in ("nul.txt", "COM1", "con", "a.txt:hidden", "settings.json::$DATA"):
         [step] = steps(Walk.to(f"C:\\Users\\u\\Project\\{name}", windows, windows=True))
         assert isinstance(step, Refused), name
