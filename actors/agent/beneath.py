@@ -13,6 +13,7 @@ import errno
 import os
 import secrets
 import stat
+from typing import Any, Protocol
 
 import attrs
 
@@ -40,6 +41,25 @@ class Entry:
     mode: int
     links: int = 1
     target: str | None = None  # a link's text
+
+
+class Folders(Protocol):
+    """What a confined walk asks of the platform (`PosixFolders` here, `WindowsFolders` on Windows);
+    a held folder is whatever the platform holds it by (a descriptor, a handle)."""
+
+    def open_root(self, path: str) -> Any: ...
+
+    def enter(self, parent: Any, name: str) -> Any | Linked | None: ...
+
+    def make(self, parent: Any, name: str) -> None: ...
+
+    def look(self, parent: Any, name: str) -> Entry: ...
+
+    def read(self, parent: Any, name: str, limit: int) -> tuple[Entry, bytes]: ...
+
+    def replace(self, parent: Any, name: str, data: bytes, mode: int | None) -> None: ...
+
+    def close(self, folder: Any) -> None: ...
 
 
 class PosixFolders:

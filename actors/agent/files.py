@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from actors.agent.beneath import Entry, Linked, PosixFolders
+from actors.agent.beneath import Entry, Folders, Linked, PosixFolders
 from actors.agent.hooks import hooks_folders
 from actors.shared.platform import ON_WINDOWS, windows
 from protocol.host import autorun
@@ -58,7 +58,7 @@ class Before:
     runs_it: str | None = None
 
 
-def folders() -> Any:
+def folders() -> Folders:
     """The platform's way to hold folders and open names in them."""
     if ON_WINDOWS:
         from actors.agent.beneath_windows import WindowsFolders
@@ -72,7 +72,7 @@ class _Walked:
     """A walk that reached its file: the folders held (`None` below a folder that is not there yet),
     the file's name in the last, what is there, and the file's names below the workspace folder."""
 
-    fs: Any
+    fs: Folders
     held: list[Any]
     name: str
     entry: Entry
@@ -84,7 +84,7 @@ class _Walked:
         return autorun.runs_it(self.below, real, hooks_folders(self.root, self.below), windows=windows())
 
 
-def _let_go(fs: Any, held: list[Any], keep: int) -> None:
+def _let_go(fs: Folders, held: list[Any], keep: int) -> None:
     while len(held) > keep:
         folder = held.pop()
         if folder is not None:
