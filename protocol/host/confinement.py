@@ -90,6 +90,11 @@ def _key(name: str, windows: bool) -> str:
     return name.rstrip(" .").casefold() if windows else name.casefold()
 
 
+def _spelled(names: Sequence[str], windows: bool) -> list[str]:
+    """Names compared as the system compares paths: as spelled on POSIX, as Windows does there."""
+    return [_key(name, windows) for name in names] if windows else list(names)
+
+
 def parts_beneath(path: str, roots: Sequence[str], *, windows: bool = False) -> list[str] | None:
     """`path` (absolute) as names below the first of `roots` it is written under, `..` kept for the
     walk; None when it is under none. `roots` are spellings of the workspace folder (as given and
@@ -103,7 +108,7 @@ def parts_beneath(path: str, roots: Sequence[str], *, windows: bool = False) -> 
         if windows and ntpath.splitdrive(_windows_path(root))[0].casefold() != drive:
             continue
         base = _split(root, windows)
-        if len(names) >= len(base) and [_key(n, windows) for n in names[: len(base)]] == [_key(n, windows) for n in base]:
+        if len(names) >= len(base) and _spelled(names[: len(base)], windows) == _spelled(base, windows):
             return names[len(base) :]
     return None
 

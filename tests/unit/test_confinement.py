@@ -27,6 +27,7 @@ def test_a_path_inside_is_walked_name_by_name_to_its_file() -> None:
     assert walk.below() == ["src", "pkg", "a.py"]
     assert parts_beneath("/real/project/a", ROOTS) == ["a"]  # the resolved spelling too
     assert parts_beneath("/home/u/project-evil/a", ROOTS) is None and parts_beneath("relative", ROOTS) is None
+    assert parts_beneath("/home/u/Project/a", ROOTS) is None  # another folder on Linux: compared as spelled
 
 
 def test_dot_dot_goes_back_up_and_never_above_the_folder() -> None:
