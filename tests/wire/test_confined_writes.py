@@ -123,6 +123,15 @@ RUN_BY_THEMSELVES = [
     ".envrc",
     "team.code-workspace",
     ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".devcontainer.json",
+    ".env",
+    ".venv/bin/activate",
+    "lib/python3.12/site-packages/startup.pth",
+    ".mcp.json",
+    ".gemini/settings.json",
+    ".qwen/settings.json",
+    ".github/hooks/hooks.json",
 ]
 
 
