@@ -98,5 +98,9 @@ def runs_it(below: Sequence[str], real_path: str, hooks: Sequence[str], *, windo
 
 def refusal(path: str, why: str, *, tools_offered: bool) -> str:
     """The agent's answer to a write of such a file that cannot go through the edit tools."""
-    how = "VS Code's edit tools cannot change this file (not UTF-8 text, over 2 MiB, or empty)" if tools_offered else "this chat offers none (Ask and Plan modes, other consumers)"
+    how = (
+        "the edit tools this chat offers cannot make this change (a new file needs create_file; an existing one must be UTF-8 text, not empty, under 2 MiB)"
+        if tools_offered
+        else "this chat offers none (Ask and Plan modes, other consumers)"
+    )
     return f"Symposium writes {path} only through VS Code's edit tools, for the user to review, since {why}; {how}. The file is unchanged"

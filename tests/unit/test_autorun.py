@@ -44,7 +44,7 @@ def test_the_table_is_data_with_a_reason_each_and_the_refusal_says_why() -> None
     assert all(entry.pattern and entry.runs_it for entry in AUTORUN)
     message = refusal("/p/.vscode/tasks.json", "VS Code runs it", tools_offered=False)
     assert "edit tools" in message and "VS Code runs it" in message and "Ask and Plan" in message and "unchanged" in message
-    assert "cannot change this file" in refusal("/p/.envrc", "direnv runs it", tools_offered=True)
+    assert "cannot make this change" in refusal("/p/.envrc", "direnv runs it", tools_offered=True)
 
 
 def test_git_config_is_read_as_git_reads_it() -> None:

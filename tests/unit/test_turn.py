@@ -198,7 +198,7 @@ def test_a_file_that_runs_by_itself_goes_only_through_the_edit_tools_and_is_refu
     binary = machine()
     streaming(binary, tools=EDIT_TOOLS)  # the tools cannot change it: not on disk either
     [answer] = binary.handle(FileWriteRequested("w", "/w/.envrc", "x\n", "", diffable=False, runs_it=runs))
-    assert isinstance(answer.reply, str) and "cannot change this file" in answer.reply
+    assert isinstance(answer.reply, str) and "cannot make this change" in answer.reply
 
 
 def test_a_plan_goes_to_copilots_todo_widget_and_what_followed_it_shows_in_the_next_turn() -> None:
