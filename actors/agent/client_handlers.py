@@ -16,11 +16,9 @@ import trio
 from actors.agent import files as agent_files
 from actors.agent.routes import SessionRoutes
 from actors.shared.mailbox import answering
-from actors.shared.platform import windows
 from protocol.acp import auth
 from protocol.acp.client_methods import SERVED, Kind
 from protocol.acp.updates import read_updates
-from protocol.host.confinement import write_refusal
 from protocol.shared.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from protocol.turn import fs_edits
 from protocol.turn.events import FileWriteRequested, PermissionRequested, QuestionAsked
@@ -95,7 +93,9 @@ class ClientHandlers:
 
     async def on_write(self, params: Any, id: Any) -> dict[str, Any]:
         """`fs/write_text_file`: to its session's Session, whose turn machine routes it through VS
-        Code's edit tools or has it written on disk here (docs/DESIGN.md, "Edits through the client")."""
+        Code's edit tools or has it written on disk here (docs/DESIGN.md, "Edits through the client").
+        Checked as it arrives, and again as it is written: each walks from the workspace folder
+        (`actors/agent/files.py`), so a link swapped in meanwhile cannot move the write."""
         if not isinstance(params, dict) or not isinstance(params.get("path"), str) or not isinstance(params.get("content"), str):
             raise RpcError(INVALID_PARAMS, "fs/write_text_file takes a path and a content")
         path, content = params["path"], params["content"]
@@ -103,11 +103,11 @@ class ClientHandlers:
             raise RpcError(INVALID_PARAMS, f"not an absolute path: {path!r}")
         folder = self._routes.folder(str(params.get("sessionId")))
         try:
-            before, diffable = await trio.to_thread.run_sync(_checked_write, path, folder, limiter=self._file_threads)
+            before = await trio.to_thread.run_sync(agent_files.before, path, folder, limiter=self._file_threads)
         except agent_files.FileError as exc:
             raise RpcError(INVALID_PARAMS, str(exc)) from None
         handle, reply = answering()
-        if not self._routes.deliver(str(params.get("sessionId")), FileWriteRequested(handle, path, content, before, diffable)):
+        if not self._routes.deliver(str(params.get("sessionId")), FileWriteRequested(handle, path, content, before.text, before.diffable, before.runs_it)):
             raise RpcError(INTERNAL_ERROR, "no conversation of this session is open: the file is unchanged")
         try:
             outcome = await reply.receive()
@@ -117,7 +117,7 @@ class ClientHandlers:
             raise RpcError(outcome.code, outcome.message)  # no prompt of the session runs
         if isinstance(outcome, fs_edits.WriteOnDisk):
             try:
-                await trio.to_thread.run_sync(agent_files.write_text, path, content, limiter=self._file_threads)
+                await trio.to_thread.run_sync(agent_files.write_text, path, content, folder, limiter=self._file_threads)
             except agent_files.FileError as exc:
                 raise RpcError(INTERNAL_ERROR, str(exc)) from None
             return {}
@@ -139,12 +139,3 @@ class ClientHandlers:
             raise RpcError(outcome.code, outcome.message)  # no prompt of the session runs
         return {"outcome": outcome}
 
-
-def _checked_write(path: str, folder: str | None) -> tuple[str | None, bool]:
-    """On a worker thread: refuse a write outside `folder` (symlinks followed), under `.git/`, or
-    to what is no regular file (protocol/host/confinement.py); else what the file holds now."""
-    roots = [agent_files.resolved(folder)] if folder else []
-    refusal = write_refusal(agent_files.resolved(path), roots, windows=windows())
-    if refusal is not None:
-        raise agent_files.FileError(refusal)
-    return agent_files.current(path)

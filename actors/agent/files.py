@@ -1,23 +1,41 @@
 """The files an agent writes through the client (ACP `fs/write_text_file`), on disk (docs/DESIGN.md, "Edits through the client").
 
-Blocking calls, run on a worker thread by the caller. Before a write, what the file holds on disk is
-read, for the turn machine to turn the write into the smallest replacements (VS Code saves the edits
-its edit tools make, measured in the real Chat view, so the disk holds the agent's earlier routed
-edits). A write the backend does itself (no edit tools offered this turn) replaces the file
-atomically: a new file beside it, created exclusively, then renamed over it, keeping the old file's
-permissions; a symlink is written through to its target, as an editor does.
+Blocking calls, run on a worker thread by the caller. Where a write may land is decided on what is
+opened, in the same step as the read or the write (`protocol/host/confinement.py`): each call walks
+from a handle on the chat's workspace folder, one name at a time, never through a link the system
+follows (`actors/agent/beneath.py`, `beneath_windows.py` on Windows), and reads or writes in the last
+folder held. A link is read and its target walked by the same rules, so one that stays inside is
+written through, as an editor does, and one that points out is refused; a folder swapped for a link
+between the check a write gets as it arrives (`before`) and the write itself (`write_text`) is met
+by the write's own walk.
 
-Only regular files are read or replaced: a FIFO, a device, a socket or a folder at the path is refused
-at once, and a file is opened without blocking (`O_NONBLOCK`) and checked again once open, so no path
-can hold a thread. Where a write may land at all is `protocol/host/confinement.py`'s rule, applied by the
-caller to `resolved` paths.
+Before a write, what the file holds is read, for the turn machine to turn the write into the
+smallest replacements (VS Code saves the edits its edit tools make, measured in the real Chat view,
+so the disk holds the agent's earlier routed edits), with whether something runs the file by itself
+(`protocol/host/autorun.py`): such a file is never written here. A write the backend does itself
+(no edit tools offered this turn) replaces the file atomically: a new file beside it, created
+exclusively, then renamed over it, keeping the old file's permissions.
+
+Only a regular file with one name is read or replaced: a FIFO, a device, a socket, a folder or a
+hard-linked file is refused, and a file is opened without blocking (`O_NONBLOCK`) and checked again
+once open, so no path can hold a thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import secrets
 import stat
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from actors.agent.beneath import Entry, Folders, Linked, PosixFolders
+from actors.agent.hooks import hooks_folders
+from actors.shared.platform import ON_WINDOWS, windows
+from protocol.host import autorun
+from protocol.host.confinement import Enter, Last, Refused, Up, Walk, file_refusal, outside
 
 MAX_READ = 16 * 1024 * 1024  # an agent's read of a larger file is refused, not held in memory
 
@@ -30,105 +48,137 @@ class FileError(Exception):
         self.missing = missing
 
 
-def _absolute(path: object) -> str:
+@attrs.frozen
+class Before:
+    """What a write would replace: `text` (None: no such file, or not text); `diffable`: the backend
+    could read it whole as text (or there is none); `runs_it`: what runs the file by itself, if anything."""
+
+    text: str | None
+    diffable: bool = True
+    runs_it: str | None = None
+
+
+def folders() -> Folders:
+    """The platform's way to hold folders and open names in them."""
+    if ON_WINDOWS:
+        from actors.agent.beneath_windows import WindowsFolders
+
+        return WindowsFolders()
+    return PosixFolders()
+
+
+@attrs.define
+class _Walked:
+    """A walk that reached its file: the folders held (`None` below a folder that is not there yet),
+    the file's name in the last, what is there, and the file's names below the workspace folder."""
+
+    fs: Folders
+    held: list[Any]
+    name: str
+    entry: Entry
+    below: list[str]
+    root: str
+
+    def runs_it(self) -> str | None:
+        real = os.path.join(self.root, *self.below)
+        return autorun.runs_it(self.below, real, hooks_folders(self.root, self.below), windows=windows())
+
+
+def _let_go(fs: Folders, held: list[Any], keep: int) -> None:
+    while len(held) > keep:
+        folder = held.pop()
+        if folder is not None:
+            fs.close(folder)
+
+
+@contextlib.contextmanager
+def _walk(path: object, folder: str | None, *, make: bool) -> Iterator[_Walked]:
+    """Walk from the workspace folder `folder` to the file `path` names (`make`: creating the
+    folders missing on the way), holding each folder; FileError when the walk refuses it."""
     if not isinstance(path, str) or not os.path.isabs(path):
         raise FileError(f"not an absolute path: {path!r}")
-    return path
-
-
-def resolved(path: object) -> str:
-    """The absolute path with every symlink followed (as far as the path exists)."""
-    return os.path.realpath(_absolute(path))
-
-
-def _not_regular(path: str, mode: int) -> FileError:
-    kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
-    return FileError(f"{path} is {kind}: only regular files are read or written")
-
-
-def regular_or_missing(path: str) -> bool:
-    """True: a regular file is there; False: nothing is; FileError: something else is."""
+    if not folder:
+        raise FileError(outside(path, []))
+    root = os.path.realpath(folder)  # resolved once: the user chose it, links and all
+    walk = Walk.to(path, [folder, root], windows=windows())
+    fs = folders()
     try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return False
+        held: list[Any] = [fs.open_root(root)]
+    except OSError as exc:
+        raise FileError(f"Cannot open the workspace folder {folder}: {exc.strerror or exc}") from None
+    try:
+        while True:
+            step = walk.next()
+            if isinstance(step, Refused):
+                raise FileError(step.why)
+            if isinstance(step, Up):
+                _let_go(fs, held, len(walk.entered) + 1)
+            elif isinstance(step, Enter):
+                parent = held[-1]
+                got = None if parent is None else fs.enter(parent, step.name)
+                if got is None and parent is not None and make:
+                    fs.make(parent, step.name)
+                    got = fs.enter(parent, step.name)
+                if isinstance(got, Linked):
+                    walk.link(got.target)
+                    _let_go(fs, held, len(walk.entered) + 1)
+                else:
+                    held.append(got)
+            elif isinstance(step, Last):
+                entry = Entry(0) if held[-1] is None else fs.look(held[-1], step.name)
+                if entry.target is not None:
+                    walk.link(entry.target)
+                    _let_go(fs, held, len(walk.entered) + 1)
+                    continue
+                yield _Walked(fs, held, step.name, entry, walk.below(), root)
+                return
+    except NotADirectoryError:
+        raise FileError(f"Cannot use {path}: a folder on its way is a file") from None
     except OSError as exc:
         raise FileError(f"Cannot use {path}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        raise _not_regular(path, mode)
-    return True
+    finally:
+        _let_go(fs, held, 0)
 
 
-def read_text(path: object) -> str:
-    """The file's text (UTF-8); FileError when it is missing, not a regular file, too large or not text."""
-    path = _absolute(path)
-    if not regular_or_missing(path):
-        raise FileError(f"Resource not found: {path}", missing=True)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except FileNotFoundError:
-        raise FileError(f"Resource not found: {path}", missing=True) from None
-    except OSError as exc:
-        raise FileError(f"Cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "rb") as file:
-            mode = os.fstat(file.fileno()).st_mode
-            if not stat.S_ISREG(mode):  # swapped in since the stat above
-                raise _not_regular(path, mode)
-            data = file.read(MAX_READ + 1)
-    except OSError as exc:
-        raise FileError(f"Cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_READ:
-        raise FileError(f"{path} is larger than {MAX_READ // (1024 * 1024)} MiB")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FileError(f"{path} is not UTF-8 text") from None
-
-
-def current(path: object) -> tuple[str | None, bool]:
-    """What a write replaces: (its text, True); (None, True) when there is no such file; (None,
-    False) when there is one the backend cannot read whole as text (the write then happens on disk).
-    FileError when what is there is no regular file: such a write is refused."""
-    if not regular_or_missing(_absolute(path)):
-        return None, True
-    try:
-        return read_text(path), True
-    except FileError as exc:
-        if exc.missing:
-            return None, True
-        return None, False
-
-
-def write_text(path: object, content: str) -> None:
-    """Replace (or create) the file with `content`, atomically."""
-    path = resolved(path)
-    folder = os.path.dirname(path)
-    try:
-        status = os.stat(path)
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        raise FileError(f"Cannot write {path}: {exc.strerror or exc}") from None
-    else:
-        if not stat.S_ISREG(status.st_mode):
-            raise _not_regular(path, status.st_mode)
-        mode = stat.S_IMODE(status.st_mode)
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.symposium-{secrets.token_hex(6)}")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666 if mode is None else 0o600)
+def before(path: object, folder: str | None) -> Before:
+    """What a write to `path` would replace, in the chat's workspace `folder`. FileError when the
+    write is refused: outside the folder, under `.git`, or what is there is no regular file."""
+    with _walk(path, folder, make=False) as walked:
+        runs_it = walked.runs_it()
+        if walked.entry.mode == 0:
+            return Before(None, True, runs_it)
+        if why := file_refusal(str(path), walked.entry.mode, walked.entry.links):
+            raise FileError(why)
         try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(content.encode("utf-8"))
-            if mode is not None:
-                os.chmod(temporary, mode)
-            os.replace(temporary, path)
-        except BaseException:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-            raise
-    except OSError as exc:
-        raise FileError(f"Cannot write {path}: {exc.strerror or exc}") from None
+            entry, data = walked.fs.read(walked.held[-1], walked.name, MAX_READ)
+        except FileNotFoundError:
+            return Before(None, True, runs_it)
+        except OSError:
+            return Before(None, False, runs_it)  # unreadable: written on disk (or refused) as it is
+        if why := file_refusal(str(path), entry.mode, entry.links):  # swapped in since the look
+            raise FileError(why)
+        if len(data) > MAX_READ:
+            return Before(None, False, runs_it)
+        try:
+            return Before(data.decode("utf-8"), True, runs_it)
+        except UnicodeDecodeError:
+            return Before(None, False, runs_it)
+
+
+def write_text(path: object, content: str, folder: str | None) -> None:
+    """Replace (or create) the file `path` names in the chat's workspace `folder` with `content`,
+    atomically, checked as it is written (FileError when refused)."""
+    with _walk(path, folder, make=True) as walked:
+        if walked.held[-1] is None:
+            raise FileError(f"Cannot write {path}: its folder could not be made")
+        if runs_it := walked.runs_it():
+            raise FileError(autorun.refusal(str(path), runs_it, tools_offered=False))
+        mode = None
+        if walked.entry.mode:
+            if why := file_refusal(str(path), walked.entry.mode, walked.entry.links):
+                raise FileError(why)
+            mode = stat.S_IMODE(walked.entry.mode)
+        try:
+            walked.fs.replace(walked.held[-1], walked.name, content.encode("utf-8"), mode)
+        except OSError as exc:
+            raise FileError(f"Cannot write {path}: {exc.strerror or exc}") from None

@@ -91,13 +91,16 @@ class QuestionAsked:
 class FileWriteRequested:
     """The agent writes a file through the client (ACP `fs/write_text_file`); `before`: what the
     file holds (None: no such file), as the agent connection read it; `diffable`: it could read
-    it whole as text. `handle` takes `{}`, an error string, or `fs_edits.ON_DISK` (write it there)."""
+    it whole as text; `runs_it`: what runs or loads the file by itself (`protocol/host/autorun.py`),
+    so it goes only through VS Code's edit tools. `handle` takes `{}`, an error string, or
+    `fs_edits.ON_DISK` (write it there)."""
 
     handle: Any = attrs.field(eq=False)
     path: str
     content: str
     before: str | None
     diffable: bool = True
+    runs_it: str | None = None
 
 
 @attrs.frozen

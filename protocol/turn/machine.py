@@ -32,6 +32,7 @@ import attrs
 from protocol.acp import schema as acp
 from protocol.acp.update_kinds import UpdateKind
 from protocol.bridge.tool_names import ToolNames
+from protocol.host.autorun import refusal
 from protocol.shared.failures import FailureKind, failure
 from protocol.turn import elicitation, fs_edits
 from protocol.turn.events import (
@@ -447,11 +448,14 @@ class TurnMachine:
 
     def _on_write(self, event: FileWriteRequested, out: list[Effect]) -> None:
         """Through VS Code's edit tools where the turn offers them, in a round of its own (the
-        agent waits on its write); on disk otherwise (docs/DESIGN.md, "Edits through the client")."""
+        agent waits on its write); on disk otherwise, but for a file something runs by itself, which
+        is refused instead (docs/DESIGN.md, "Edits through the client")."""
         turn = self._turn
         assert turn is not None
         calls = fs_edits.plan(event.path, event.before, event.content, turn.edit_tools, diffable=event.diffable)
-        if isinstance(calls, fs_edits.WriteOnDisk):
+        if isinstance(calls, fs_edits.WriteOnDisk) and event.runs_it is not None:
+            out.append(Answer(event.handle, refusal(event.path, event.runs_it, tools_offered=bool(turn.edit_tools & fs_edits.ROUTED))))
+        elif isinstance(calls, fs_edits.WriteOnDisk):
             out.append(Answer(event.handle, fs_edits.ON_DISK))
         elif not calls:
             out.append(Answer(event.handle, {}))  # the file holds it already

@@ -485,6 +485,54 @@ def session_id(flags: list[str]) -> str:
     return MADE[-1]
 
 
+# `swap-write PATH OUTSIDE FIFO`: ask a permission (its card waits), write PATH through the client,
+# and once the backend has opened PATH to check the write (inotify: no sleeping), replace PATH's
+# folder with a link to the folder OUTSIDE, then say so on the named pipe FIFO; once both are
+# answered, say "permission: RESULT" and "write: ok" or "write: refused: MESSAGE", and end the turn.
+
+
+def _opened(path: str) -> Callable[[], None]:
+    """A wait for the next time anyone opens `path` (Linux's inotify, IN_OPEN), set up now."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    watch = libc.inotify_init1(0)
+    if watch < 0 or libc.inotify_add_watch(watch, path.encode(), 0x20) < 0:
+        raise OSError(ctypes.get_errno(), "inotify")
+
+    def wait() -> None:
+        os.read(watch, 4096)
+        os.close(watch)
+
+    return wait
+
+
+def swap_write(id: Any, session: str, argument: str) -> None:
+    path, outside, fifo = argument.split()
+    folder = os.path.dirname(path)
+    opened = _opened(path)
+    permission = {"toolCall": {"toolCallId": "t-swap", "title": "Generate the payload", "kind": "edit"}, "options": [{"optionId": "yes", "kind": "allow_once", "name": "Yes"}, {"optionId": "no", "kind": "reject_once", "name": "No"}]}
+    send({"id": "sw-permission", "method": "session/request_permission", "params": {"sessionId": session, **permission}})
+    send({"id": "sw-write", "method": "fs/write_text_file", "params": {"sessionId": session, "path": path, "content": "written by the agent\n"}})
+    opened()  # the backend read the file to check the write
+    os.rename(folder, folder + "-old")
+    os.symlink(outside, folder)
+    with open(fifo, "w") as done:
+        done.write("swapped\n")
+    answers: dict[str, str] = {}
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("id") in ("sw-permission", "sw-write") and "method" not in msg:
+            error = msg.get("error")
+            answers[msg["id"]] = json.dumps(msg.get("result")) if error is None and msg["id"] == "sw-permission" else "ok" if error is None else f"refused: {error.get('message')}"
+            if len(answers) == 2:
+                break
+    say(session, f"permission: {answers.get('sw-permission')}\nwrite: {answers.get('sw-write')}")
+    end_turn(id)
+
+
+COMMANDS.update({"swap-write": swap_write})
+
 
 # -- End of family: writes through the client ----------------------------------------------------
 

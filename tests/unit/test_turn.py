@@ -185,6 +185,22 @@ def test_a_write_vscode_refused_is_an_error_and_one_without_the_tools_is_written
     assert cancel == CancelPrompt((Answer("w", fs_edits.UNANSWERED),))
 
 
+def test_a_file_that_runs_by_itself_goes_only_through_the_edit_tools_and_is_refused_without_them() -> None:
+    runs = "VS Code runs its tasks as the folder opens"
+    routed = machine()
+    streaming(routed, tools=EDIT_TOOLS)
+    effects = routed.handle(FileWriteRequested("w", "/w/.vscode/tasks.json", "{}\n", None, runs_it=runs))
+    assert [e.part.tool_name for e in effects if isinstance(e, EmitPart)] == ["create_file"] and routed.state is State.WAITING
+    ask = machine()
+    streaming(ask)  # Ask mode: no edit tools
+    [answer] = ask.handle(FileWriteRequested("w", "/w/.vscode/tasks.json", "{}\n", None, runs_it=runs))
+    assert isinstance(answer.reply, str) and runs in answer.reply and "Ask and Plan" in answer.reply
+    binary = machine()
+    streaming(binary, tools=EDIT_TOOLS)  # the tools cannot change it: not on disk either
+    [answer] = binary.handle(FileWriteRequested("w", "/w/.envrc", "x\n", "", diffable=False, runs_it=runs))
+    assert isinstance(answer.reply, str) and "cannot make this change" in answer.reply
+
+
 def test_a_plan_goes_to_copilots_todo_widget_and_what_followed_it_shows_in_the_next_turn() -> None:
     m = machine()
     streaming(m, offers_todo_list=True)

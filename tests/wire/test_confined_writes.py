@@ -1,9 +1,12 @@
 """An agent's `fs/write_text_file` lands only inside its chat's workspace folder, never through a link
 out of it, never under `.git/`, and only on regular files; a path that would block (a FIFO) is refused
-at once and holds nothing the rest of the backend needs (docs/reliability.md, "Hostile agents").
+at once and holds nothing the rest of the backend needs; a folder swapped for a link out after the
+check cannot move the write; a file that VS Code, git, the shell or an agent runs by itself is never
+written on disk (docs/reliability.md, "Hostile agents").
 
-Over the real wire: a real `symposium vscodelm`, `tests/support/hostile_agent.py`'s `write` command.
-With no edit tools offered (the backend writes on disk itself: Ask and Plan modes).
+Over the real wire: a real `symposium vscodelm`, `tests/support/hostile_agent.py`'s `write` and
+`swap-write` commands. Mostly with no edit tools offered (the backend writes on disk itself: Ask and
+Plan modes).
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ from pathlib import Path
 
 import trio
 
-from symposium.client import BackendClient, process_agent, user
+from protocol.vscode.lm import AGENT_ACTION_APPROVED
+from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, tool_result, user
 
 HOSTILE = process_agent("hostile", sys.executable, [str(Path(__file__).parents[1] / "support" / "hostile_agent.py")])
 ELIZA = process_agent("eliza", sys.executable, ["-m", "symposium", "eliza"])
 GUARD = 30
 WRITTEN = "written by the agent\n"
+CREATE_FILE = {"name": "create_file", "description": "Create a new file", "inputSchema": {"type": "object", "properties": {"filePath": {"type": "string"}, "content": {"type": "string"}}}}
 
 
 async def write(backend: BackendClient, workspace: Path, *paths: str) -> list[str]:
@@ -82,3 +87,83 @@ async def test_forty_fifos_are_refused_at_once_and_other_chats_and_new_agents_go
     assert started.error is None and started.text()
     assert (workspace / "after.txt").read_text() == WRITTEN
     assert all(stat.S_ISFIFO(os.stat(workspace / "pipes" / f"fifo-{i}").st_mode) for i in range(40))
+
+
+async def test_a_folder_swapped_for_a_link_out_while_the_card_waits_gets_nothing_written_outside(backend: BackendClient, tmp_path: Path) -> None:
+    """The agent asks permission, writes work/gen/payload.txt (inside when checked), and once the
+    backend has checked it replaces work/gen with a link to a folder outside; the user then allows."""
+    workspace, outside = tmp_path / "work", tmp_path / "outside"
+    (workspace / "gen").mkdir(parents=True)
+    outside.mkdir()
+    payload = workspace / "gen" / "payload.txt"
+    payload.write_text("original\n")
+    swapped = tmp_path / "swapped"
+    os.mkfifo(swapped)
+    command = [user(f"swap-write {payload} {outside} {swapped}")]
+    with trio.fail_after(GUARD):
+        ask = await backend.chat(command, agent=HOSTILE, model_id="hostile", cwd=str(workspace), tools=[AGENT_ACTION_TOOL_DEF])
+        [card] = ask.tool_calls()
+        assert await trio.to_thread.run_sync(swapped.read_text) == "swapped\n"  # the check has run, the link is in
+        history = [*command, ask.assistant_message(), tool_result(card["toolCallId"], AGENT_ACTION_APPROVED)]
+        done = await backend.chat(history, agent=HOSTILE, model_id="hostile", cwd=str(workspace), tools=[AGENT_ACTION_TOOL_DEF])
+    assert done.error is None, done.error
+    permission, write_answer = done.text().splitlines()
+    assert '"yes"' in permission  # allowed
+    assert write_answer.startswith("write: refused: ") and "outside" in write_answer, write_answer
+    assert os.listdir(outside) == []
+    assert (workspace / "gen-old" / "payload.txt").read_text() == "original\n"
+
+
+RUN_BY_THEMSELVES = [
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".husky/pre-commit",
+    "tools/hooks/pre-commit",  # the repository's core.hooksPath
+    ".devcontainer/devcontainer.json",
+    ".envrc",
+    "team.code-workspace",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".devcontainer.json",
+    ".env",
+    ".venv/bin/activate",
+    "lib/python3.12/site-packages/startup.pth",
+    ".mcp.json",
+    ".gemini/settings.json",
+    ".qwen/settings.json",
+    ".github/hooks/hooks.json",
+]
+
+
+def repository(workspace: Path) -> None:
+    """A repository whose hooks are in tools/hooks (`git config core.hooksPath tools/hooks`)."""
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / ".git" / "config").write_text("[core]\n\trepositoryformatversion = 0\n\thooksPath = tools/hooks\n")
+
+
+async def test_files_that_run_by_themselves_are_refused_without_edit_tools_and_nothing_lands(backend: BackendClient, tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    repository(workspace)
+    (workspace / ".vscode").mkdir()
+    (workspace / ".vscode" / "settings.json").write_text("{}\n")
+    answers = await write(backend, workspace, *(str(workspace / path) for path in RUN_BY_THEMSELVES), str(workspace / "src" / "ok.py"))
+    assert answers[-1] == "ok" and (workspace / "src" / "ok.py").read_text() == WRITTEN
+    for path, answer in zip(RUN_BY_THEMSELVES, answers, strict=False):
+        assert answer.startswith("refused: ") and "edit tools" in answer and "for the user to review" in answer, (path, answer)
+        assert not (workspace / path).exists() or (workspace / path).read_text() == "{}\n", path
+    assert "runOn" in answers[0] and "core.hooksPath" in answers[3] and "direnv" in answers[5]
+
+
+async def test_a_file_that_runs_by_itself_goes_to_vscodes_edit_tools_where_the_chat_offers_them(backend: BackendClient, tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    repository(workspace)
+    target = workspace / "tools" / "hooks" / "pre-commit"
+    command = [user(f"write {target}")]
+    with trio.fail_after(GUARD):
+        asked = await backend.chat(command, agent=HOSTILE, model_id="hostile", cwd=str(workspace), tools=[CREATE_FILE])
+        [call] = asked.tool_calls()
+        assert call["toolName"] == "create_file" and call["parameters"] == {"filePath": str(target), "content": WRITTEN}
+        assert not target.exists()  # VS Code writes it, in the user's review
+        history = [*command, asked.assistant_message(), tool_result(call["toolCallId"], "The file was created")]
+        done = await backend.chat(history, agent=HOSTILE, model_id="hostile", cwd=str(workspace), tools=[CREATE_FILE])
+    assert done.error is None and done.text() == "ok"
