@@ -15,30 +15,16 @@ from typing import Any
 
 import attrs
 
+from protocol.history.canonical import Digest, canonical, has_content, message_digest, root
+from protocol.history.conversation_index import Conversation, ConversationIndex, Match, match_after_marker
 from protocol.history.forking import ForkPoint, forks_after_marker
 from protocol.history.held_data import KEPT_CHARS, WholeData, held_messages
 from protocol.history.markers import Marker
-from protocol.history.matching import (
-    Conversation,
-    ConversationIndex,
-    Digest,
-    Match,
-    asked,
-    call_ids,
-    canonical,
-    has_content,
-    is_plain_text,
-    is_summarisation,
-    is_summarised,
-    match_after_marker,
-    message_digest,
-    results_with_note,
-    root,
-    trailing_digest,
-    user_turns,
-)
 from protocol.history.prompt import split_context
 from protocol.history.reading import Read, opening, read_messages
+from protocol.history.summaries import is_summarisation, is_summarised
+from protocol.history.tool_rounds import call_ids, is_plain_text, results_with_note
+from protocol.history.user_turns import asked, trailing_digest, user_turns
 from protocol.shared.failures import Failure, FailureKind, failure
 from protocol.shared.structuring import WireError
 from protocol.vscode.lm import ChatParams, EditPart, Message, Part, ThinkingPart, ToolCallPart, UsagePart
@@ -310,7 +296,7 @@ class Conversations:
         know), leave out a context message they sent before, render earlier tool rounds without
         their final text or with a note. Every consumer must echo our calls' ids, which are
         random and reach only the chat our reply went to; and what the user asked, turn by turn
-        (`matching.user_turns`), must be what the conversation was asked, so an edited or retried
+        (`user_turns.user_turns`), must be what the conversation was asked, so an edited or retried
         message is still a fork. Ids of another conversation (but those in the history this one
         began with) are a mix of two chats: nobody's. Either the tool loop goes on (the last model
         message carries the calls the conversation waits on: what follows is new), or a new turn

@@ -46,7 +46,7 @@ import attrs
 from protocol.acp.agent_facts import AgentFacts, MessageFork, version
 from protocol.acp.capabilities import Initialized
 from protocol.acp.update_kinds import MESSAGE_KINDS
-from protocol.history.matching import last_assistant
+from protocol.history.user_turns import last_assistant
 from protocol.vscode.lm import Message
 
 

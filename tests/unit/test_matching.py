@@ -7,10 +7,11 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from protocol.history.canonical import canonical, normalise
+from protocol.history.conversation_index import Conversation
 from protocol.history.conversations import Conversations, MarkerAt, Record, Route
 from protocol.history.forking import Opening, opening_after_restart
 from protocol.history.markers import Marker
-from protocol.history.matching import Conversation, canonical, normalise
 from protocol.vscode.lm import (
     ChatParams,
     DataPart,
@@ -142,31 +143,6 @@ def test_agents_do_not_share_conversations() -> None:
     assert second is not first
 
 
-def test_tool_call_inputs_compare_as_json_not_as_text() -> None:
-    a = assistant(ToolCallPart("t1", "read", {"b": 1, "a": [1, 2]}))
-    b = assistant(ToolCallPart("t1", "read", {"a": [1, 2], "b": 1}))
-    assert canonical(a) == canonical(b)
-    assert canonical(assistant(ToolCallPart("t1", "read", None))) == canonical(assistant(ToolCallPart("t1", "read", {})))
-
-
-def test_normalise_merges_text_and_strips_bookkeeping_keeping_a_tool_results_own_parts_apart() -> None:
-    message = Message(
-        "user",
-        (
-            TextPart("a"),
-            TextPart("b"),
-            DataPart("cache_control", "x"),
-            TextPart("c"),
-            ToolResultPart("t", (TextPart("r1"), DataPart("cache_control", "x"), TextPart("r2"))),
-        ),
-    )
-    # A result's first text part is the tool's own (hooks append theirs): it stays apart, but two
-    # renderings that split the text differently are still the same message.
-    assert normalise(message).content == (TextPart("abc"), ToolResultPart("t", (TextPart("r1"), TextPart("r2"))))
-    joined = Message("user", (TextPart("abc"), ToolResultPart("t", (TextPart("r1r2"),))))
-    assert canonical(normalise(message)) == canonical(joined)
-
-
 # Property: interleaved conversations never cross ----------------------------------------------------
 
 
@@ -214,30 +190,6 @@ def test_random_interleavings_of_conversations_never_cross(order: list[int], sto
         seen[conversation.id] = list(history)
         owner[who] = conversation
         pending_reply[who] = reply
-
-
-def _seen(messages: list[Message]) -> int:
-    from protocol.history.matching import SEEN_START, canonical, conversation_step, message_digest
-
-    state = SEEN_START
-    for message in map(normalise, messages):
-        form = canonical(message)
-        state = conversation_step(state, message, None if form is None else message_digest(form))
-    return state[0]
-
-
-def test_the_conversation_the_user_sees_leaves_the_agents_tool_rounds_out() -> None:
-    def round(n: int, text: str = "") -> list[Message]:
-        call = Message("assistant", (TextPart(text), ToolCallPart(f"c{n}", "edit", {"n": n})))
-        return [call, Message("user", (ToolResultPart(f"c{n}", (TextPart("ok"),)),))]
-
-    ask, answer, next_ask = Message("user", (TextPart("Mark every item done"),)), Message("assistant", (TextPart("All done."),)), Message("user", (TextPart("How many?"),))
-    whole = [ask, *round(1), *round(2, "working"), *round(3), answer, next_ask]
-    dropped = [ask, *round(1), *round(3), answer, next_ask]  # Copilot after Continue
-    assert _seen(whole) == _seen(dropped)
-    assert _seen(whole) != _seen([Message("user", (TextPart("Mark some items done"),)), *round(1), answer, next_ask]), "an edited question"
-    assert _seen(whole) != _seen([ask, *round(1), Message("assistant", (TextPart("Half done."),)), next_ask]), "another answer"
-    assert _seen([ask, *round(1)]) == _seen([ask]), "a turn in progress: only what the user asked"
 
 
 def test_a_request_ending_with_an_answer_starts_nothing_new() -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from protocol.acp import schema as acp
 from protocol.history.channels import Turn
-from protocol.history.matching import normalise
+from protocol.history.canonical import normalise
 from protocol.shared.failures import FailureKind, failure
 from protocol.shared.jsonrpc import RpcError
 from protocol.turn import fs_edits
