@@ -23,7 +23,7 @@ from protocol.history.markers import Marker
 from protocol.history.prompt import split_context
 from protocol.history.reading import Read, opening, read_messages
 from protocol.history.summaries import is_summarisation, is_summarised
-from protocol.history.tool_rounds import call_ids, is_plain_text, results_with_note
+from protocol.history.tool_rounds import call_ids, is_plain_text, results_then_text, shown_with_results
 from protocol.history.user_turns import asked, trailing_digest, user_turns
 from protocol.shared.failures import Failure, FailureKind, failure
 from protocol.shared.structuring import WireError
@@ -143,11 +143,19 @@ class Conversations:
         tail = messages[match.start :]
         context, new = split_context(tail)
         inputs, seen = list(tail), read.after[-1]
-        if not context and not match.cancelled and (pending := record.pending()) and (noted := results_with_note(new, pending)) is not None:
-            # The consumer's tool loop goes on: its note is not a turn of the user's, and it
-            # leaves it out when it renders this round again (docs/how-it-works.md).
-            record.notes.update(_digest(m) for m in noted.notes)
-            new, inputs, seen = noted.results, list(noted.results), None
+        if not context and not match.cancelled and (pending := record.pending()) and (after := results_then_text(new, pending)) is not None:
+            # Text after the results the conversation waits on (docs/how-it-works.md, "Text after
+            # tool results"): the consumer's note goes to the agent with the results; the user's
+            # own words are the turn's too, and the turn machine's rule for a user who moved on
+            # answers the calls with their results before the words are prompted.
+            record.notes.update(_digest(m) for m in after.notes)
+            shown = shown_with_results(after.results, after.notes)
+            if after.words:
+                new = (*shown, *after.words)  # the conversation holds the request as it was sent
+            else:
+                # The consumer's tool loop goes on; it leaves its note out when it renders this
+                # round again, so the conversation holds the results alone.
+                new, inputs, seen = shown, list(after.results), None
         while len(new) > 1 and is_plain_text(new[0]) and _digest(new[0]) in record.notes:
             new = new[1:]  # a known note ahead of the user's next turn: never news to the agent
         record.state.begin_turn(match.committed, inputs, seen)

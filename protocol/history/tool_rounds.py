@@ -31,26 +31,48 @@ def carries_results(message: Message) -> bool:
     return all(type(p) is TextPart for p in rest) and all(isinstance(p, ToolResultPart) for p in parts[: len(parts) - len(rest)])
 
 
+# The words a consumer puts after the tool results it sends, every time, addressed to a model that
+# sees results only as text (docs/how-it-works.md, "Text after tool results"): one entry per
+# consumer that has one, compared with its whitespace collapsed. Copilot Chat has none: each result
+# is a message of its own, and what follows them is a new turn of the user's, wrapped in its
+# `<userRequest>` (../shared/reference/copilot-as-consumer.md).
+CONSUMER_NOTES = frozenset(
+    {
+        # prompt-tsx's `ToolCalls` element: Microsoft's chat sample, `@vscode/chat-extension-utils`.
+        "Above is the result of calling one or more tools. The user cannot see the results, so you should explain them"
+        " to the user if referencing them in your answer.",
+    }
+)
+
+
+def is_consumer_note(message: Message) -> bool:
+    """A message of plain text that is a consumer's own note after tool results (`CONSUMER_NOTES`)."""
+    return is_plain_text(message) and " ".join(message.text().split()) in CONSUMER_NOTES
+
+
 @attrs.frozen
-class ResultsWithNote:
-    """A request's tool round followed by its consumer's own words (docs/how-it-works.md,
-    "A consumer's note after tool results")."""
+class ResultsThenText:
+    """A request's tool round and the plain text after it (docs/how-it-works.md, "Text after tool
+    results"): the consumer's note, and what the user typed."""
 
-    results: tuple[Message, ...]  # the tool-result messages, without the note's text
-    notes: tuple[Message, ...]  # what followed them: the consumer's note to its model
+    results: tuple[Message, ...]  # the tool-result messages, without any text after them
+    notes: tuple[Message, ...]  # the consumer's own notes (`CONSUMER_NOTES`), in order
+    words: tuple[Message, ...]  # every other text: the user's own words, in order
 
 
-def results_with_note(messages: Sequence[Message], awaited: Collection[str]) -> ResultsWithNote | None:
+def results_then_text(messages: Sequence[Message], awaited: Collection[str]) -> ResultsThenText | None:
     """`messages` as the results of exactly the `awaited` calls followed by plain text, or None.
 
-    A consumer that runs its own tool loop (prompt-tsx's `ToolCalls`, as in Microsoft's chat
-    sample) ends the request after a tool round with a user message of its own ("Above is the
-    result of calling one or more tools..."): it ran the tools the model asked for and calls
-    the model again, so the agent's turn goes on. Only plain text counts: a new turn of the
-    user's as Copilot sends it (a wrapped `<userRequest>`, attachments, images) is the user
-    moving on, and is left to the turn machine's rule."""
+    A consumer that runs its own tool loop sends the results of the calls the model made, and may
+    add text after them: its note to a model that sees results only as text (prompt-tsx's "Above is
+    the result of calling one or more tools...", as in Microsoft's chat sample), or, when a turn
+    ended at a tool round (the user stopped it, the consumer's loop reached its limit), what the
+    user typed next. Which is which is told by the text itself, never by where it stands: only a
+    known note (`CONSUMER_NOTES`) is the consumer's. Only plain text counts: a turn of the user's as
+    Copilot sends one (a wrapped `<userRequest>`, attachments, images) is left to the turn
+    machine's rule as it is."""
     results: list[Message] = []
-    notes: list[Message] = []
+    texts: list[Message] = []
     answered: set[str] = set()
     index = 0
     while index < len(messages) and carries_results(messages[index]):
@@ -60,13 +82,29 @@ def results_with_note(messages: Sequence[Message], awaited: Collection[str]) -> 
         results.append(attrs.evolve(message, content=own))
         index += 1
         if len(own) < len(message.content):
-            notes.append(Message("user", message.content[len(own) :]))
+            texts.append(Message("user", message.content[len(own) :]))
             break
     rest = messages[index:]
     if not results or answered != set(awaited) or not all(is_plain_text(m) for m in rest):
         return None
-    notes.extend(rest)
-    return ResultsWithNote(tuple(results), tuple(notes)) if notes else None
+    texts.extend(rest)
+    if not texts:
+        return None
+    notes = tuple(m for m in texts if is_consumer_note(m))
+    return ResultsThenText(tuple(results), notes, tuple(m for m in texts if not is_consumer_note(m)))
+
+
+def shown_with_results(results: Sequence[Message], notes: Sequence[Message]) -> tuple[Message, ...]:
+    """The results with the consumer's notes after the last one's own content, as a text of their
+    own: the agent reads them where the consumer put them, after the results, and a result's first
+    text part stays the tool's own (a permission's approval is read from it)."""
+    if not notes or not results:
+        return tuple(results)
+    *before, last = results
+    *parts, final = last.content
+    assert isinstance(final, ToolResultPart)
+    note = TextPart("\n\n".join(m.text() for m in notes))
+    return (*before, attrs.evolve(last, content=(*parts, ToolResultPart(final.tool_call_id, (*final.content, note)))))
 
 
 def call_ids(message: Message) -> Iterator[str]:

@@ -237,6 +237,12 @@ def result(call_id: str, text: str) -> Message:
     return Message("user", (ToolResultPart(call_id, (TextPart(text),)),))
 
 
+def noted(call_id: str, text: str) -> Message:
+    """A result as the agent is shown it when the consumer's note follows it: the note after the
+    tool's own text (docs/how-it-works.md, "Text after tool results")."""
+    return Message("user", (ToolResultPart(call_id, (TextPart(text), TextPart(NOTE.text()))),))
+
+
 def echoed(call: ToolCallPart, text: str = "") -> Message:
     """prompt-tsx's rendering of our tool call: the input as the JSON text of the function's
     arguments, no marker, the round's text first."""
@@ -284,10 +290,10 @@ def test_the_chat_samples_tool_loop_and_its_follow_up_stay_in_one_conversation()
     rounds = [INSTRUCTIONS, context, ask, echoed(first_call, "Let me count. "), result("sym-a", "3 tabs")]
     second = model.route([*rounds, NOTE], [second_call])
     assert second.record is first.record and not second.started
-    assert second.new == (result("sym-a", "3 tabs"),), "the note is not news to the agent: its turn goes on with the result"
+    assert second.new == (noted("sym-a", "3 tabs"),), "the note goes with the result: the agent's turn goes on"
     rounds += [echoed(second_call), result("sym-b", "a.ts")]
     third = model.route([*rounds, NOTE], ["There are 3 tabs."])
-    assert third.record is first.record and third.new == (result("sym-b", "a.ts"),)
+    assert third.record is first.record and third.new == (noted("sym-b", "a.ts"),)
     follow = user("And how many files?")
     again = model.route([INSTRUCTIONS, ask, *rounds[3:], NOTE, follow], ["One."])
     assert again.record is first.record and not again.started
@@ -318,9 +324,33 @@ def test_a_note_in_the_same_message_as_the_results_is_the_consumers_too() -> Non
     model = Routed()
     call = ToolCallPart("sym-a", "read", {"path": "a"})
     first = model.route([user("Read a")], [call])
-    together = Message("user", (ToolResultPart("sym-a", (TextPart("contents"),)), TextPart("Explain the results to the user.")))
+    together = Message("user", (ToolResultPart("sym-a", (TextPart("contents"),)), TextPart(NOTE.text())))
     goes_on = model.route([user("Read a"), echoed(call), together])
-    assert goes_on.record is first.record and goes_on.new == (result("sym-a", "contents"),)
+    assert goes_on.record is first.record and goes_on.new == (noted("sym-a", "contents"),)
+
+
+def test_what_the_user_types_after_tool_results_is_their_turn_never_a_note() -> None:
+    """Text after the results that is not a known note is the user's (a turn that ended at a tool
+    round, then a new message): it is the turn's, after the results, and the conversation holds the
+    request as it was sent, so the next request continues it cleanly and sends nothing back."""
+    for after in ([user("Wait: do not delete anything")], [NOTE, user("Wait: do not delete anything")]):
+        model = Routed()
+        call = ToolCallPart("sym-a", "symposium-agent-action", {"title": "Run `rm -rf build`"})
+        first = model.route([user("Clean up")], [call])
+        history = [user("Clean up"), echoed(call), result("sym-a", "approved"), *after]
+        words = model.route(history, ["Nothing deleted."])
+        assert words.record is first.record and not words.cancelled
+        shown = noted("sym-a", "approved") if NOTE in after else result("sym-a", "approved")
+        assert words.new == (shown, user("Wait: do not delete anything"))
+        follow = model.route([*history, assistant("Nothing deleted."), user("Thanks")])
+        assert follow.record is first.record and follow.context == () and follow.new == (user("Thanks"),) and not follow.cancelled
+    # In the same message as the results, too.
+    model = Routed()
+    call = ToolCallPart("sym-a", "read", {"path": "a"})
+    model.route([user("Read a")], [call])
+    together = Message("user", (ToolResultPart("sym-a", (TextPart("contents"),)), TextPart("Read b instead.")))
+    words = model.route([user("Read a"), echoed(call), together])
+    assert words.new == (result("sym-a", "contents"), user("Read b instead."))
 
 
 def test_call_ids_never_let_one_chat_continue_another() -> None:
