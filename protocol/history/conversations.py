@@ -100,6 +100,8 @@ class Conversations:
         self._dirty: set[str] = set()  # conversations whose reply grew since they were indexed
         self._by_opening: dict[str, list[str]] = {}  # opening(messages) → conversations that began so
         self._calls: dict[str, str] = {}  # tool-call id → the conversation whose reply made the call
+        # tool-call id of ours → the conversations that began with it in their history (forks), oldest first
+        self._heirs: dict[str, list[str]] = {}
         self._whole = WholeData(data_kept)  # which conversations keep their data (images) whole
 
     def __contains__(self, conversation_id: object) -> bool:
@@ -142,7 +144,8 @@ class Conversations:
         record = self._records[match.conversation.id]
         tail = messages[match.start :]
         context, new = split_context(tail)
-        inputs, seen = list(tail), read.after[-1]
+        inputs = list(tail)
+        seen: Digest | None = read.after[-1]  # what the agent holds after the turn; None: worked out from the inputs
         if not context and not match.cancelled and (pending := record.pending()) and (after := results_then_text(new, pending)) is not None:
             # Text after the results the conversation waits on (docs/how-it-works.md, "Text after
             # tool results"): the consumer's note goes to the agent with the results; the user's
@@ -212,6 +215,11 @@ class Conversations:
         for call_id in record.calls:
             if self._calls.get(call_id) == record.state.id:
                 del self._calls[call_id]
+        for call_id in record.inherited:
+            if (heirs := self._heirs.get(call_id)) is not None and record.state.id in heirs:
+                heirs.remove(record.state.id)
+                if not heirs:
+                    del self._heirs[call_id]
         self._index.remove(record.state)
         self._records.pop(record.state.id, None)
         self._dirty.discard(record.state.id)
@@ -229,6 +237,12 @@ class Conversations:
         inherited = frozenset(c for m in messages for c in call_ids(m))
         record = Record(Conversation(conversation_id, params.agent, committed=root(params.agent), inputs=list(messages)), throwaway=throwaway, inherited=inherited)
         self._records[conversation_id] = record
+        if not throwaway:
+            # A fork (or a chat primed with one's history) carries our ids of the conversation it
+            # came from: they name it too, where its own turns add none (`_by_evidence`).
+            for call_id in inherited:
+                if call_id in self._calls or call_id in self._heirs:
+                    self._heirs.setdefault(call_id, []).append(conversation_id)
         return record
 
     def _earlier_reads(self, raw: Sequence[Any], found: MarkerAt | None) -> Iterator[Read]:
@@ -303,32 +317,49 @@ class Conversations:
         For consumers that render history their own way: they drop the marker (parts they do not
         know), leave out a context message they sent before, render earlier tool rounds without
         their final text or with a note. Every consumer must echo our calls' ids, which are
-        random and reach only the chat our reply went to; and what the user asked, turn by turn
-        (`user_turns.user_turns`), must be what the conversation was asked, so an edited or retried
-        message is still a fork. Ids of another conversation (but those in the history this one
-        began with) are a mix of two chats: nobody's. Either the tool loop goes on (the last model
-        message carries the calls the conversation waits on: what follows is new), or a new turn
-        of the user's follows everything the conversation holds.
+        random and reach only the chat our reply went to. An id names the conversation whose reply
+        made the call, and the forks that began with it in their history (an edited message whose
+        turns made no call of their own yet): the newest fork first, as the chat shows the fork in
+        place of what it replaced. Of these, the one is taken whose questions, turn by turn
+        (`user_turns.user_turns`), are what the request asked before its newest turn, so an edited
+        or retried message is still a fork. Ids of another conversation (but those in the history
+        this one began with) are a mix of two chats: nobody's.
         """
         messages = read.messages
-        owner: str | None = None
+        named: list[str] = []
         where = len(messages)
         for index in range(len(messages) - 1, -1, -1):
-            owner = next((self._calls[i] for i in call_ids(messages[index]) if i in self._calls), None)
-            if owner is not None:
+            named = [c for i in call_ids(messages[index]) for c in self._named_by(i)]
+            if named:
                 where = index
                 break
-        record = self._records.get(owner) if owner is not None else None
-        if record is None or record.read is None or record.state.agent != params.agent or (only is not None and record is not only):
-            return None
+        for conversation_id in dict.fromkeys(named):
+            record = self._records.get(conversation_id)
+            if record is None or record.read is None or record.state.agent != params.agent or (only is not None and record is not only):
+                continue
+            if (match := self._goes_on(record, read, where)) is not None:
+                return match
+        return None
+
+    def _named_by(self, call_id: str) -> list[str]:
+        """The conversations one of our call ids may name: its forks, newest first, then the one
+        whose reply made the call."""
+        owner = self._calls.get(call_id)
+        return [*reversed(self._heirs.get(call_id, ())), *([owner] if owner is not None else [])]
+
+    def _goes_on(self, record: Record, read: Read, where: int) -> Match | None:
+        """The request as the next step of `record`'s conversation, named by our call id at
+        message `where`: its tool loop going on (the last model message carries the calls it
+        waits on: what follows is new), or a new turn of the user's after everything it holds."""
+        messages, owner = read.messages, record.state.id
         if any(self._calls.get(c, owner) != owner and c not in record.inherited for m in messages for c in call_ids(m)):
-            log.info("a request mixes tool calls of conversation %s with another's: matched by none", owner)
+            log.info("a request mixes tool calls of conversation %s with another's: not that conversation", owner)
             return None
+        assert record.read is not None
         turns = user_turns(messages, read.digests, record.notes)
         expected = asked(user_turns(record.read.messages, record.read.digests, record.notes))
         last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
-        pending = record.pending()
-        if last >= 0 and pending & set(call_ids(messages[last])):
+        if last >= 0 and record.pending() & set(call_ids(messages[last])):
             start = last + 1
             if asked(t for t in turns if t.start < last) == expected and has_content(messages[start:]):
                 log.info("request continues conversation %s's tool loop by its call ids", owner)

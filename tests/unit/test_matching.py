@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from protocol.history.canonical import canonical, normalise
@@ -377,6 +377,47 @@ def test_call_ids_never_let_one_chat_continue_another() -> None:
     assert fork.started and fork.record is not a.record, "the last question edited: a fork"
 
 
+def test_a_fork_in_a_chat_without_markers_keeps_its_conversation_and_crosses_no_other() -> None:
+    """An edited message in a chat that drops markers and context messages (the chat sample's
+    `@tools`) forks the conversation; the fork's follow-ups continue it, though the newest of our
+    call ids they carry was made by the conversation it came from. The no-crossing rules hold."""
+    model = Routed()
+    call = ToolCallPart("sym-a", "read", {"p": "a"})
+    ask = user("Read a")
+    first = model.route([INSTRUCTIONS, user("<context>a</context>"), ask], [call])
+    rounds = [echoed(call), result("sym-a", "A"), NOTE]
+    model.route([INSTRUCTIONS, user("<context>a</context>"), ask, *rounds], ["A says A."])
+    assert model.route([INSTRUCTIONS, ask, *rounds, user("<context>b</context>"), user("Hello")], ["Hi."]).record is first.record
+    fork = model.route([INSTRUCTIONS, ask, *rounds, user("<context>c</context>"), user("I feel sad")], ["Why sad?"])
+    assert fork.started and fork.record is not first.record
+    shown = [INSTRUCTIONS, ask, *rounds, user("I feel sad"), assistant("Why sad?")]
+    follow = model.route([*shown, user("My dog")], ["Tell me more."])
+    assert follow.record is fork.record and not follow.started and follow.context == () and follow.new == (user("My dog"),)
+    again = model.route([*shown, user("My dog"), assistant("Tell me more."), user("He ran away")], ["Where?"])
+    assert again.record is fork.record and again.new == (user("He ran away"),)
+    # The conversation it came from is still itself, with its own history.
+    assert model.route([INSTRUCTIONS, ask, *rounds, user("Hello"), assistant("Hi."), user("Bye")]).record is first.record
+    # Another fork of the same point is a conversation of its own; each goes on as itself.
+    other = model.route([INSTRUCTIONS, ask, *rounds, user("I feel happy")], ["Why happy?"])
+    assert other.started and other.record not in (first.record, fork.record)
+    assert model.route([INSTRUCTIONS, ask, *rounds, user("I feel happy"), assistant("Why happy?"), user("Sun")]).record is other.record
+    # A request mixing the fork's history with another chat's ids is neither's.
+    b_call = ToolCallPart("sym-b", "read", {"p": "b"})
+    b = model.route([INSTRUCTIONS, user("Read b")], [b_call])
+    mixed = model.route([*shown, echoed(b_call), result("sym-b", "B"), NOTE, user("Compare")])
+    assert mixed.started and mixed.record not in (first.record, fork.record, b.record)
+    # A call the fork waits on cannot be answered from another chat's history.
+    pending = ToolCallPart("sym-p", "symposium-agent-action", {"title": "Run `rm -rf build`"})
+    asks = model.route([*shown, user("My dog"), assistant("Tell me more."), user("He ran away"), assistant("Where?"), user("Clean up")], [pending])
+    assert asks.record is fork.record
+    elsewhere = model.route([INSTRUCTIONS, ask, *rounds, user("Hello"), echoed(pending), result("sym-p", "approved")])
+    assert elsewhere.started and elsewhere.record is not fork.record
+    # Conversations forgotten (released) leave nothing of their ids behind.
+    for record in list(model.conversations._records.values()):
+        model.conversations.forget(record)
+    assert model.conversations._calls == {} and model.conversations._heirs == {}
+
+
 def test_a_new_message_at_copilots_request_limit_and_the_message_after_it_stay_in_the_conversation() -> None:
     """Copilot at its request limit: the user sends a new message while a call waits; Copilot runs
     it and sends its result ahead of the message. In the request after that, the round that was
@@ -406,24 +447,36 @@ def test_a_new_message_at_copilots_request_limit_and_the_message_after_it_stay_i
 
 
 @settings(max_examples=100, deadline=None)
-@given(order=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=30), calls=st.lists(st.booleans(), min_size=30, max_size=30))
-def test_chat_sample_conversations_interleaved_never_cross(order: list[int], calls: list[bool]) -> None:
+@given(
+    order=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=30),
+    calls=st.lists(st.booleans(), min_size=30, max_size=30),
+    edits=st.lists(st.booleans(), min_size=30, max_size=30),
+)
+# A turn with a tool call, one without, that one edited, then the fork's follow-up.
+@example(order=[0] * 5, calls=[True] + [False] * 29, edits=[False] * 3 + [True] + [False] * 26)
+def test_chat_sample_conversations_interleaved_never_cross(order: list[int], calls: list[bool], edits: list[bool]) -> None:
     """Several chats of a consumer rendering history as the chat sample does (no marker, notes after
     results, a turn with tool rounds rendered again without its context message and without its
-    answer), advanced in random order, each reply a tool call or an answer: each request lands on its
-    own chat's conversation, never on another's. Chats 0 and 1 ask the same first question.
+    answer), advanced in random order, each reply a tool call or an answer, the user now and then
+    editing a chat's last question (a fork): each request lands on its own chat's conversation (a
+    fork on a new one), never on another's. Chats 0 and 1 ask the same first question.
 
-    A turn without tool calls keeps its context message here: without a marker and without our call
-    ids, only the content can tell a conversation, and it must then be rendered as it was sent."""
+    A turn without tool calls is rendered again without its context message only where the history
+    before it holds our call ids: without a marker and without them, only the content can tell a
+    conversation, and it must then be rendered as it was sent."""
     model = Routed()
-    done: dict[int, list[list[Message]]] = {}  # each chat's earlier turns, as it renders them again
+    done: dict[int, list[tuple[list[Message], bool]]] = {}  # each chat's earlier turns, as it renders them again; with tool rounds?
     asking: dict[int, tuple[list[Message], list[Message]]] = {}  # the turn in progress: what it asked, its rounds
     owner: dict[int, Record] = {}
     for step, who in enumerate(order):
-        earlier = [m for turn in done.get(who, []) for m in turn]
+        forking = who not in asking and bool(done.get(who)) and edits[step]
+        if forking:
+            done[who].pop()  # VS Code's edit: that turn and every later one are gone
+        earlier = [m for turn, _ in done.get(who, []) for m in turn]
         if who not in asking:
-            first = who < 2 and not done.get(who)
-            asking[who] = ([user(f"<context>{who}</context>"), user("Which files?" if first else f"chat {who} asks at {step}")], [])
+            first = who < 2 and not done.get(who) and not forking
+            question = "Which files?" if first else f"chat {who} {'edits' if forking else 'asks'} at {step}"
+            asking[who] = ([user(f"<context>{who}</context>"), user(question)], [])
         asked, rounds = asking[who]
         messages = [INSTRUCTIONS, *earlier, *asked, *rounds, *([NOTE] if rounds else [])]
         if calls[step]:
@@ -433,11 +486,13 @@ def test_chat_sample_conversations_interleaved_never_cross(order: list[int], cal
         else:
             route = model.route(messages, [f"answer {step}"])
             del asking[who]
-            done.setdefault(who, []).append([asked[-1], *rounds, NOTE] if rounds else [*asked, assistant(f"answer {step}")])
-        if who in owner:
+            ids_before = any(with_rounds for _, with_rounds in done.get(who, []))
+            rendered = [asked[-1], *rounds, NOTE] if rounds else [*(asked[-1:] if ids_before else asked), assistant(f"answer {step}")]
+            done.setdefault(who, []).append((rendered, bool(rounds)))
+        if who in owner and not forking:
             assert route.record is owner[who], f"step {step}: chat {who} landed elsewhere"
         else:
-            assert route.record not in owner.values(), f"step {step}: a new chat took another's conversation"
+            assert route.record not in owner.values(), f"step {step}: a new chat (or a fork) took another's conversation"
         owner[who] = route.record
 
 

@@ -3,7 +3,7 @@ Microsoft's chat sample's `@tools` (`tests/support/chat_sample.py`) and a plain 
 extension, through a real `symposium vscodelm`, Eliza recording what she is sent (`tap`).
 
 What the user types after tool results reaches the agent; the consumer's own note after them is
-shown to the agent with the results.
+shown to the agent with the results; a fork keeps its agent session.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from tests.support.chat_sample import NOTE, ChatSample, echoed
 
 GUARD = 30
 READ = {"name": "read_notes", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+EARLIER = "Earlier in this conversation"
 
 
 def sessions(tap: Tap) -> list[str]:
@@ -71,3 +72,23 @@ async def test_the_samples_note_alone_goes_with_the_results_and_the_agents_turn_
         answer = await chat.ask('use tool vscode_tools::read_notes with {"path": "a.md"}', context="a.md")
     assert answer.text() == f"OK: the notes\n{NOTE}"
     assert len(tap.requests("session/prompt")) == 1, "one agent turn: the note was no new prompt"
+
+
+async def test_an_edited_message_forks_and_the_forks_follow_ups_keep_its_session_unprimed(backend: BackendClient, tap: Tap) -> None:
+    """The chat sample drops markers and the `<context>` messages of earlier turns: an edit forks the
+    conversation (a new session primed with what came before), and the fork's later turns go on in
+    the fork's session, as they do in Copilot."""
+    chat = ChatSample(backend, tap.agent, [READ], lambda call: "the notes")
+    with trio.fail_after(GUARD):
+        await chat.ask('use tool vscode_tools::read_notes with {"path": "a.md"}', context="a.md")
+        await chat.ask("Hello", context="b.md")
+        await chat.edit(1, "I feel sad", context="c.md")
+        follow = await chat.ask("I remember my dog")
+        last = await chat.ask("My mother hates me")
+    assert follow.error is None and last.error is None
+    original, _, fork, *later = sessions(tap)
+    assert fork != original and later == [fork, fork], "the fork's turns go on in the fork's session"
+    assert len(tap.requests("session/new")) == 2
+    prompts = tap.prompts()
+    assert EARLIER in prompts[2], "the fork's first turn is primed with what came before it"
+    assert prompts[3:] == ["I remember my dog", "My mother hates me"], "its follow-ups are not"
