@@ -20,7 +20,7 @@ class Turn:
     """One VS Code request, as far as its conversation's Session is concerned."""
 
     number: int  # unique and increasing; every SessionEvent echoes it
-    # Both as the request was read (`matching.normalise`): stripped, merged, Copilot's turns unwrapped.
+    # Both as the request was read (`canonical.normalise`): stripped, merged, Copilot's turns unwrapped.
     messages: tuple[Message, ...]  # new to the agent
     context: tuple[Message, ...]  # earlier history, only for a conversation's first turn
     cancelled: bool  # the previous reply was rejected or stopped

@@ -15,30 +15,16 @@ from typing import Any
 
 import attrs
 
+from protocol.history.canonical import Digest, canonical, has_content, message_digest, root
+from protocol.history.conversation_index import Conversation, ConversationIndex, Match, match_after_marker
 from protocol.history.forking import ForkPoint, forks_after_marker
 from protocol.history.held_data import KEPT_CHARS, WholeData, held_messages
 from protocol.history.markers import Marker
-from protocol.history.matching import (
-    Conversation,
-    ConversationIndex,
-    Digest,
-    Match,
-    asked,
-    call_ids,
-    canonical,
-    has_content,
-    is_plain_text,
-    is_summarisation,
-    is_summarised,
-    match_after_marker,
-    message_digest,
-    results_with_note,
-    root,
-    trailing_digest,
-    user_turns,
-)
 from protocol.history.prompt import split_context
 from protocol.history.reading import Read, opening, read_messages
+from protocol.history.summaries import is_summarisation, is_summarised
+from protocol.history.tool_rounds import call_ids, is_plain_text, results_then_text, shown_with_results
+from protocol.history.user_turns import asked, trailing_digest, user_turns
 from protocol.shared.failures import Failure, FailureKind, failure
 from protocol.shared.structuring import WireError
 from protocol.vscode.lm import ChatParams, EditPart, Message, Part, ThinkingPart, ToolCallPart, UsagePart
@@ -114,6 +100,8 @@ class Conversations:
         self._dirty: set[str] = set()  # conversations whose reply grew since they were indexed
         self._by_opening: dict[str, list[str]] = {}  # opening(messages) → conversations that began so
         self._calls: dict[str, str] = {}  # tool-call id → the conversation whose reply made the call
+        # tool-call id of ours → the conversations that began with it in their history (forks), oldest first
+        self._heirs: dict[str, list[str]] = {}
         self._whole = WholeData(data_kept)  # which conversations keep their data (images) whole
 
     def __contains__(self, conversation_id: object) -> bool:
@@ -156,12 +144,21 @@ class Conversations:
         record = self._records[match.conversation.id]
         tail = messages[match.start :]
         context, new = split_context(tail)
-        inputs, seen = list(tail), read.after[-1]
-        if not context and not match.cancelled and (pending := record.pending()) and (noted := results_with_note(new, pending)) is not None:
-            # The consumer's tool loop goes on: its note is not a turn of the user's, and it
-            # leaves it out when it renders this round again (docs/how-it-works.md).
-            record.notes.update(_digest(m) for m in noted.notes)
-            new, inputs, seen = noted.results, list(noted.results), None
+        inputs = list(tail)
+        seen: Digest | None = read.after[-1]  # what the agent holds after the turn; None: worked out from the inputs
+        if not context and not match.cancelled and (pending := record.pending()) and (after := results_then_text(new, pending)) is not None:
+            # Text after the results the conversation waits on (docs/how-it-works.md, "Text after
+            # tool results"): the consumer's note goes to the agent with the results; the user's
+            # own words are the turn's too, and the turn machine's rule for a user who moved on
+            # answers the calls with their results before the words are prompted.
+            record.notes.update(_digest(m) for m in after.notes)
+            shown = shown_with_results(after.results, after.notes)
+            if after.words:
+                new = (*shown, *after.words)  # the conversation holds the request as it was sent
+            else:
+                # The consumer's tool loop goes on; it leaves its note out when it renders this
+                # round again, so the conversation holds the results alone.
+                new, inputs, seen = shown, list(after.results), None
         while len(new) > 1 and is_plain_text(new[0]) and _digest(new[0]) in record.notes:
             new = new[1:]  # a known note ahead of the user's next turn: never news to the agent
         record.state.begin_turn(match.committed, inputs, seen)
@@ -218,6 +215,11 @@ class Conversations:
         for call_id in record.calls:
             if self._calls.get(call_id) == record.state.id:
                 del self._calls[call_id]
+        for call_id in record.inherited:
+            if (heirs := self._heirs.get(call_id)) is not None and record.state.id in heirs:
+                heirs.remove(record.state.id)
+                if not heirs:
+                    del self._heirs[call_id]
         self._index.remove(record.state)
         self._records.pop(record.state.id, None)
         self._dirty.discard(record.state.id)
@@ -235,6 +237,12 @@ class Conversations:
         inherited = frozenset(c for m in messages for c in call_ids(m))
         record = Record(Conversation(conversation_id, params.agent, committed=root(params.agent), inputs=list(messages)), throwaway=throwaway, inherited=inherited)
         self._records[conversation_id] = record
+        if not throwaway:
+            # A fork (or a chat primed with one's history) carries our ids of the conversation it
+            # came from: they name it too, where its own turns add none (`_by_evidence`).
+            for call_id in inherited:
+                if call_id in self._calls or call_id in self._heirs:
+                    self._heirs.setdefault(call_id, []).append(conversation_id)
         return record
 
     def _earlier_reads(self, raw: Sequence[Any], found: MarkerAt | None) -> Iterator[Read]:
@@ -263,7 +271,7 @@ class Conversations:
         new_conversation = Match(None, 0, False, read.after[0])
         if found is not None and not found.marker.follows(
             read.seen[found.index][0],
-            lambda: trailing_digest(messages[: found.index]) if is_summarised(messages) else None,
+            lambda at=found.index: trailing_digest(messages[:at]) if is_summarised(messages) else None,
         ):
             # Copied from another conversation (or the history before it was edited): only
             # the content can tell which conversation this is.
@@ -282,8 +290,8 @@ class Conversations:
         if record.state.agent != params.agent:
             log.info("marker names conversation %s of another agent: a new conversation", marker.conversation)
             return new_conversation, None, None
-        match = match_after_marker(record.state, messages, found.index, marker.turn, record.conversation_turn, read.after)
-        if match is None:
+        continued = match_after_marker(record.state, messages, found.index, marker.turn, record.conversation_turn, read.after)
+        if continued is None:
             # Turns without a marker since this one (stopped replies, or a consumer that drops
             # markers): the content decides, within the conversation the marker names.
             by_content = self._index.match(params.agent, messages, read.prefixes())
@@ -300,7 +308,7 @@ class Conversations:
                 "in a fork of its agent session where the agent can" if point is not None else "primed",
             )
             return new_conversation, None, point
-        return match, None, None
+        return continued, None, None
 
     def _by_evidence(self, params: ChatParams, read: Read, only: Record | None = None) -> Match | None:
         """The conversation the newest of our tool-call ids in the request names, if the request
@@ -309,32 +317,49 @@ class Conversations:
         For consumers that render history their own way: they drop the marker (parts they do not
         know), leave out a context message they sent before, render earlier tool rounds without
         their final text or with a note. Every consumer must echo our calls' ids, which are
-        random and reach only the chat our reply went to; and what the user asked, turn by turn
-        (`matching.user_turns`), must be what the conversation was asked, so an edited or retried
-        message is still a fork. Ids of another conversation (but those in the history this one
-        began with) are a mix of two chats: nobody's. Either the tool loop goes on (the last model
-        message carries the calls the conversation waits on: what follows is new), or a new turn
-        of the user's follows everything the conversation holds.
+        random and reach only the chat our reply went to. An id names the conversation whose reply
+        made the call, and the forks that began with it in their history (an edited message whose
+        turns made no call of their own yet): the newest fork first, as the chat shows the fork in
+        place of what it replaced. Of these, the one is taken whose questions, turn by turn
+        (`user_turns.user_turns`), are what the request asked before its newest turn, so an edited
+        or retried message is still a fork. Ids of another conversation (but those in the history
+        this one began with) are a mix of two chats: nobody's.
         """
         messages = read.messages
-        owner: str | None = None
+        named: list[str] = []
         where = len(messages)
         for index in range(len(messages) - 1, -1, -1):
-            owner = next((self._calls[i] for i in call_ids(messages[index]) if i in self._calls), None)
-            if owner is not None:
+            named = [c for i in call_ids(messages[index]) for c in self._named_by(i)]
+            if named:
                 where = index
                 break
-        record = self._records.get(owner) if owner is not None else None
-        if record is None or record.read is None or record.state.agent != params.agent or (only is not None and record is not only):
-            return None
+        for conversation_id in dict.fromkeys(named):
+            record = self._records.get(conversation_id)
+            if record is None or record.read is None or record.state.agent != params.agent or (only is not None and record is not only):
+                continue
+            if (match := self._goes_on(record, read, where)) is not None:
+                return match
+        return None
+
+    def _named_by(self, call_id: str) -> list[str]:
+        """The conversations one of our call ids may name: its forks, newest first, then the one
+        whose reply made the call."""
+        owner = self._calls.get(call_id)
+        return [*reversed(self._heirs.get(call_id, ())), *([owner] if owner is not None else [])]
+
+    def _goes_on(self, record: Record, read: Read, where: int) -> Match | None:
+        """The request as the next step of `record`'s conversation, named by our call id at
+        message `where`: its tool loop going on (the last model message carries the calls it
+        waits on: what follows is new), or a new turn of the user's after everything it holds."""
+        messages, owner = read.messages, record.state.id
         if any(self._calls.get(c, owner) != owner and c not in record.inherited for m in messages for c in call_ids(m)):
-            log.info("a request mixes tool calls of conversation %s with another's: matched by none", owner)
+            log.info("a request mixes tool calls of conversation %s with another's: not that conversation", owner)
             return None
+        assert record.read is not None
         turns = user_turns(messages, read.digests, record.notes)
         expected = asked(user_turns(record.read.messages, record.read.digests, record.notes))
         last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
-        pending = record.pending()
-        if last >= 0 and pending & set(call_ids(messages[last])):
+        if last >= 0 and record.pending() & set(call_ids(messages[last])):
             start = last + 1
             if asked(t for t in turns if t.start < last) == expected and has_content(messages[start:]):
                 log.info("request continues conversation %s's tool loop by its call ids", owner)

@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from protocol.acp.update_kinds import MESSAGE_KINDS
-from protocol.history.matching import last_assistant
+from protocol.history.user_turns import last_assistant
 from protocol.vscode.lm import Message
 
 

@@ -7,7 +7,7 @@ each held over a hundred MiB, bounded only by the number of conversations.
 
 So the conversations that took a turn most recently keep their data whole, up to `KEPT_CHARS`
 in all; beyond it, the least recently active ones keep each large data part by its digest only
-(`HeldDataPart`). Matching compares data parts by digest (`matching.data_digest`), so a held
+(`HeldDataPart`). Matching compares data parts by digest (`canonical.data_digest`), so a held
 conversation still matches its next request; that request is read afresh from the first
 message whose data was released (its raw JSON is cut there), which costs one parse of the rest.
 See docs/reliability.md, "Bounded memory".
@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from protocol.history.matching import data_digest
+from protocol.history.canonical import data_digest
 from protocol.vscode.lm import DataPart, HeldDataPart, Message, ToolResultPart
 
 HELD_FROM = 4096  # characters: shorter data (bookkeeping, a small icon) is always kept whole

@@ -26,8 +26,8 @@ _DIGEST_MASK = (1 << 64) - 1
 class Marker:
     conversation: str  # 32 hex digits
     turn: int  # the conversation's turn sequence number this reply ended
-    prefix: int  # the digest of the conversation the user saw before this reply (`matching.conversation_digest`)
-    asked: int  # the digest of what its turn was asked (`matching.trailing_digest`)
+    prefix: int  # the digest of the conversation the user saw before this reply (`user_turns.conversation_step`)
+    asked: int  # the digest of what its turn was asked (`user_turns.trailing_digest`)
 
     def follows(self, prefix: int, asked: Callable[[], int | None]) -> bool:
         """Whether the history before the marker is the one it was given after, as the user sees

@@ -11,8 +11,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from protocol.acp import schema as acp
+from protocol.history.canonical import is_global_context_message
 from protocol.history.channels import Turn
-from protocol.history.matching import is_global_context_message, last_assistant
+from protocol.history.user_turns import last_assistant
 from protocol.vscode.copilot_prompt import CopilotText, CopilotTurn, attachments
 from protocol.vscode.lm import DataPart, Message, TextPart, ToolCallPart, ToolResultPart
 

@@ -21,8 +21,9 @@ from typing import Any
 
 import attrs
 
+from protocol.history.canonical import Digest, canonical, chain, message_digest, normalise
 from protocol.history.held_data import data_chars, held_messages, holds
-from protocol.history.matching import SEEN_START, Digest, SeenSoFar, canonical, chain, conversation_step, message_digest, normalise
+from protocol.history.user_turns import SEEN_START, SeenSoFar, conversation_step
 from protocol.shared.structuring import structure
 from protocol.vscode.lm import Message
 
@@ -35,7 +36,7 @@ class Read:
     messages: tuple[Message, ...]
     after: tuple[Digest, ...]  # after[i]: the digest of messages[:i] (after[0] is the agent's root)
     digests: tuple[Digest | None, ...]  # each message's own digest; None for one that never counts
-    # seen[i]: the conversation the user sees in messages[:i] (`matching.conversation_step`);
+    # seen[i]: the conversation the user sees in messages[:i] (`user_turns.conversation_step`);
     # seen[i][0] is its digest, which markers carry
     seen: tuple[SeenSoFar, ...] = (SEEN_START,)
     data: tuple[int, ...] = ()  # data[i]: the characters of large data messages[i] holds whole (`held_data`)

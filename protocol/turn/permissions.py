@@ -12,7 +12,7 @@ from typing import Any
 from protocol.acp import schema as acp
 from protocol.acp.agent_text import shown, shown_whole
 from protocol.bridge.tool_names import bridged_tool
-from protocol.history.matching import IGNORED_MIME_TYPES
+from protocol.history.canonical import IGNORED_MIME_TYPES
 from protocol.turn.rendering import unified_diff
 from protocol.vscode.lm import AGENT_ACTION_APPROVED, DataPart, TextPart, ToolResultPart
 

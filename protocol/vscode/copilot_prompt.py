@@ -55,7 +55,7 @@ class CopilotTurn:
 @attrs.frozen
 class CopilotText(TextPart):
     """A user's text part that is a Copilot turn, unwrapped once, as the request is read
-    (`matching.normalise`): matching and rendering take `turn` and never parse the text again.
+    (`canonical.normalise`): matching and rendering take `turn` and never parse the text again.
     `value` stays the text as Copilot sent it."""
 
     turn: CopilotTurn = attrs.field(kw_only=True, eq=False)  # derived from `value`

@@ -79,7 +79,7 @@ class DataPart:
 class HeldDataPart:
     """A data part an idle conversation keeps by its digest only, its bytes released
     (`protocol/history/held_data.py`). Never on the wire: it matches the `DataPart` it stands for, whose
-    form is its digest too (`matching.data_digest`)."""
+    form is its digest too (`canonical.data_digest`)."""
 
     mime_type: str
     digest: str

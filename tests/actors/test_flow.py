@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.shared.flow import Window, part_cost
-from protocol.history.matching import Conversation
+from protocol.history.conversation_index import Conversation
 from protocol.turn.rendering import merge_parts
 from protocol.vscode.lm import MarkerPart, TextPart, ThinkingPart, ToolCallPart
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from protocol.history.canonical import canonical, is_global_context_message, normalise
 from protocol.history.channels import Turn
-from protocol.history.matching import canonical, is_global_context_message, normalise
 from protocol.history.prompt import build_prompt
 from protocol.history.reading import read_messages
 from protocol.vscode.copilot_prompt import CopilotText, unwrap

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from protocol.history.canonical import canonical, normalise
+from protocol.history.conversation_index import Conversation
 from protocol.history.conversations import Conversations, MarkerAt, Record, Route
 from protocol.history.markers import Marker
-from protocol.history.matching import Conversation, canonical, normalise
 from protocol.turn.opening import Opening, opening_after_restart
 from protocol.vscode.lm import (
     ChatParams,
@@ -142,31 +143,6 @@ def test_agents_do_not_share_conversations() -> None:
     assert second is not first
 
 
-def test_tool_call_inputs_compare_as_json_not_as_text() -> None:
-    a = assistant(ToolCallPart("t1", "read", {"b": 1, "a": [1, 2]}))
-    b = assistant(ToolCallPart("t1", "read", {"a": [1, 2], "b": 1}))
-    assert canonical(a) == canonical(b)
-    assert canonical(assistant(ToolCallPart("t1", "read", None))) == canonical(assistant(ToolCallPart("t1", "read", {})))
-
-
-def test_normalise_merges_text_and_strips_bookkeeping_keeping_a_tool_results_own_parts_apart() -> None:
-    message = Message(
-        "user",
-        (
-            TextPart("a"),
-            TextPart("b"),
-            DataPart("cache_control", "x"),
-            TextPart("c"),
-            ToolResultPart("t", (TextPart("r1"), DataPart("cache_control", "x"), TextPart("r2"))),
-        ),
-    )
-    # A result's first text part is the tool's own (hooks append theirs): it stays apart, but two
-    # renderings that split the text differently are still the same message.
-    assert normalise(message).content == (TextPart("abc"), ToolResultPart("t", (TextPart("r1"), TextPart("r2"))))
-    joined = Message("user", (TextPart("abc"), ToolResultPart("t", (TextPart("r1r2"),))))
-    assert canonical(normalise(message)) == canonical(joined)
-
-
 # Property: interleaved conversations never cross ----------------------------------------------------
 
 
@@ -216,30 +192,6 @@ def test_random_interleavings_of_conversations_never_cross(order: list[int], sto
         pending_reply[who] = reply
 
 
-def _seen(messages: list[Message]) -> int:
-    from protocol.history.matching import SEEN_START, canonical, conversation_step, message_digest
-
-    state = SEEN_START
-    for message in map(normalise, messages):
-        form = canonical(message)
-        state = conversation_step(state, message, None if form is None else message_digest(form))
-    return state[0]
-
-
-def test_the_conversation_the_user_sees_leaves_the_agents_tool_rounds_out() -> None:
-    def round(n: int, text: str = "") -> list[Message]:
-        call = Message("assistant", (TextPart(text), ToolCallPart(f"c{n}", "edit", {"n": n})))
-        return [call, Message("user", (ToolResultPart(f"c{n}", (TextPart("ok"),)),))]
-
-    ask, answer, next_ask = Message("user", (TextPart("Mark every item done"),)), Message("assistant", (TextPart("All done."),)), Message("user", (TextPart("How many?"),))
-    whole = [ask, *round(1), *round(2, "working"), *round(3), answer, next_ask]
-    dropped = [ask, *round(1), *round(3), answer, next_ask]  # Copilot after Continue
-    assert _seen(whole) == _seen(dropped)
-    assert _seen(whole) != _seen([Message("user", (TextPart("Mark some items done"),)), *round(1), answer, next_ask]), "an edited question"
-    assert _seen(whole) != _seen([ask, *round(1), Message("assistant", (TextPart("Half done."),)), next_ask]), "another answer"
-    assert _seen([ask, *round(1)]) == _seen([ask]), "a turn in progress: only what the user asked"
-
-
 def test_a_request_ending_with_an_answer_starts_nothing_new() -> None:
     """A late "Continue" of a turn that has ended (docs/DESIGN.md, "History and matching"): no new
     session primed with the history and nothing to answer, which would start the task over."""
@@ -283,6 +235,12 @@ NOTE = user("Above is the result of calling one or more tools. The user cannot s
 
 def result(call_id: str, text: str) -> Message:
     return Message("user", (ToolResultPart(call_id, (TextPart(text),)),))
+
+
+def noted(call_id: str, text: str) -> Message:
+    """A result as the agent is shown it when the consumer's note follows it: the note after the
+    tool's own text (docs/how-it-works.md, "Text after tool results")."""
+    return Message("user", (ToolResultPart(call_id, (TextPart(text), TextPart(NOTE.text()))),))
 
 
 def echoed(call: ToolCallPart, text: str = "") -> Message:
@@ -332,10 +290,10 @@ def test_the_chat_samples_tool_loop_and_its_follow_up_stay_in_one_conversation()
     rounds = [INSTRUCTIONS, context, ask, echoed(first_call, "Let me count. "), result("sym-a", "3 tabs")]
     second = model.route([*rounds, NOTE], [second_call])
     assert second.record is first.record and not second.started
-    assert second.new == (result("sym-a", "3 tabs"),), "the note is not news to the agent: its turn goes on with the result"
+    assert second.new == (noted("sym-a", "3 tabs"),), "the note goes with the result: the agent's turn goes on"
     rounds += [echoed(second_call), result("sym-b", "a.ts")]
     third = model.route([*rounds, NOTE], ["There are 3 tabs."])
-    assert third.record is first.record and third.new == (result("sym-b", "a.ts"),)
+    assert third.record is first.record and third.new == (noted("sym-b", "a.ts"),)
     follow = user("And how many files?")
     again = model.route([INSTRUCTIONS, ask, *rounds[3:], NOTE, follow], ["One."])
     assert again.record is first.record and not again.started
@@ -366,9 +324,33 @@ def test_a_note_in_the_same_message_as_the_results_is_the_consumers_too() -> Non
     model = Routed()
     call = ToolCallPart("sym-a", "read", {"path": "a"})
     first = model.route([user("Read a")], [call])
-    together = Message("user", (ToolResultPart("sym-a", (TextPart("contents"),)), TextPart("Explain the results to the user.")))
+    together = Message("user", (ToolResultPart("sym-a", (TextPart("contents"),)), TextPart(NOTE.text())))
     goes_on = model.route([user("Read a"), echoed(call), together])
-    assert goes_on.record is first.record and goes_on.new == (result("sym-a", "contents"),)
+    assert goes_on.record is first.record and goes_on.new == (noted("sym-a", "contents"),)
+
+
+def test_what_the_user_types_after_tool_results_is_their_turn_never_a_note() -> None:
+    """Text after the results that is not a known note is the user's (a turn that ended at a tool
+    round, then a new message): it is the turn's, after the results, and the conversation holds the
+    request as it was sent, so the next request continues it cleanly and sends nothing back."""
+    for after in ([user("Wait: do not delete anything")], [NOTE, user("Wait: do not delete anything")]):
+        model = Routed()
+        call = ToolCallPart("sym-a", "symposium-agent-action", {"title": "Run `rm -rf build`"})
+        first = model.route([user("Clean up")], [call])
+        history = [user("Clean up"), echoed(call), result("sym-a", "approved"), *after]
+        words = model.route(history, ["Nothing deleted."])
+        assert words.record is first.record and not words.cancelled
+        shown = noted("sym-a", "approved") if NOTE in after else result("sym-a", "approved")
+        assert words.new == (shown, user("Wait: do not delete anything"))
+        follow = model.route([*history, assistant("Nothing deleted."), user("Thanks")])
+        assert follow.record is first.record and follow.context == () and follow.new == (user("Thanks"),) and not follow.cancelled
+    # In the same message as the results, too.
+    model = Routed()
+    call = ToolCallPart("sym-a", "read", {"path": "a"})
+    model.route([user("Read a")], [call])
+    together = Message("user", (ToolResultPart("sym-a", (TextPart("contents"),)), TextPart("Read b instead.")))
+    words = model.route([user("Read a"), echoed(call), together])
+    assert words.new == (result("sym-a", "contents"), user("Read b instead."))
 
 
 def test_call_ids_never_let_one_chat_continue_another() -> None:
@@ -393,6 +375,47 @@ def test_call_ids_never_let_one_chat_continue_another() -> None:
     assert edited.record is a.record, "a new turn after A's"
     fork = model.route([*a_history, user("Now read d instead")])
     assert fork.started and fork.record is not a.record, "the last question edited: a fork"
+
+
+def test_a_fork_in_a_chat_without_markers_keeps_its_conversation_and_crosses_no_other() -> None:
+    """An edited message in a chat that drops markers and context messages (the chat sample's
+    `@tools`) forks the conversation; the fork's follow-ups continue it, though the newest of our
+    call ids they carry was made by the conversation it came from. The no-crossing rules hold."""
+    model = Routed()
+    call = ToolCallPart("sym-a", "read", {"p": "a"})
+    ask = user("Read a")
+    first = model.route([INSTRUCTIONS, user("<context>a</context>"), ask], [call])
+    rounds = [echoed(call), result("sym-a", "A"), NOTE]
+    model.route([INSTRUCTIONS, user("<context>a</context>"), ask, *rounds], ["A says A."])
+    assert model.route([INSTRUCTIONS, ask, *rounds, user("<context>b</context>"), user("Hello")], ["Hi."]).record is first.record
+    fork = model.route([INSTRUCTIONS, ask, *rounds, user("<context>c</context>"), user("I feel sad")], ["Why sad?"])
+    assert fork.started and fork.record is not first.record
+    shown = [INSTRUCTIONS, ask, *rounds, user("I feel sad"), assistant("Why sad?")]
+    follow = model.route([*shown, user("My dog")], ["Tell me more."])
+    assert follow.record is fork.record and not follow.started and follow.context == () and follow.new == (user("My dog"),)
+    again = model.route([*shown, user("My dog"), assistant("Tell me more."), user("He ran away")], ["Where?"])
+    assert again.record is fork.record and again.new == (user("He ran away"),)
+    # The conversation it came from is still itself, with its own history.
+    assert model.route([INSTRUCTIONS, ask, *rounds, user("Hello"), assistant("Hi."), user("Bye")]).record is first.record
+    # Another fork of the same point is a conversation of its own; each goes on as itself.
+    other = model.route([INSTRUCTIONS, ask, *rounds, user("I feel happy")], ["Why happy?"])
+    assert other.started and other.record not in (first.record, fork.record)
+    assert model.route([INSTRUCTIONS, ask, *rounds, user("I feel happy"), assistant("Why happy?"), user("Sun")]).record is other.record
+    # A request mixing the fork's history with another chat's ids is neither's.
+    b_call = ToolCallPart("sym-b", "read", {"p": "b"})
+    b = model.route([INSTRUCTIONS, user("Read b")], [b_call])
+    mixed = model.route([*shown, echoed(b_call), result("sym-b", "B"), NOTE, user("Compare")])
+    assert mixed.started and mixed.record not in (first.record, fork.record, b.record)
+    # A call the fork waits on cannot be answered from another chat's history.
+    pending = ToolCallPart("sym-p", "symposium-agent-action", {"title": "Run `rm -rf build`"})
+    asks = model.route([*shown, user("My dog"), assistant("Tell me more."), user("He ran away"), assistant("Where?"), user("Clean up")], [pending])
+    assert asks.record is fork.record
+    elsewhere = model.route([INSTRUCTIONS, ask, *rounds, user("Hello"), echoed(pending), result("sym-p", "approved")])
+    assert elsewhere.started and elsewhere.record is not fork.record
+    # Conversations forgotten (released) leave nothing of their ids behind.
+    for record in list(model.conversations._records.values()):
+        model.conversations.forget(record)
+    assert model.conversations._calls == {} and model.conversations._heirs == {}
 
 
 def test_a_new_message_at_copilots_request_limit_and_the_message_after_it_stay_in_the_conversation() -> None:
@@ -424,24 +447,36 @@ def test_a_new_message_at_copilots_request_limit_and_the_message_after_it_stay_i
 
 
 @settings(max_examples=100, deadline=None)
-@given(order=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=30), calls=st.lists(st.booleans(), min_size=30, max_size=30))
-def test_chat_sample_conversations_interleaved_never_cross(order: list[int], calls: list[bool]) -> None:
+@given(
+    order=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=30),
+    calls=st.lists(st.booleans(), min_size=30, max_size=30),
+    edits=st.lists(st.booleans(), min_size=30, max_size=30),
+)
+# A turn with a tool call, one without, that one edited, then the fork's follow-up.
+@example(order=[0] * 5, calls=[True] + [False] * 29, edits=[False] * 3 + [True] + [False] * 26)
+def test_chat_sample_conversations_interleaved_never_cross(order: list[int], calls: list[bool], edits: list[bool]) -> None:
     """Several chats of a consumer rendering history as the chat sample does (no marker, notes after
     results, a turn with tool rounds rendered again without its context message and without its
-    answer), advanced in random order, each reply a tool call or an answer: each request lands on its
-    own chat's conversation, never on another's. Chats 0 and 1 ask the same first question.
+    answer), advanced in random order, each reply a tool call or an answer, the user now and then
+    editing a chat's last question (a fork): each request lands on its own chat's conversation (a
+    fork on a new one), never on another's. Chats 0 and 1 ask the same first question.
 
-    A turn without tool calls keeps its context message here: without a marker and without our call
-    ids, only the content can tell a conversation, and it must then be rendered as it was sent."""
+    A turn without tool calls is rendered again without its context message only where the history
+    before it holds our call ids: without a marker and without them, only the content can tell a
+    conversation, and it must then be rendered as it was sent."""
     model = Routed()
-    done: dict[int, list[list[Message]]] = {}  # each chat's earlier turns, as it renders them again
+    done: dict[int, list[tuple[list[Message], bool]]] = {}  # each chat's earlier turns, as it renders them again; with tool rounds?
     asking: dict[int, tuple[list[Message], list[Message]]] = {}  # the turn in progress: what it asked, its rounds
     owner: dict[int, Record] = {}
     for step, who in enumerate(order):
-        earlier = [m for turn in done.get(who, []) for m in turn]
+        forking = who not in asking and bool(done.get(who)) and edits[step]
+        if forking:
+            done[who].pop()  # VS Code's edit: that turn and every later one are gone
+        earlier = [m for turn, _ in done.get(who, []) for m in turn]
         if who not in asking:
-            first = who < 2 and not done.get(who)
-            asking[who] = ([user(f"<context>{who}</context>"), user("Which files?" if first else f"chat {who} asks at {step}")], [])
+            first = who < 2 and not done.get(who) and not forking
+            question = "Which files?" if first else f"chat {who} {'edits' if forking else 'asks'} at {step}"
+            asking[who] = ([user(f"<context>{who}</context>"), user(question)], [])
         asked, rounds = asking[who]
         messages = [INSTRUCTIONS, *earlier, *asked, *rounds, *([NOTE] if rounds else [])]
         if calls[step]:
@@ -451,11 +486,13 @@ def test_chat_sample_conversations_interleaved_never_cross(order: list[int], cal
         else:
             route = model.route(messages, [f"answer {step}"])
             del asking[who]
-            done.setdefault(who, []).append([asked[-1], *rounds, NOTE] if rounds else [*asked, assistant(f"answer {step}")])
-        if who in owner:
+            ids_before = any(with_rounds for _, with_rounds in done.get(who, []))
+            rendered = [asked[-1], *rounds, NOTE] if rounds else [*(asked[-1:] if ids_before else asked), assistant(f"answer {step}")]
+            done.setdefault(who, []).append((rendered, bool(rounds)))
+        if who in owner and not forking:
             assert route.record is owner[who], f"step {step}: chat {who} landed elsewhere"
         else:
-            assert route.record not in owner.values(), f"step {step}: a new chat took another's conversation"
+            assert route.record not in owner.values(), f"step {step}: a new chat (or a fork) took another's conversation"
         owner[who] = route.record
 
 

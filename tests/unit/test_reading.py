@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from protocol.history.matching import prefix_digests, root
+from protocol.history.canonical import prefix_digests, root
 from protocol.history.reading import opening, read_messages
 from protocol.shared.structuring import WireError
 from protocol.vscode.lm import ElizaAgent

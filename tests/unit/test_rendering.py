@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from protocol.acp.usage import TurnUsage
 from protocol.bridge.tool_names import bridged_tool
+from protocol.history.canonical import normalise
 from protocol.history.channels import Turn
-from protocol.history.matching import normalise
 from protocol.history.prompt import build_prompt
 from protocol.turn.permissions import agent_action_parameters, approves, choose_option, permission_outcome
 from protocol.turn.rendering import ToolCallTracker, block_text, merge_parts, render_update, render_updates, unified_diff, usage_part

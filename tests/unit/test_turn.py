@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.acp import schema as acp
+from protocol.history.canonical import normalise
 from protocol.history.channels import Turn
-from protocol.history.matching import normalise
 from protocol.shared.failures import FailureKind, failure
 from protocol.shared.jsonrpc import RpcError
 from protocol.turn import fs_edits

@@ -142,14 +142,15 @@ async def test_a_turn_with_results_and_a_new_turn_of_the_users_is_not_consumed_a
 
 async def test_results_followed_by_the_consumers_own_note_carry_the_agents_turn_on(backend: BackendClient) -> None:
     """A consumer with its own tool loop (prompt-tsx's, in Microsoft's chat sample) adds a note after
-    the results: the awaited call is answered with its result, and the note is not a new turn."""
+    the results: the awaited call is answered with its result and the note after it, and the note
+    is not a new turn."""
     history = [user('use tool vscode_tools::read_notes with {"path": "x"}')]
     note = user("Above is the result of calling one or more tools. The user cannot see the results, so you should explain them to the user if referencing them in your answer.")
     with trio.fail_after(GUARD):
         call = await backend.chat(history, agent=ELIZA, tools=[READ])
         history += [*answer(call, {"read_notes": "content"}), note]
         after = await backend.chat(history, agent=ELIZA, tools=[READ])
-    assert after.text() == "OK: content"
+    assert after.text() == f"OK: content\n{note['content'][0]['value']}"
 
 
 # The bridge itself, with the SDK's client through the relay ----------------------------------------
