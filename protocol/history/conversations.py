@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import Any
 
 import attrs
@@ -269,10 +270,7 @@ class Conversations:
         self._dirty.clear()
         messages = read.messages
         new_conversation = Match(None, 0, False, read.after[0])
-        if found is not None and not found.marker.follows(
-            read.seen[found.index][0],
-            lambda at=found.index: trailing_digest(messages[:at]) if is_summarised(messages) else None,
-        ):
+        if found is not None and not found.marker.follows(read.seen[found.index][0], partial(_summarised_digest, messages, found.index)):
             # Copied from another conversation (or the history before it was edited): only
             # the content can tell which conversation this is.
             log.info("a marker of conversation %s follows another history: matching by content", found.marker.conversation)
@@ -382,3 +380,9 @@ NOTHING_NEW_ASKED = "Nothing new to answer: this request continues a turn that h
 
 def _answerable(context: tuple[Message, ...], new: tuple[Message, ...]) -> bool:
     return any(m.role == "user" for m in new) or bool(context)
+
+
+def _summarised_digest(messages: Sequence[Message], marker_index: int) -> Digest | None:
+    """What a marker in a summarised history follows: the digest of the messages before it.
+    Worked out only when asked (`Marker.follows`): most requests never need it."""
+    return trailing_digest(messages[:marker_index]) if is_summarised(messages) else None
