@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
 from acp import schema
 
@@ -27,16 +26,10 @@ from tests.support.claude import ClaudeCode
 from tests.support.codex import Codex
 from tests.support.fake_anthropic import reply as claude_reply
 from tests.support.fake_anthropic import text as claude_text
-from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_openai import reply as codex_reply
 from tests.support.fake_openai import text as codex_text
 
 GUARD = 60  # a hang guard, not a timing budget: the tests wait on events
-
-
-@pytest.fixture
-def codex(codex_api: FakeOpenAI, tmp_path: Path) -> Codex:
-    return Codex(codex_api, tmp_path, sandbox_mode="workspace-write")  # so that it offers its approval presets as modes
 
 
 def entry(id: str, name: str, agent: dict[str, Any]) -> dict[str, Any]:
@@ -88,7 +81,7 @@ async def test_codex_models_are_listed_after_first_use(backend: BackendClient, c
         await backend.models_changed()
     names = {m["id"]: m["name"] for m in await backend.models(agents)}
     assert names["codex/gpt-5.5"] == "Codex · GPT-5.5"
-    assert names["codex/gpt-5.4-mini"] == "Codex · GPT-5.4-Mini"
+    assert names["codex/gpt-5.4-mini"] == "Codex · gpt-5.4-mini"  # the configured model, outside its list: named by its id
 
 
 # Choosing a model, setting a mode --------------------------------------------------------------
@@ -133,10 +126,12 @@ async def test_a_mode_from_the_settings_reaches_claude(backend: BackendClient, c
 async def test_a_mode_and_an_effort_from_the_settings_reach_codex(backend: BackendClient, codex: Codex) -> None:
     codex.api.script(codex_reply(codex_text("Read only.")))
     with trio.fail_after(GUARD):
-        answered(await backend.chat([user("Look")], agent=codex.agent, cwd=str(codex.cwd), agent_options={"mode": "read-only", "effort": "high"}))
+        answered(await backend.chat([user("Look")], agent=codex.agent, cwd=str(codex.cwd),
+                                    agent_options={"mode": "read-only", "model": "gpt-5.5", "effort": "high"}))
     [request] = codex.api.main
     assert "`sandbox_mode` is `read-only`" in json.dumps(request.body)
-    assert request.body["reasoning"]["effort"] == "high"
+    # Codex offers efforts for the models of its own list (the configured gpt-5.4-mini is not among them).
+    assert request.body["model"] == "gpt-5.5" and request.body["reasoning"]["effort"] == "high"
 
 
 async def test_a_model_the_agent_does_not_offer_fails_the_request_saying_so(backend: BackendClient, claude: ClaudeCode) -> None:
