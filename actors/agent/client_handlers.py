@@ -40,7 +40,7 @@ class ClientHandlers:
         self._file_threads = trio.CapacityLimiter(FILE_THREADS)
 
     def table(self) -> dict[str, Handler]:
-        """The handler of each method we serve, by name (`protocol/client_methods.SERVED`)."""
+        """The handler of each method we serve, by name (`protocol/acp/client_methods.SERVED`)."""
         return {
             "session/update": self.on_updates,
             "session/request_permission": self.on_permission,

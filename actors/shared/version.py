@@ -1,5 +1,5 @@
 """The backend's version, as its package's metadata says: pyproject.toml is the one place it is
-written (the extension's package.json repeats it; tests/unit/test_version.py keeps the two equal)."""
+written (the extension's package.json repeats it; tests/actors/test_version.py keeps the two equal)."""
 
 from __future__ import annotations
 

@@ -126,6 +126,12 @@ QUESTION_WHEN = {
 }
 
 
+# The same approval asked as an ACP form elicitation (Codex's adapter, of a client that declares form
+# elicitation): the question is the elicitation's message, counted where ELICITED_WHEN holds.
+ELICITED_QUESTION = ("message",)
+ELICITED_WHEN = {("_meta", "codex_approval_kind"): "mcp_tool_call"}
+
+
 def _at(value: Any, path: tuple[str, ...]) -> Any:
     """The value at `path` in nested objects; None where any step is not an object or absent."""
     for key in path:
@@ -153,3 +159,11 @@ def bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
     if all(_at(params, path) == value for path, value in QUESTION_WHEN.items()):
         texts.append(_at(params, QUESTION))
     return next((name for text in texts for name in _bridge_names(text) if name in tools), None)
+
+
+def elicited_bridged_tool(params: dict[str, Any], tools: set[str]) -> str | None:
+    """The VS Code tool an agent's question (`elicitation/create`) asks approval to call, if the question is
+    an MCP tool-call approval (`ELICITED_WHEN`) for one of our bridged tools; else None."""
+    if not all(_at(params, path) == value for path, value in ELICITED_WHEN.items()):
+        return None
+    return next((name for name in _bridge_names(_at(params, ELICITED_QUESTION)) if name in tools), None)

@@ -25,7 +25,7 @@ def canonical_json(value: Any, *, escaped: bool = False) -> str:
     digests over wire values are taken from, so equal values always give equal keys.
 
     `escaped`: non-ASCII characters as `\\u` escapes, the form agent keys have always been
-    stored in (`actors/agent_process.agent_key`); another form would forget what the state
+    stored in (`protocol/vscode/agent_identity.agent_key`); another form would forget what the state
     folder remembers of an agent whose definition has non-ASCII text."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=escaped)
 

@@ -164,6 +164,13 @@ def response(params: dict[str, Any], result: ToolResultPart) -> dict[str, Any]:
     return {"action": "accept", "content": content} if content else DECLINE
 
 
+def approved(params: dict[str, Any]) -> dict[str, Any]:
+    """The answer that approves a tool-call approval asked as a question, once: `accept` with each field's
+    default (Codex's `persist`: "once"), the narrowest grant it offers."""
+    content = {f.key: f.schema["default"] for f in fields(params) if "default" in f.schema}
+    return {"action": "accept", "content": content}
+
+
 def unasked_note(params: dict[str, Any]) -> str:
     """What the chat shows of a question it cannot ask (no `vscode_askQuestions` in the request:
     Ask and Plan modes, other consumers); the agent hears "declined" and carries on."""

@@ -31,7 +31,7 @@ import attrs
 
 from protocol.acp import schema as acp
 from protocol.acp.update_kinds import UpdateKind
-from protocol.bridge.tool_names import ToolNames
+from protocol.bridge.tool_names import ToolNames, elicited_bridged_tool
 from protocol.host.autorun import refusal
 from protocol.shared.failures import FailureKind, failure
 from protocol.turn import elicitation, fs_edits
@@ -161,7 +161,9 @@ REQUESTS: Mapping[type[Request], RequestRule] = {
         frozenset({State.STREAMING, State.GATHERING}),
         {State.CANCELLING: acp.CANCELLED_OUTCOME, State.ENDED: acp.CANCELLED_OUTCOME, **_NO_PROMPT},
     ),
-    QuestionAsked: RequestRule(frozenset({State.STREAMING}), {State.CANCELLING: elicitation.CANCEL, State.ENDED: elicitation.CANCEL, **_NO_PROMPT}),
+    QuestionAsked: RequestRule(
+        frozenset({State.STREAMING, State.GATHERING}), {State.CANCELLING: elicitation.CANCEL, State.ENDED: elicitation.CANCEL, **_NO_PROMPT}
+    ),
     FileWriteRequested: RequestRule(frozenset({State.STREAMING}), {State.CANCELLING: fs_edits.CANCELLED, State.ENDED: fs_edits.CANCELLED, **_NO_PROMPT}),
     ToolRequested: RequestRule(
         frozenset({State.STREAMING, State.GATHERING}),
@@ -433,10 +435,21 @@ class TurnMachine:
             out.append(Answer(event.handle, permission_outcome(event.params.get("options"), allow=False)))
 
     def _on_question(self, event: QuestionAsked, out: list[Effect]) -> None:
-        """Through Copilot's question tool where the turn offers it, in a round of its own; else
-        shown as a note and declined (docs/DESIGN.md, "The agent's questions")."""
+        """Approved when it asks approval to call one of the turn's bridged tools, as that permission
+        request would be; while gathering, any other is kept until the batch is answered; else through
+        Copilot's question tool where the turn offers it, in a round of its own, or shown as a note and
+        declined (docs/DESIGN.md, "The agent's questions")."""
         turn = self._turn
         assert turn is not None
+        if elicited_bridged_tool(event.params, set(ToolNames.of(t.name for t in turn.tools).to_consumer)) is not None:
+            self._announced += 1
+            out.append(Answer(event.handle, elicitation.approved(event.params)))
+            if self.state is State.GATHERING:
+                out.append(SetTimer(ANNOUNCED_WAIT))
+            return
+        if self.state is State.GATHERING:
+            self._defer(event, out)
+            return
         asked = elicitation.ask_input(event.params) if event.params.get("mode", "form") == "form" else None
         if asked is not None and turn.offers_questions:
             call_id = self._new_id()

@@ -46,8 +46,8 @@ def codex(codex_api: FakeOpenAI, tmp_path: Path) -> Codex:
 
 @pytest.fixture
 def cautious_codex(codex_api: FakeOpenAI, tmp_path: Path) -> Codex:
-    """Codex asking before any command it does not know to be harmless."""
-    return Codex(codex_api, tmp_path, approval_policy="untrusted")
+    """Codex in its read-only mode, which asks before a command or an edit its sandbox would stop."""
+    return Codex(codex_api, tmp_path, mode="read-only")
 
 
 @pytest.fixture(params=["claude", "codex"])

@@ -1,25 +1,27 @@
 """What only Codex does, end to end, offline: the real ACP adapter through `symposium vscodelm`, its
 model a fake. What it does as Claude Code does is in `test_scenarios.py`, run against both.
 
-The agent is `@zed-industries/codex-acp` (pinned in scripts/install-agents.sh, which `make test`
-runs), behind `tests/support/acp_tee.py` so the test reads its ACP traffic, with a HOME and CODEX_HOME of
-its own. Its model is `tests/support/fake_openai.py`, a Responses API server Codex's configuration names
-as its model provider, scripted per test. The tests skip, saying why, only when the adapter
-cannot be installed from npm.
+The agent is the catalogue's Codex adapter, `@agentclientprotocol/codex-acp` at the catalogue's version
+(extension/catalogue/registry.json; installed by `make agents` with the extension's own installer, as Add
+Agent installs it: tests/support/codex.py), behind `tests/support/acp_tee.py` so the test reads its ACP
+traffic, with a HOME and CODEX_HOME of its own. Its model is `tests/support/fake_openai.py`, a Responses API
+server Codex's configuration names as its model provider, scripted per test. The tests skip, saying why,
+only when the adapter cannot be installed from npm.
 
-What Codex 0.16 asks, recorded from its ACP traffic (the tests below assert these shapes):
+What it asks, read in its code and recorded from its ACP traffic (the tests assert these shapes):
 
-- before a call to a tool of an MCP server, even with its default approval policy:
-  `toolCall.title` "Approve MCP tool call", `toolCall.rawInput.server_name` the server's name,
-  `rawInput.request._meta.codex_approval_kind` "mcp_tool_call", the tool named only in
-  `rawInput.request.message` ('Allow the vscode_tools MCP server to run tool "get_weather"?');
-  options approved (allow_once), approved-for-session and approved-always (allow_always),
-  cancel (reject_once);
-- before a command it does not know to be harmless, with `approval_policy = "untrusted"`:
-  `toolCall.kind` "execute", the command line as title, `rawInput.command` the argv; options
-  approved (allow_once), approved-execpolicy-amendment (allow_always) and abort (reject_once),
-  Codex's only "no", which ends its turn (stop reason `cancelled`): the model hears of it,
-  as "aborted by user", with the user's next message.
+- before a command its model wants run outside its sandbox (`sandbox_permissions: "require_escalated"`), in
+  every mode but full access: a `session/request_permission` whose `toolCall.kind` is "execute",
+  `rawInput.command` the command line, with options allow_once, allow_always, accept_execpolicy_amendment
+  (allow_always) and reject_once, which is Codex's "decline": its model hears the command was rejected
+  and the turn goes on;
+- before a call to a tool of an MCP server, of a client that declares ACP form elicitation (as the backend
+  does): an `elicitation/create` in form mode, `_meta.codex_approval_kind` "mcp_tool_call", the tool named
+  only in its message ('Allow the vscode_tools MCP server to run tool "get_weather"?'), its one field
+  `persist` ("once", "session" or "always"); for a call of VS Code's tools the backend accepts it once
+  (tests/agents/test_scenarios.py);
+- a patch (`apply_patch`) in the workspace, in its default mode: nothing; it shows the edit as a tool call
+  titled "Editing files" whose content is the diff.
 """
 
 from __future__ import annotations
@@ -40,37 +42,33 @@ def write_file(path: Path) -> dict:
     return {"cmd": f"echo hi > {path}"}
 
 
-async def test_a_skipped_shell_command_selects_codexs_no_and_the_conversation_goes_on(backend: BackendClient, cautious_codex: Codex) -> None:
+async def test_a_skipped_shell_command_selects_codexs_reject_and_codex_goes_on(backend: BackendClient, cautious_codex: Codex) -> None:
     codex = cautious_codex
     out = codex.cwd / "out.txt"
-    codex.api.script(reply(text("I will write it."), function_call("exec_command", write_file(out))),
-                     reply(text("Hello ", "instead."), answers="Never mind, say hello"))
+    codex.api.script(reply(text("I will write it."), codex.shell(f"echo hi > {out}")),
+                     reply(text("Then I will ", "not write it.")))
     tools = [AGENT_ACTION_TOOL_DEF]
     history = [user("Write hi to out.txt")]
     with trio.fail_after(GUARD):
         ask = await backend.chat(history, agent=codex.agent, tools=tools, cwd=str(codex.cwd))
         [call] = ask.tool_calls()
+        assert call["parameters"]["kind"] == "execute" and call["parameters"]["raw_input"]["command"] == f"echo hi > {out}"
         history += [ask.assistant_message(), tool_result(call["toolCallId"], SKIPPED)]
         skipped = await backend.chat(history, agent=codex.agent, tools=tools, cwd=str(codex.cwd))
-        assert skipped.error is None and skipped.completed
-        assert skipped.tool_calls() == []
-        assert skipped.text() == REFUSED_NOTE  # Codex's "no" ends its turn: we say why
-        [permission] = codex.requests("session/request_permission")
-        # Codex's reject option for a command, chosen by kind: it ends Codex's turn.
-        assert answer_to(codex, permission)["result"]["outcome"] == {"outcome": "selected", "optionId": "abort"}
-        history += [skipped.assistant_message(), user("Never mind, say hello")]
-        after = await backend.chat(history, agent=codex.agent, tools=tools, cwd=str(codex.cwd))
-    assert_well_formed(after)
-    assert after.text() == "Hello instead."
+    assert_well_formed(skipped)
+    assert skipped.tool_calls() == []
+    # Codex's "no" is a decline: the command is shown as not run, and its model, told so, goes on in the
+    # same turn; the chat shows what it says next, not that the agent stopped.
+    assert skipped.text().startswith(f"\n\n✗ echo hi > {out}\n") and skipped.text().endswith("\nThen I will not write it.")
+    assert REFUSED_NOTE not in skipped.text()
+    [permission] = codex.requests("session/request_permission")
+    assert [o["optionId"] for o in permission["params"]["options"] if o["kind"] == "reject_once"] == ["reject_once"]
+    assert answer_to(codex, permission)["result"]["outcome"] == {"outcome": "selected", "optionId": "reject_once"}
     assert not out.exists()
-    assert len(codex.requests("session/new")) == 1  # the same Codex session throughout
-    assert len(codex.api.main) == 2  # no model request between the skip and the new message
-    # The model hears that the command was not run, then the new message.
+    assert len(codex.requests("session/new")) == 1 and len(codex.prompts()) == 1  # one turn of one session
     [call_id] = codex.api.main[0].reply.call_ids()
-    last = codex.api.main[-1]
-    [output] = [o for o in last.function_outputs() if o["call_id"] == call_id]
-    assert "aborted" in output_text(output["output"])
-    assert last.user_texts() == ["Write hi to out.txt", "Never mind, say hello"]
+    [output] = [o for o in codex.api.main[-1].function_outputs() if o["call_id"] == call_id]
+    assert "rejected by user" in output_text(output["output"]), output
     assert not codex.api.unscripted
 
 
@@ -94,7 +92,8 @@ async def test_an_edit_on_disk_shows_its_diff_in_the_response(backend: BackendCl
         result = await backend.chat([user("Set b to 20 in app.py")], agent=codex.agent, tools=[AGENT_ACTION_TOOL_DEF], cwd=str(codex.cwd))
     assert_well_formed(result)
     assert app.read_text() == "a = 1\nb = 20\nc = 3\n"
-    assert f"✓ Edit {app}\n```diff\n--- {app}\n+++ {app}\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n```\n" in result.text()
+    # The adapter titles every patch "Editing files"; the diff names the file.
+    assert f"✓ Editing files\n```diff\n--- {app}\n+++ {app}\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n```\n" in result.text()
     assert result.text().endswith("Done.")
     # The whole file before and after, for the extension's review and revert of the conversation's edits.
     [edit] = [p for p in result.parts if p["type"] == "edit"]

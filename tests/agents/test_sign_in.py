@@ -1,8 +1,9 @@
 """Real agents' sign-ins through `symposium vscodelm` (docs/DESIGN.md, "Sign-in"), offline.
 
-- Codex 0.16 declares its API keys as `env_var` methods and opens no session until `authenticate`
-  is called with one: with OPENAI_API_KEY in its `env` (and no custom provider: OpenAI's own,
-  pointed at a fake by `openai_base_url`) the first chat is answered.
+- Codex (the catalogue's adapter) declares an `api-key` method (its variables named by the extension's
+  catalogue overrides) and opens no session until `authenticate` is called with it: with OPENAI_API_KEY
+  in its `env` (and no custom provider: OpenAI's own, pointed at a fake by `openai_base_url`) the first
+  chat is answered.
 - Claude Code's adapter offers its terminal log-ins to a client declaring `auth.terminal`: with no
   credentials (an empty home, no ANTHROPIC_API_KEY) the first chat fails `auth_required`, offering
   them with the command to run.
@@ -62,7 +63,7 @@ async def test_codex_with_openai_api_key_in_its_env_signs_in_and_answers(backend
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
     # OpenAI's own provider (no `model_provider`), its base URL the fake's.
-    (codex_home / "config.toml").write_text(f'model = "{MODEL}"\nopenai_base_url = "{api.url}/v1"\napproval_policy = "on-request"\nsandbox_mode = "danger-full-access"\n')
+    (codex_home / "config.toml").write_text(f'model = "{MODEL}"\nopenai_base_url = "{api.url}/v1"\n')
     (tmp_path / "home").mkdir()
     log = tmp_path / "acp.jsonl"
     env = {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": OPENAI_KEY, "RUST_LOG": "error"}
@@ -70,7 +71,7 @@ async def test_codex_with_openai_api_key_in_its_env_signs_in_and_answers(backend
     api.script(reply(text("Signed in ", "and answering.")))
     with trio.fail_after(GUARD):
         result = await backend.chat([user("Say hello")], agent=agent, cwd=str(tmp_path))
-    assert [m["params"] for m in sent(log, "authenticate")] == [{"methodId": "openai-api-key"}]
+    assert [m["params"] for m in sent(log, "authenticate")] == [{"methodId": "api-key"}]
     assert result.error is None, (result.error.message, result.error.data) if result.error else None
     # (OpenAI's own provider tries WebSockets first, which the fake does not speak: Codex says so.)
     assert result.text().endswith("Signed in and answering.")
@@ -88,8 +89,12 @@ async def test_codex_without_a_key_offers_its_sign_in_and_names_its_variables(ba
         failed = await backend.chat([user("Say hello")], agent=agent, cwd=str(tmp_path))
     error = failed.error
     assert error is not None and error.data["kind"] == "auth_required", failed
-    assert error.message.startswith("Codex needs you to sign in: sign in with Login with ChatGPT; or enter its CODEX_API_KEY or OPENAI_API_KEY")
-    assert [(m["id"], m["kind"]) for m in error.data["methods"]] == [("chatgpt", "agent"), ("codex-api-key", "env_var"), ("openai-api-key", "env_var")]
+    assert error.message.startswith("Codex needs you to sign in: sign in with API Key or ChatGPT"), error.message
+    assert [(m["id"], m["kind"]) for m in error.data["methods"]] == [("api-key", "agent"), ("chat-gpt", "agent")]
+    # Its API key method names no variable; the extension's catalogue overrides do (extension/catalogue/overrides.json),
+    # so the Sign in box asks for CODEX_API_KEY, and a key already in OPENAI_API_KEY counts too.
+    [key] = [m for m in error.data["methods"] if m["id"] == "api-key"]
+    assert key["vars"] == ["CODEX_API_KEY", "OPENAI_API_KEY"] and key["askFor"] == ["CODEX_API_KEY"]
 
 
 async def test_claude_code_without_credentials_offers_its_terminal_log_in(backend: BackendClient, nursery: trio.Nursery, tmp_path: Path) -> None:

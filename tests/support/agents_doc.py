@@ -30,8 +30,9 @@ entry for it (an API key, a base URL, a model) and which fake answered. "VS Code
 the request offered (through Symposium's `vscode_tools` MCP server) reached the agent's model: declared among
 its tools, or named to it and declared when the model asks (agents that defer MCP tools behind a tool search of
 their own), or not, and then why (measured). A cell starting with – is a flow the agent cannot be taken through
-here, and why. What the suite knows of each agent is data in
-`tests/support/agents.toml`.
+here, and why. A flow that failed was run 4 more times, afresh, and its cell says in how many of the 5 runs it
+failed ("flaky" when not in all of them): a failure is never retried away. What the suite knows of each agent
+is data in `tests/support/agents.toml`.
 
 {BEGIN}
 {END}

@@ -84,7 +84,6 @@ class CatalogueAgent:
     spec: str  # what is installed: `name@version` (npm) or `name==version` (pip), as the docs' table shows it
     cmd: str | None = None  # a requirement's executable, which the agent runs
     requirement: bool = False
-    catalogued: bool = True  # False: an npm agent only agents.toml names (`npm`), installed as a catalogue entry would be
 
     @property
     def folder(self) -> Path:
@@ -145,19 +144,6 @@ def requires(agent: CatalogueAgent, table: Path = TABLE) -> list[CatalogueAgent]
     return found
 
 
-def uncatalogued(id: str, table: Path = TABLE) -> CatalogueAgent | None:
-    """An agent agents.toml names by its npm package (`npm = "package@version"`) that the catalogue does not
-    list (any more): one the drivers run, installed by the same installer, as an npm catalogue entry."""
-    try:
-        import tomllib
-    except ImportError:
-        return None
-    spec = tomllib.loads(table.read_text()).get(id, {}).get("npm")
-    if not spec:
-        return None
-    return CatalogueAgent(id, id, spec.rpartition("@")[2], "npm", spec, catalogued=False)
-
-
 def load(catalogue: Path = CATALOGUE) -> list[CatalogueAgent]:
     """The catalogue's npm and PyPI agents, in its order (the installer reads the rest of each entry)."""
     data = json.loads(catalogue.read_text())
@@ -166,7 +152,7 @@ def load(catalogue: Path = CATALOGUE) -> list[CatalogueAgent]:
         dist = entry.get("distribution") or {}
         if "npx" in dist:
             kind, package = "npm", dist["npx"]["package"]
-            name, _, _version = package.rpartition("@")
+            name, _, _ = package.rpartition("@")
             spec = package if name else f"{package}@{entry['version']}"
         elif "uvx" in dist:
             kind, package = "pypi", dist["uvx"]["package"]
@@ -212,8 +198,7 @@ def _install_agent(agent: CatalogueAgent, timeout: float) -> None:
     node = shutil.which("node")
     if not node:
         raise InstallError("node is needed to run the extension's installer")
-    which = ["--catalogue", str(CATALOGUE), "--overrides", str(OVERRIDES), agent.id] if agent.catalogued else ["--npm", agent.spec, "--id", agent.id]
-    argv = [node, str(installer()), "--root", str(agent.folder.parent), *which]
+    argv = [node, str(installer()), "--root", str(agent.folder.parent), "--catalogue", str(CATALOGUE), "--overrides", str(OVERRIDES), agent.id]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:
@@ -262,9 +247,9 @@ def install(agent: CatalogueAgent, timeout: float = INSTALL_TIMEOUT) -> tuple[bo
 def installed(id: str) -> CatalogueAgent | str:
     """The catalogue's agent `id`, installing it if need be (so a test run alone finds it on a clean machine);
     or why it cannot be had."""
-    agent = next((a for a in load() if a.id == id), None) or uncatalogued(id)
+    agent = next((a for a in load() if a.id == id), None)
     if agent is None:
-        return f"neither the catalogue nor tests/support/agents.toml names an npm or PyPI agent {id}"
+        return f"the catalogue names no npm or PyPI agent {id}"
     if not agent.installed():
         ok, why, _ = install(agent)
         if not ok:
@@ -290,21 +275,12 @@ def state(agent: CatalogueAgent) -> dict[str, Any]:
     return {"id": agent.id, "installed": False, "reason": failed["reason"] if failed else "not installed yet (make agents installs it)"}
 
 
-def uncatalogued_all(table: Path = TABLE) -> list[CatalogueAgent]:
-    """Every agent agents.toml names by its npm package only (`uncatalogued`)."""
-    try:
-        import tomllib
-    except ImportError:
-        return []
-    return [agent for id in tomllib.loads(table.read_text()) if (agent := uncatalogued(id, table))]
-
-
 def install_all(ids: list[str], budget: float) -> int:
-    agents = load() + uncatalogued_all()
+    agents = load()
     chosen = [a for a in agents if not ids or a.id in ids]
     unknown = set(ids) - {a.id for a in agents}
     if unknown:
-        print(f"install-agents: not npm/PyPI agents of the catalogue or agents.toml: {', '.join(sorted(unknown))}", file=sys.stderr)
+        print(f"install-agents: not npm/PyPI agents of the catalogue: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
     retry = os.environ.get("SYMPOSIUM_AGENTS_RETRY") == "1"
     todo = []

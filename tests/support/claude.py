@@ -51,7 +51,6 @@ class ClaudeCode(RealAgent):
     key_header = ("x-api-key", "sk-ant-fake")
     hangs_up_on_cancel = True
     keeps_cancelled_text = True
-    reports_completion_tokens = True
 
     def __init__(self, api: FakeAnthropic, root: Path) -> None:
         found = installed_claude()
@@ -71,6 +70,6 @@ class ClaudeCode(RealAgent):
     def vscode_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         return fake_anthropic.tool_use(f"mcp__vscode_tools__{name}", arguments)
 
-    def assert_asks_for_vscode_tool(self, tool_call: Any, name: str) -> None:
+    def assert_asks_for_vscode_tool(self, params: Any, name: str) -> None:
         # By the tool's qualified name (MCP server, then tool).
-        assert tool_call["title"] == f"mcp__vscode_tools__{name}"
+        assert params["toolCall"]["title"] == f"mcp__vscode_tools__{name}"

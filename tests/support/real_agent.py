@@ -32,8 +32,6 @@ class RealAgent(Tap):
     hangs_up_on_cancel: ClassVar[bool]
     # Whether the text it had streamed before a cancel is in its next model request.
     keeps_cancelled_text: ClassVar[bool]
-    # Whether it reports its answer's own tokens (Codex reports only its context).
-    reports_completion_tokens: ClassVar[bool]
 
     def __init__(self, api: Any, root: Path, node: str, entry: str, env: dict[str, str]) -> None:
         super().__init__(root / "acp.jsonl")
@@ -71,9 +69,17 @@ class RealAgent(Tap):
         """The model calling VS Code's tool `name`, which the agent knows from the backend's MCP server."""
         raise NotImplementedError
 
-    def assert_asks_for_vscode_tool(self, tool_call: JSON, name: str) -> None:
-        """The agent's permission request names the bridged tool `name` (each says it its own way)."""
+    # The request the agent asks approval of a call of a VS Code tool with (an MCP tool call): a
+    # permission request, or an ACP form elicitation (Codex, of a client that declares it).
+    vscode_tool_approval: ClassVar[str] = "session/request_permission"
+
+    def assert_asks_for_vscode_tool(self, params: JSON, name: str) -> None:
+        """The agent's approval request (its params) names the bridged tool `name` (each says it its own way)."""
         raise NotImplementedError
+
+    def assert_approved(self, result: JSON) -> None:
+        """The backend's answer to that request approved the call."""
+        assert result["outcome"]["outcome"] == "selected"
 
 
 # What the tests of real agents assert with -----------------------------------------------------

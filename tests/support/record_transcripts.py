@@ -1,8 +1,8 @@
 """Re-record the transcript corpus in tests/support/transcripts/ (`make transcripts`).
 
 Each scenario runs against a fresh `symposium vscodelm --trace-dir`, with real agents:
-the built-in Eliza, Claude Code against the tests' fake Anthropic API and Codex against
-their fake OpenAI Responses API, when those are installed. tests/wire/test_replay.py replays every file offline.
+the built-in Eliza, Claude Code against the tests' fake Anthropic API and Codex (the catalogue's adapters,
+tests/support/claude.py and codex.py) against their fake OpenAI Responses API, when those are installed. tests/wire/test_replay.py replays every file offline.
 """
 
 from __future__ import annotations
@@ -166,25 +166,25 @@ async def codex_plain(backend: BackendClient) -> None:
 
 
 async def codex_permission(backend: BackendClient) -> None:
-    from tests.support.fake_openai import function_call, reply, text
+    from tests.support.fake_openai import reply, text
 
     async def play(backend: BackendClient, codex: Any) -> None:
         target = codex.cwd / "out.txt"
-        codex.api.script(reply(text("I will write it."), function_call("exec_command", {"cmd": f"echo hi > {target}"})), reply(text("Done.")))
+        codex.api.script(reply(text("I will write it."), codex.shell(f"echo hi > {target}")), reply(text("Done.")))
         copilot = Copilot(backend, codex.agent)
         copilot.tools = [AGENT_ACTION_TOOL_DEF]
         await copilot.ask("Write hi to out.txt")
         await copilot.allow()
 
-    await _with_codex(backend, play, approval_policy="untrusted")
+    await _with_codex(backend, play, mode="read-only")
 
 
 async def codex_permission_skipped(backend: BackendClient) -> None:
-    from tests.support.fake_openai import function_call, reply, text
+    from tests.support.fake_openai import reply, text
 
     async def play(backend: BackendClient, codex: Any) -> None:
         target = codex.cwd / "out.txt"
-        codex.api.script(reply(text("I will write it."), function_call("exec_command", {"cmd": f"echo hi > {target}"})),
+        codex.api.script(reply(text("I will write it."), codex.shell(f"echo hi > {target}")), reply(text("Then I will not write it.")),
                          reply(text("Hello instead."), answers="Never mind, say hello"))
         copilot = Copilot(backend, codex.agent)
         copilot.tools = [AGENT_ACTION_TOOL_DEF]
@@ -192,7 +192,7 @@ async def codex_permission_skipped(backend: BackendClient) -> None:
         await copilot.skip()
         await copilot.ask("Never mind, say hello")
 
-    await _with_codex(backend, play, approval_policy="untrusted")
+    await _with_codex(backend, play, mode="read-only")
 
 
 async def codex_tools(backend: BackendClient) -> None:

@@ -3,16 +3,23 @@
 The README is what a VS Code user reads before anything else: it must stay under 12 KB (the manual lives
 in docs/), and every relative link of it and of the pages it leads to (docs/, the CHANGELOG, the
 extension's README, which the Marketplace shows) must name a file that exists and, after `#`, a heading
-of that file. The license is one SPDX expression, the same in pyproject.toml and the extension's manifest,
-and the text the vsix carries (extension/LICENSE) holds both licenses word for word.
+of that file. Every repository path the docs and the sources' comments and docstrings name (`protocol/turn/
+machine.py`, `actors.conversation.spares`) must exist: files move, and what points at them must follow. The
+license is one SPDX expression, the same in pyproject.toml and the extension's manifest, and the text the
+vsix carries (extension/LICENSE) holds both licenses word for word.
 """
 
 from __future__ import annotations
 
+import ast
+import fnmatch
+import io
 import json
 import re
 import struct
+import tokenize
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -104,6 +111,125 @@ def test_link_checker_sees_a_broken_link(tmp_path: Path) -> None:
     )
     root = tmp_path.resolve()
     assert broken_links(page, root) == ["missing.md: no file missing.md", "there.md#nowhere: no heading #nowhere in there.md"]
+
+
+# Repository paths named in prose -----------------------------------------------------------------
+
+TOP_FOLDERS = ("protocol", "actors", "symposium", "tests", "bench", "scripts", "extension", "docs")
+# `protocol/turn/machine.py`, `tests/unit/`: a top folder, then path characters. Not part of a longer path
+# (`../x`, a URL, `~/.cache/x`); one followed by a placeholder (`extension/symposium-<version>.vsix`, a glob) is
+# a pattern, not a path.
+SLASHED = re.compile(r"(?<![\w./@~-])((?:" + "|".join(TOP_FOLDERS) + r")/[\w./-]*+)(?![<{*$\[(])")
+# `protocol.turn.machine`, `actors.conversation.spares.Spares`: a module, then perhaps its attributes.
+DOTTED = re.compile(r"(?<![\w./@~-])((?:protocol|actors|symposium|tests|bench)(?:\.[A-Za-z_]\w*)+)")
+TS_COMMENT = re.compile(r"/\*.*?\*/|(?<![:\w'\"])//[^\n]*", re.DOTALL)
+# docs/agents.md's table, written by the conformance suite, quotes the agents' own files (their docs/, scripts/).
+AGENTS_TABLE = re.compile(r"<!-- agents table:.*?<!-- end of agents table -->", re.DOTALL)
+
+
+def python_prose(source: str) -> str:
+    """A Python file's comments and docstrings."""
+    said = [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and (doc := ast.get_docstring(node, clean=False)):
+            said.append(doc)
+    return "\n".join(said)
+
+
+def prose_of(path: Path) -> str:
+    """What of a file is prose: a page whole (the CHANGELOG is history, not checked), the comments of a source."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".md":
+        return AGENTS_TABLE.sub("", text)
+    if path.suffix == ".py":
+        return python_prose(text)
+    if path.suffix == ".ts":
+        return "\n".join(TS_COMMENT.findall(text))
+    return "\n".join(line[line.index("#"):] for line in text.splitlines() if "#" in line)  # a shell script's comments
+
+
+def prose_files(root: Path = ROOT) -> list[Path]:
+    found = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    for folder in ("protocol", "actors", "symposium", "tests", "bench", "scripts", "extension/scripts"):
+        found += sorted(p for p in (root / folder).rglob("*") if p.suffix in (".py", ".sh") and "__pycache__" not in p.parts)
+    return found + sorted((root / "extension" / "src").rglob("*.ts"))
+
+
+def named_paths(text: str) -> Iterator[str]:
+    """The repository paths and dotted module names `text` names."""
+    for match in SLASHED.finditer(text):
+        yield match.group(1).rstrip(".,-/")
+    for match in DOTTED.finditer(text):
+        yield match.group(1).rstrip(".")
+
+
+def generated(path: str, root: Path = ROOT) -> bool:
+    """Whether .gitignore leaves `path` out: a build's output (extension/out/, a vsix), never in the repository."""
+    parts = path.split("/")
+    for pattern in (root / ".gitignore").read_text().split():
+        folder = pattern.endswith("/")
+        pattern = pattern.strip("/")
+        if "/" in pattern:  # anchored: the path, or a folder it is in
+            if any(fnmatch.fnmatch("/".join(parts[:n]), pattern) for n in range(1, len(parts) + 1 - folder)) or (
+                    folder and fnmatch.fnmatch(path, pattern)):
+                return True
+        elif any(fnmatch.fnmatch(part, pattern) for part in parts):
+            return True
+    return False
+
+
+def not_paths(root: Path = ROOT) -> set[str]:
+    """Names that look like paths and are not: the backend's own JSON-RPC methods (`symposium/stats`) and the
+    extension's settings (`symposium.logLevel`)."""
+    methods = {m for p in (*(root / "protocol").rglob("*.py"), *(root / "symposium").glob("*.py")) for m in re.findall(r'^METHOD_\w+ = "([^"]+)"', p.read_text(), re.MULTILINE)}
+    manifest = json.loads((root / "extension" / "package.json").read_text(encoding="utf-8"))
+    configuration = manifest["contributes"]["configuration"]
+    settings = {name for section in (configuration if isinstance(configuration, list) else [configuration]) for name in section.get("properties", {})}
+    return methods | settings
+
+
+def exists(name: str, root: Path = ROOT) -> bool:
+    """A path that exists (a file, or a folder); a module (`.py` file or package) and perhaps attributes of it; or
+    a module's attribute named by path (`protocol/acp/client_methods.SERVED`)."""
+    if (root / name).exists():
+        return True
+    if "/" in name:
+        folder, _, last = name.rpartition("/")
+        return (root / folder / (last.partition(".")[0] + ".py")).is_file() or generated(name, root)
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        module = root.joinpath(*parts[:n])
+        if module.with_suffix(".py").is_file():
+            return True  # what follows is the module's attributes
+        if (module / "__init__.py").is_file():
+            # a package: what follows is one of its modules (not found above), or a name its __init__ defines
+            return n == len(parts) or re.search(rf"\b{re.escape(parts[n])}\b", (module / "__init__.py").read_text()) is not None
+    return False
+
+
+def stale_paths(root: Path = ROOT) -> list[str]:
+    """`file: name` for every name of a repository path, in the docs or a source's comments, that names nothing."""
+    known = not_paths(root)
+    return [f"{file.relative_to(root)}: {name}" for file in prose_files(root) for name in sorted(set(named_paths(prose_of(file))))
+            if name not in known and not exists(name, root)]
+
+
+def test_every_repository_path_named_in_the_docs_and_the_comments_exists() -> None:
+    assert stale_paths() == []
+
+
+def test_the_path_checker_sees_a_path_that_moved() -> None:
+    text = (
+        "See protocol/turn.py and `actors.warm`, tests/unit/test_gone.py; "  # moved or gone
+        "protocol/turn/machine.py, protocol.turn.rules.REFUSED_NOTE, `protocol/acp/client_methods.SERVED`, tests/unit/, "
+        "extension/out/test/runner.js, extension/symposium-<version>.vsix, `symposium/stats`, `symposium.logLevel`, "
+        "https://example.com/protocol/x.py, ../shared/reference/x.md"
+    )
+    known = not_paths()
+    named = [name for name in named_paths(text) if name not in known and not exists(name)]
+    assert sorted(named) == ["actors.warm", "protocol/turn.py", "tests/unit/test_gone.py"]
+    comments = python_prose('"""Doc: protocol/a.py."""\nx = "protocol/b.py"  # protocol/c.py\n')
+    assert list(named_paths(comments)) == ["protocol/c.py", "protocol/a.py"], "a string in the code is not prose"
 
 
 def test_license_is_one_expression_everywhere() -> None:

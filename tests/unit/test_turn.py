@@ -46,7 +46,7 @@ from protocol.turn.events import (
 from protocol.turn.machine import REQUESTS, State, TurnMachine, Want
 from protocol.turn.permissions import Permit, permission_policy
 from protocol.turn.rules import ANNOUNCED_WAIT, GATHER_WINDOW, NO_PROMPT_CALL, batch_wait
-from protocol.vscode.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, TODO_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
+from protocol.vscode.lm import AGENT_ACTION_APPROVED, AGENT_ACTION_TOOL, ASK_TOOL, TODO_TOOL, Message, TextPart, Tool, ToolCallPart, ToolResultPart
 
 OPTIONS = [{"optionId": "yes", "kind": "allow_once", "name": "Yes"}, {"optionId": "no", "kind": "reject_once", "name": "No"}]
 LOOKUP = Tool("lookup", "Look something up", {"type": "object"})
@@ -341,6 +341,31 @@ def test_an_announced_call_the_agent_never_makes_costs_one_bounded_wait_and_is_f
     m.handle(TurnArrived(turn(2, results("sym-1"))))
     m.handle(bridged("pc"))
     assert m.handle(ToolRequested("c", "lookup", {}))[-2:] == [SetTimer(None), Complete(2)]
+
+
+def approval_question(handle: str, tool: str = "lookup") -> QuestionAsked:
+    """Codex's approval of an MCP tool call, asked as a form elicitation (tests/agents/test_codex.py)."""
+    return QuestionAsked(handle, {
+        "mode": "form", "message": f'Allow the vscode_tools MCP server to run tool "{tool}"?', "_meta": {"codex_approval_kind": "mcp_tool_call"},
+        "requestedSchema": {"type": "object", "properties": {"persist": {"type": "string", "oneOf": [{"const": "once"}, {"const": "session"}], "default": "once"}},
+                            "required": ["persist"]},
+    })
+
+
+def test_an_approval_of_a_bridged_call_asked_as_a_question_is_accepted_once_as_its_permission_would_be() -> None:
+    m = machine()
+    streaming(m, offers_questions=True)
+    assert m.handle(approval_question("q")) == [Answer("q", {"action": "accept", "content": {"persist": "once"}})]
+    assert m.handle(ToolRequested("a", "lookup", {}))[-2:] == [SetTimer(None), Complete(1)]  # announced: no wait
+    # While calls are gathered, one joins them; a tool the turn does not offer is asked as any question.
+    other = machine()
+    streaming(other, offers_questions=True)
+    other.handle(ToolRequested("a", "lookup", {}))
+    assert other.handle(approval_question("q")) == [Answer("q", {"action": "accept", "content": {"persist": "once"}}), SetTimer(ANNOUNCED_WAIT)]
+    third = machine()
+    streaming(third, offers_questions=True)
+    [asked, completed] = third.handle(approval_question("q", tool="rm_everything"))
+    assert isinstance(asked, EmitPart) and asked.part.tool_name == ASK_TOOL and completed == Complete(1)
 
 
 def test_every_request_has_an_answer_once_its_prompt_is_cancelled_or_the_conversation_ended() -> None:

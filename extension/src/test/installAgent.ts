@@ -2,7 +2,6 @@
 // Python tests (tests/support/catalogue_agents.py): they prove what users get, not a copy of it.
 //
 //   node out/test/installAgent.js --root DIR --catalogue FILE --overrides FILE ID
-//   node out/test/installAgent.js --root DIR --npm SPEC --id ID      (a program an agent runs, from npm)
 //
 // Prints the install record (`symposium-install.json`) as JSON and exits 0; or `{"error", "fix", "detail"}`
 // and exits 1. The log goes to stderr. Python comes from PATH; npm and node from PATH.
@@ -29,12 +28,6 @@ function option(name: string): string | undefined {
 }
 
 async function agentToInstall(): Promise<CatalogueAgent> {
-  const npm = option('--npm');
-  if (npm) {
-    const id = option('--id') ?? npm;
-    const version = npm.slice(npm.lastIndexOf('@') + 1);
-    return { id, name: id, version, description: '', distribution: { npx: { package: npm } } };
-  }
   const id = process.argv[process.argv.length - 1];
   const catalogue = await loadCatalogue({
     url: '', // the file given, as shipped: nothing fetched
@@ -53,7 +46,7 @@ async function agentToInstall(): Promise<CatalogueAgent> {
 async function main(): Promise<number> {
   const root = option('--root');
   if (!root) {
-    throw new Error('usage: installAgent.js --root DIR (--catalogue FILE [--overrides FILE] ID | --npm SPEC --id ID)');
+    throw new Error('usage: installAgent.js --root DIR --catalogue FILE [--overrides FILE] ID');
   }
   try {
     const agent = await agentToInstall();

@@ -177,14 +177,21 @@ describe('npm installs as npm does them', () => {
     assert.deepEqual(classifyNpmFailure('npm error code EACCES'), { kind: 'other' });
   });
 
-  it('says a version the npm registry lacks is missing, and names the newest it has', { skip: spawnSync('npm', ['view', 'droid', 'version'], { timeout: 60_000 }).status !== 0 && 'the npm registry is out of reach' }, async () => {
-    // droid exists on the registry; version 0.0.0-symposium-missing never will.
-    await assert.rejects(installAgent(entry('droid-missing', { npx: { package: 'droid@0.0.0-symposium-missing' } }), options()), (error: unknown) => {
+  it('says a version the npm registry lacks is missing, and names the newest it has', async () => {
+    // An npm registry on 127.0.0.1 (npm's own `npm_config_registry`) that has the package at 1.4.2 only.
+    const name = 'symposium-test-versions';
+    const packument = { name, 'dist-tags': { latest: '1.4.2' }, versions: { '1.4.2': { name, version: '1.4.2', dist: { tarball: server.url(`/${name}/-/${name}-1.4.2.tgz`) } } } };
+    server.routes.set(`/${name}`, { body: JSON.stringify(packument), type: 'application/json' });
+    const env = { ...options().env, npm_config_registry: server.url('/'), npm_config_cache: path.join(dir, 'npm-cache-versions'), npm_config_fetch_retries: '0' };
+    await assert.rejects(installAgent(entry('versions-missing', { npx: { package: `${name}@0.0.0-symposium-missing` } }), { ...options(), env }), (error: unknown) => {
       assert.ok(error instanceof VersionMissing, String(error));
-      assert.match(error.message, /^the npm registry has no version 0\.0\.0-symposium-missing of droid; the newest it has is \d+\.\d+\.\d+/);
-      assert.match(error.fix, /^Install \d+\.\d+\.\d+ instead/);
+      assert.equal(error.message, `the npm registry has no version 0.0.0-symposium-missing of ${name}; the newest it has is 1.4.2`);
+      assert.match(error.fix, /^Install 1\.4\.2 instead/);
+      assert.equal(error.newest, '1.4.2');
       return true;
     });
+    assert.ok(server.hits.includes(`/${name}`), 'npm asked the registry on 127.0.0.1');
+    assert.ok(!fs.existsSync(path.join(root, 'versions-missing@1.0.0')));
   });
 });
 
