@@ -9,7 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { provisionPython } from '../../runtimes';
+import { bundledRuntimes, provisionPython } from '../../runtimes';
+import { buildEchoWheel } from '../fixtures';
 import { bundledWheel, createVenv, ensureBackendVenv, findPython, LOCK, pipInstall, recentEnough, run, SetupError, stampFor, uvEnv, venvPython } from '../../setup';
 import { MemoryLog } from './log';
 
@@ -335,6 +336,29 @@ describe('uv and Python, confined to the extension\'s storage', () => {
     const noUv = { ...env, PATH: path.dirname(real.path) };
     await inFolder(project.folder, () => createVenv(venv, real, noUv, new MemoryLog(), storage));
     assert.ok(fs.existsSync(venvPython(venv)), 'the venv was made by the venv module');
+    assert.deepEqual(project.ran(), []);
+  });
+});
+
+const realUv = bundledRuntimes(path.resolve(__dirname, '../../..')).uv ?? process.env.SYMPOSIUM_TEST_UV;
+
+describe('the real uv, confined', { skip: realUv ? false : 'no uv: extension/bin/uv is in per-platform builds (or set SYMPOSIUM_TEST_UV)' }, () => {
+  it('makes a venv and installs into it from a project\'s folder without running its Pythons or reading its configuration', async () => {
+    const project = plantedProject();
+    // The project's configuration would send uv elsewhere: an index that is not there, only the system's Pythons.
+    fs.writeFileSync(path.join(project.folder, 'uv.toml'), 'index-url = "http://127.0.0.1:9/simple"\npython-preference = "only-system"\n');
+    fs.writeFileSync(path.join(project.folder, 'pyproject.toml'), '[project]\nname = "planted"\nversion = "0"\nrequires-python = ">=3.14"\n');
+    const python = await findPython('');
+    const wheel = await buildEchoWheel(fs.mkdtempSync(path.join(dir, 'wheel-')), python.path);
+    const storage = path.join(dir, 'real-uv-storage');
+    const venv = path.join(storage, 'venv');
+    const env = { ...process.env, VIRTUAL_ENV: path.join(project.folder, '.venv'), UV_PYTHON: path.join(project.folder, '.venv', 'bin', 'python') };
+    await inFolder(project.folder, async () => {
+      await createVenv(venv, python, env, new MemoryLog(), storage, realUv);
+      await pipInstall(venv, ['--no-index', wheel], 'the echo agent', env, new MemoryLog(), storage, realUv);
+    });
+    assert.equal((await run(venvPython(venv), ['-I', '-c', 'import sys; print(sys.prefix)'])).stdout.trim(), venv);
+    assert.ok(fs.readdirSync(path.join(storage, 'uv-cache')).length > 0, 'uv kept its cache in the storage');
     assert.deepEqual(project.ran(), []);
   });
 });
