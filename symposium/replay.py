@@ -5,7 +5,10 @@ each agent (the backend "spawns" it by connecting to its script), and each MCP c
 tool bridge. A script sends what the transcript says its peer sent, and expects what the
 backend sent, in order. Interleaving comes from causality, not timestamps: a message is
 sent only once every message the backend sent before it (on any channel) has been seen,
-and the backend has gone quiet. Time is trio's mock clock, so timeouts cost nothing.
+and the backend has gone quiet: every task waiting and no worker thread working
+(`actors.shared.threads`). Time is trio's mock clock, moved only by `_drive_time` at that
+same point, to the next deadline: timeouts cost nothing, and how fast the machine runs
+(a thread slowed by load, say) changes nothing of what the backend is seen to do.
 
 Values the backend generates (tool-call ids, markers, tokens, ports, paths) are normalised
 before comparing; the live value is learned from the backend's message and substituted
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -26,6 +30,7 @@ import trio
 import trio.testing
 
 from actors.agent.connection import StreamConnection
+from actors.shared import threads
 from actors.shared.memory_streams import memory_stream_pair
 from actors.store.transcript import read
 from protocol.history.markers import MarkerCodec
@@ -35,7 +40,7 @@ from protocol.shared.settings import Settings
 from protocol.vscode.lm import Agent
 from symposium import mcp_relay
 
-QUIET = 0.05  # real seconds everything must be blocked before virtual time jumps
+QUIET = 0.05  # real seconds: how often the clock's driver looks while nothing moves (never a jump by itself)
 GIVE_UP = 600.0  # virtual seconds without progress: the backend will not send what is expected
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -163,7 +168,7 @@ class Replay:
     async def _may_send(self, order: int) -> None:
         while not self._all_outs_before(order):
             await self._wait_progress()
-        await trio.testing.wait_all_tasks_blocked()  # the backend has digested everything so far
+        await _settled()  # the backend has digested everything so far
 
     async def _wait_progress(self) -> None:
         event = self.progress
@@ -285,13 +290,14 @@ class Replay:
                 self.failure = divergence
             self._cancel.cancel()
 
-    async def run(self) -> Divergence | None:
+    async def run(self, clock: trio.testing.MockClock) -> Divergence | None:
         from symposium.vscodelm import serve
 
         import_mcp_now()
         vscode_end, backend_end = memory_stream_pair()
         with trio.CancelScope() as self._cancel:
             async with trio.open_nursery() as nursery:
+                nursery.start_soon(_drive_time, clock)
 
                 async def backend() -> None:
                     markers = MarkerCodec(b"replay" * 6)
@@ -310,7 +316,32 @@ class Replay:
                         if isinstance(line, bytes) and line.strip() and self.failure is None:
                             self.failure = Divergence("vscode", len(self.scripts["vscode"]), None, json.loads(line))
                             self._cancel.cancel()
+                nursery.cancel_scope.cancel()  # the backend has ended: only the clock's driver is left
         return self.failure
+
+
+async def _settled() -> None:
+    """Until every task waits and no worker thread is working: nothing more can happen unless a
+    script sends or virtual time moves."""
+    await trio.testing.wait_all_tasks_blocked()
+    while threads.working():
+        await trio.testing.wait_all_tasks_blocked(QUIET / 2)
+
+
+async def _drive_time(clock: trio.testing.MockClock) -> None:
+    """Virtual time jumps to the next deadline only once everything has settled and no script
+    is about to send. Not trio's autojump, which jumps once every task has waited a while in
+    real time: a worker thread slower than that (a loaded machine) let a timeout fire that the
+    recording never saw. Trio wakes the waiters of the smallest cushion first, all of them at
+    once: this one's is the largest, so every script's `_settled` has returned, and its
+    message been sent, before time may move."""
+    while True:
+        await trio.testing.wait_all_tasks_blocked(QUIET)
+        if threads.working():
+            continue
+        gap = trio.lowlevel.current_statistics().seconds_to_next_deadline
+        if 0 < gap < math.inf:
+            clock.jump(gap)
 
 
 def import_mcp_now() -> None:
@@ -329,7 +360,8 @@ def import_mcp_now() -> None:
 
 def replay(path: str | Path) -> Divergence | None:
     records = list(read(path))
-    return trio.run(Replay(records).run, clock=trio.testing.MockClock(autojump_threshold=QUIET))
+    clock = trio.testing.MockClock()  # moved by `_drive_time` only
+    return trio.run(Replay(records).run, clock, clock=clock)
 
 
 def main(path: str) -> int:

@@ -25,6 +25,7 @@ import attrs
 import trio
 
 from actors.agent.connection import Connector
+from actors.shared import threads
 from actors.shared.flow import PART_MAX, Window, part_cost
 from actors.shared.mailbox import queued
 from actors.shared.peer import ConnectionClosed, Peer
@@ -533,7 +534,7 @@ async def serve(
         async def build() -> Actors:
             # Their modules are most of the backend's own code: loaded in a thread, while the
             # loop answers what needs none of them (the model list).
-            await trio.to_thread.run_sync(lambda: [importlib.import_module(name) for name in ACTOR_MODULES])
+            await threads.run_sync(lambda: [importlib.import_module(name) for name in ACTOR_MODULES])
             from actors.agent.pool import AgentPool
             from actors.bridge.listener import BridgeListener
             from actors.conversation.history import HistoryActor

@@ -15,6 +15,7 @@ import trio
 
 from actors.agent import files as agent_files
 from actors.agent.routes import SessionRoutes
+from actors.shared import threads
 from actors.shared.mailbox import answering
 from protocol.acp import auth
 from protocol.acp.client_methods import SERVED, Kind
@@ -103,7 +104,7 @@ class ClientHandlers:
             raise RpcError(INVALID_PARAMS, f"not an absolute path: {path!r}")
         folder = self._routes.folder(str(params.get("sessionId")))
         try:
-            before = await trio.to_thread.run_sync(agent_files.before, path, folder, limiter=self._file_threads)
+            before = await threads.run_sync(agent_files.before, path, folder, limiter=self._file_threads)
         except agent_files.FileError as exc:
             raise RpcError(INVALID_PARAMS, str(exc)) from None
         handle, reply = answering()
@@ -117,7 +118,7 @@ class ClientHandlers:
             raise RpcError(outcome.code, outcome.message)  # no prompt of the session runs
         if isinstance(outcome, fs_edits.WriteOnDisk):
             try:
-                await trio.to_thread.run_sync(agent_files.write_text, path, content, folder, limiter=self._file_threads)
+                await threads.run_sync(agent_files.write_text, path, content, folder, limiter=self._file_threads)
             except agent_files.FileError as exc:
                 raise RpcError(INTERNAL_ERROR, str(exc)) from None
             return {}

@@ -10,6 +10,7 @@ import trio
 from actors.agent.connection import Connector
 from actors.agent.process import AgentProcess
 from actors.bridge.mcp_stream import import_mcp
+from actors.shared import threads
 from actors.store.transcript import Recorder
 from protocol.acp.agent_facts import AgentFactsTable
 from protocol.shared.failures import AgentError
@@ -25,7 +26,7 @@ async def _warm_up_mcp() -> None:
     """Import the MCP SDK in a thread, ahead of need. Only an optimisation: when it cannot
     run (no thread to be had), the bridge imports the SDK when an agent connects."""
     try:
-        await trio.to_thread.run_sync(import_mcp, abandon_on_cancel=True)
+        await threads.run_sync(import_mcp, abandon_on_cancel=True)
     except Exception as exc:
         log.warning("could not import the MCP SDK ahead of time: %s", exc)
 

@@ -236,7 +236,7 @@ class AgentProcess:
         if self.initialized.odd:
             log.warning("agent %s: initialize: taken as absent, not of the schema's type: %s", self.name, ", ".join(self.initialized.odd))
         program, args = (self.agent.command, self.agent.args) if isinstance(self.agent, ProcessAgent) else (None, ())
-        self.auth_methods = auth.methods(self.initialized.auth_methods, program, args, keys=self.facts.keys, key_method=self.facts.key_method)
+        self.auth_methods = auth.methods(self.initialized.auth_methods, program, args, keys=self.facts.keys, key_method=self.facts.key_method, documented=self.facts.documented_env)
 
     @property
     def capabilities(self) -> AgentCapabilities:

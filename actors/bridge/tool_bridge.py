@@ -28,6 +28,7 @@ from actors.bridge.endpoint import Endpoint
 from actors.bridge.http_server import HttpEndpoint, new_secret
 from actors.bridge.listener import BridgeListener, Handoff, bridge_failure
 from actors.bridge.mcp_stream import import_mcp, serve_mcp
+from actors.shared import threads
 from actors.shared.mailbox import answering, queued
 from actors.shared.version import version
 from actors.store.transcript import Recorder
@@ -322,7 +323,7 @@ class ToolBridge:
     async def _server(self) -> Server[Any]:
         async with self._server_lock:
             if self._mcp_server is None:
-                await trio.to_thread.run_sync(import_mcp)
+                await threads.run_sync(import_mcp)
                 self._mcp_server = self._build_server()
         return self._mcp_server
 

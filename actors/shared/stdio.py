@@ -12,6 +12,7 @@ import os
 
 import trio
 
+from actors.shared import threads
 from actors.shared.platform import ON_WINDOWS, windows
 
 PIPE_SIZE = 1 << 20  # Linux's default ceiling for an unprivileged process
@@ -47,7 +48,7 @@ class ThreadReceiveStream(trio.abc.ReceiveStream):
             raise trio.BusyResourceError("another task is reading")
         with trio.CancelScope() as self._reading:
             try:
-                return await trio.to_thread.run_sync(os.read, self._fd, max_bytes or READ_SIZE, abandon_on_cancel=True)
+                return await threads.run_sync(os.read, self._fd, max_bytes or READ_SIZE, abandon_on_cancel=True)
             except OSError as exc:
                 raise trio.BrokenResourceError(str(exc)) from exc
             finally:
@@ -86,7 +87,7 @@ class ThreadSendStream(trio.abc.SendStream):
             view = memoryview(data).cast("B")
             try:
                 while view:
-                    written = await trio.to_thread.run_sync(os.write, self._fd, view, abandon_on_cancel=True)
+                    written = await threads.run_sync(os.write, self._fd, view, abandon_on_cancel=True)
                     view = view[written:]
             except trio.Cancelled:
                 self._broken = True

@@ -22,8 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import trio
-
+from actors.shared import threads
 from actors.store.private import private_file, private_folder
 
 log = logging.getLogger(__name__)
@@ -72,7 +71,7 @@ class Database:
             with self._lock:
                 return self._db.execute(sql, params).fetchall()
 
-        return await trio.to_thread.run_sync(run)
+        return await threads.run_sync(run)
 
     def close(self) -> None:
         """Let queued writes land (bounded by CLOSE_TIMEOUT), then close the file."""

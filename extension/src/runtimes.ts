@@ -8,7 +8,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { Log } from './backend';
-import { MIN_PYTHON, probePython, Python, run, SetupError } from './setup';
+import { MIN_PYTHON, probePython, Python, pythonsFolder, runUv, SetupError } from './setup';
+
+export { pythonsFolder };
 
 /** What the extension at `extensionPath` carries: its uv (per-platform packages) and npm's tarball
  * (`npm/npm-<version>.tgz`: one file, so the vsix stays small in files, unpacked on first use). */
@@ -142,11 +144,6 @@ export function nodeSatisfies(range: string, version: string): boolean {
 
 // Python ----------------------------------------------------------------------------------------
 
-/** Where uv's Pythons go: the extension's storage, never the user's own (`~/.local/share/uv`). */
-export function pythonsFolder(storage: string): string {
-  return path.join(storage, 'python');
-}
-
 /**
  * A Python meeting `request` (`>=3.11`, `>=3.12`), installed by `uv` into the extension's storage (or
  * already there from an earlier time). uv reads its own settings for where it downloads from
@@ -155,15 +152,17 @@ export function pythonsFolder(storage: string): string {
 export async function provisionPython(uv: string, storage: string, request: string, env: NodeJS.ProcessEnv, log: Log): Promise<Python> {
   const installDir = pythonsFolder(storage);
   fs.mkdirSync(installDir, { recursive: true, mode: 0o700 });
-  const uvEnv = { ...env, UV_PYTHON_INSTALL_DIR: installDir };
-  // `--no-bin`: nothing written to the user's own bin folder; `--managed-python`: only the ones in installDir.
+  // Confined (`setup.ts`, `uvCommand`): run in the storage, with no configuration, only the Pythons it
+  // installs there. `--no-bin`: nothing written to the user's own bin folder.
   const install = ['python', 'install', '--no-bin', '--no-registry', request];
   log.info(`provisioning a Python ${request} with ${uv}: ${install.join(' ')} (into ${installDir})`);
-  const installed = await run(uv, install, { env: uvEnv, timeoutMs: 15 * 60_000 });
+  const installed = await runUv(uv, install, storage, env, 15 * 60_000);
   if (installed.code !== 0) {
     throw downloadFailure(request, env, `${installed.stderr}\n${installed.stdout}`);
   }
-  const found = await run(uv, ['python', 'find', '--managed-python', '--no-python-downloads', request], { env: uvEnv, timeoutMs: 60_000 });
+  // `--system`: no virtual environment is looked for (uv's discovery runs the interpreter of any `.venv`
+  // in its working folder or above it, the user's `~/.venv` say), only the managed Pythons.
+  const found = await runUv(uv, ['python', 'find', '--system', '--no-project', '--no-python-downloads', request], storage, env, 60_000);
   const python = found.code === 0 ? await probePython(found.stdout.trim().split(/\r?\n/).pop() ?? '', env) : undefined;
   if (!python) {
     throw new SetupError(`uv installed a Python ${request}, but it does not run`, 'See the Symposium log; set symposium.python to a Python you have.', `${found.stderr}\n${installed.stderr}`.trim());

@@ -43,7 +43,9 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs a program to its end; never throws for a non-zero exit (ENOENT and the like become code 127). */
+/** Runs a program to its end; never throws for a non-zero exit (ENOENT and the like become code 127).
+ * Without a `cwd`, it runs in the extension host's working folder: a workspace, when VS Code was started
+ * as `code .` in it. Whatever runs a Python, or uv, gives one in the extension's storage (below). */
 export function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
@@ -60,9 +62,11 @@ export function run(command: string, args: string[], options: { env?: NodeJS.Pro
 
 const VERSION_PROBE = 'import sys; print(sys.executable); print("%d.%d.%d" % sys.version_info[:3])';
 
-/** What `python` (with `args`, `-3` for the `py` launcher) is, if it runs at all: its real path and version. */
+/** What `python` (with `args`, `-3` for the `py` launcher) is, if it runs at all: its real path and version.
+ * `-I`: not the working folder's modules (a `sitecustomize.py` there), nor PYTHONPATH's. */
 export async function probePython(python: string, env: NodeJS.ProcessEnv = process.env, args: string[] = []): Promise<Python | undefined> {
-  const { code, stdout } = await run(python, [...args, '-c', VERSION_PROBE], { env, timeoutMs: 20_000 });
+  // PATH's relative entries left out: a launcher (`py`, a pyenv shim) looks the real Python up on it.
+  const { code, stdout } = await run(python, [...args, ...ISOLATED, '-c', VERSION_PROBE], { env: withAbsolutePath(env), timeoutMs: 20_000 });
   const [exe, version] = stdout.trim().split(/\r?\n/);
   return code === 0 && exe && /^\d+\.\d+\.\d+$/.test(version ?? '') ? { path: exe, version } : undefined;
 }
@@ -90,7 +94,7 @@ export async function findPython(setting: string, env: NodeJS.ProcessEnv = proce
   }
   const seen: string[] = [];
   for (const { name, args } of pythonCandidates(platform)) {
-    const onPath = findOnPath(name, pathOf(env), platform, env.PATHEXT ?? '');
+    const onPath = findOnPath(name, absolutePath(pathOf(env), platform), platform, env.PATHEXT ?? '');
     if (!onPath) {
       continue;
     }
@@ -117,10 +121,25 @@ export function pathOf(env: NodeJS.ProcessEnv): string {
   return env.PATH ?? Object.entries(env).find(([name]) => name.toUpperCase() === 'PATH')?.[1] ?? '';
 }
 
+/** PATH's absolute folders only: a relative entry (`.`, `.venv/bin`) names a folder of the extension
+ * host's working folder, a workspace when VS Code was started as `code .` in it, so a Python found there
+ * would be the workspace's, run before any trust is given (docs/reliability.md, "What the workspace cannot do"). */
+export function absolutePath(pathValue: string, platform: NodeJS.Platform = process.platform): string {
+  const windows = platform === 'win32';
+  const isAbsolute = windows ? path.win32.isAbsolute : path.posix.isAbsolute;
+  return pathValue.split(windows ? ';' : ':').filter((dir) => dir && isAbsolute(windows ? dir.replace(/^"(.*)"$/, '$1') : dir)).join(windows ? ';' : ':');
+}
+
+/** `env` with PATH's relative entries left out (`absolutePath`), whatever the case of its name. */
+export function withAbsolutePath(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): NodeJS.ProcessEnv {
+  const name = Object.keys(env).find((n) => n.toUpperCase() === 'PATH');
+  return name === undefined ? env : { ...env, [name]: absolutePath(env[name] ?? '', platform) };
+}
+
 /** `-I`: the backend runs with the workspace as its working folder, which `-m` would otherwise put
  * first on `sys.path`, so a workspace `secrets.py` or `protocol/` would be imported inside the backend
- * (docs/reliability.md, "What the workspace cannot do"). */
-const ISOLATED = ['-I'];
+ * (docs/reliability.md, "What the workspace cannot do"); `-m venv` and `-m pip` likewise. */
+export const ISOLATED = ['-I'];
 
 /** How the backend in `venv` is started (without `vscodelm`). */
 export function backendArgv(venv: string): string[] {
@@ -129,15 +148,39 @@ export function backendArgv(venv: string): string[] {
 
 /** The uv to use: the one the vsix carries, else one on PATH, else none (then venv and pip). */
 export function uvOf(env: NodeJS.ProcessEnv, bundled?: string): string | undefined {
-  return bundled ?? findOnPath('uv', pathOf(env));
+  return bundled ?? findOnPath('uv', absolutePath(pathOf(env)));
 }
 
-/** Creates a venv at `dir` with `python` (through uv when there is one); returns what ran, for errors. */
-export async function createVenv(dir: string, python: Python, env: NodeJS.ProcessEnv, log: Log, bundledUv?: string): Promise<void> {
+/** Where uv's Pythons go: the extension's storage, never the user's own (`~/.local/share/uv`). */
+export function pythonsFolder(storage: string): string {
+  return path.join(storage, 'python');
+}
+
+/** What every run of uv is given (docs/reliability.md, "What the workspace cannot do"): its working folder
+ * in the extension's storage, never the extension host's (a workspace's `.venv`, `pyproject.toml`,
+ * `uv.toml`, `.python-version`, or those of a folder above it, would otherwise steer it); no configuration
+ * file (`--no-config`); its own cache and Pythons in the storage; only Pythons it installed there
+ * (`--python-preference only-managed`: a Python named by its path, the user's `symposium.python` or the one
+ * found on PATH, is still used, as named). `command` and `env` as `run` takes them. */
+export function uvCommand(uv: string, args: string[], storage: string, env: NodeJS.ProcessEnv): { command: string; args: string[]; env: NodeJS.ProcessEnv; cwd: string } {
+  return { command: uv, args: [...args, '--no-config', '--python-preference', 'only-managed'], env: uvEnv(env, storage), cwd: storage };
+}
+
+/** Runs uv confined (`uvCommand`), its working folder made first. */
+export function runUv(uv: string, args: string[], storage: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Run> {
+  fs.mkdirSync(storage, { recursive: true, mode: 0o700 });
+  const confined = uvCommand(uv, args, storage, env);
+  return run(confined.command, confined.args, { env: confined.env, cwd: confined.cwd, timeoutMs });
+}
+
+/** Creates a venv at `dir` with `python` (through uv when there is one); returns what ran, for errors.
+ * `storage`: the extension's, where uv and Python run (never the extension host's working folder). */
+export async function createVenv(dir: string, python: Python, env: NodeJS.ProcessEnv, log: Log, storage: string, bundledUv?: string): Promise<void> {
   const uv = uvOf(env, bundledUv);
-  const [command, args] = uv ? [uv, ['venv', '--quiet', '--python', python.path, dir]] : [python.path, ['-m', 'venv', dir]];
+  const [command, args] = uv ? [uv, ['venv', '--quiet', '--no-project', '--python', python.path, dir]] : [python.path, [...ISOLATED, '-m', 'venv', dir]];
   log.info(`creating a venv: ${command} ${args.join(' ')}`);
-  const done = await run(command, args, { env, timeoutMs: 120_000 });
+  fs.mkdirSync(storage, { recursive: true, mode: 0o700 });
+  const done = uv ? await runUv(uv, args, storage, env, 120_000) : await run(command, args, { env, cwd: storage, timeoutMs: 120_000 });
   if (done.code !== 0) {
     throw new SetupError(
       `Could not create a Python venv with ${python.path} (${python.version})`,
@@ -150,14 +193,15 @@ export async function createVenv(dir: string, python: Python, env: NodeJS.Proces
 }
 
 /** `pip install` (or `uv pip install`) into the venv; `what` names the thing for error messages. */
-export async function pipInstall(venv: string, requirements: string[], what: string, env: NodeJS.ProcessEnv, log: Log, bundledUv?: string): Promise<void> {
+export async function pipInstall(venv: string, requirements: string[], what: string, env: NodeJS.ProcessEnv, log: Log, storage: string, bundledUv?: string): Promise<void> {
   const uv = uvOf(env, bundledUv);
   const python = venvPython(venv);
   const [command, args] = uv
     ? [uv, ['pip', 'install', '--quiet', '--python', python, ...requirements]]
-    : [python, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...requirements]];
+    : [python, [...ISOLATED, '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...requirements]];
   log.info(`installing ${what}: ${command} ${args.join(' ')}`);
-  const done = await run(command, args, { env: uv ? uvEnv(env) : env, timeoutMs: INSTALL_TIMEOUT_MS });
+  fs.mkdirSync(storage, { recursive: true, mode: 0o700 });
+  const done = uv ? await runUv(uv, args, storage, env, INSTALL_TIMEOUT_MS) : await run(command, args, { env, cwd: storage, timeoutMs: INSTALL_TIMEOUT_MS });
   if (done.code === 0) {
     return;
   }
@@ -219,10 +263,29 @@ export function missingWheels(wheel: string): string[] {
   }
 }
 
-/** uv reads its own variables, not pip's: the package index a user chose with pip's (PIP_INDEX_URL and the
- * like) reaches uv as the UV_ one they did not set themselves. pip's configuration files uv cannot read. */
-export function uvEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out = { ...env };
+/** The user's uv variables that say only where uv downloads from (a mirror, an index, a proxy's
+ * certificates), or forbid downloading: kept. Every other UV_ one (UV_PYTHON, UV_CONFIG_FILE,
+ * UV_PROJECT_ENVIRONMENT, UV_PYTHON_INSTALL_DIR, UV_CACHE_DIR, ...) would choose an interpreter, a
+ * configuration or a folder for it. */
+export const UV_KEPT = new Set([
+  'UV_PYTHON_INSTALL_MIRROR', 'UV_PYTHON_DOWNLOADS_JSON_URL', 'UV_PYTHON_DOWNLOADS', 'UV_INDEX_URL', 'UV_EXTRA_INDEX_URL',
+  'UV_DEFAULT_INDEX', 'UV_INDEX', 'UV_FIND_LINKS', 'UV_NO_INDEX', 'UV_NATIVE_TLS', 'UV_OFFLINE', 'UV_HTTP_TIMEOUT',
+]);
+
+/** Whether a variable of the extension host's would point uv, or a Python it runs, at an interpreter,
+ * an environment or code it was not given: an active venv or conda environment, PYTHONPATH and the like,
+ * a UV_ setting other than those kept (`UV_KEPT`). */
+function steersUv(name: string): boolean {
+  const upper = name.toUpperCase();
+  return upper.startsWith('UV_') ? !UV_KEPT.has(upper) : upper === 'VIRTUAL_ENV' || upper.startsWith('CONDA_') || upper.startsWith('PYTHON');
+}
+
+/** uv's environment: the extension host's, less what would steer it (`steersUv`), with its cache and
+ * its Pythons in `storage`. uv reads its own variables, not pip's: the package index a user chose with
+ * pip's (PIP_INDEX_URL and the like) reaches uv as the UV_ one they did not set themselves. pip's
+ * configuration files uv cannot read. */
+export function uvEnv(env: NodeJS.ProcessEnv, storage: string): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(env).filter(([name]) => !steersUv(name)));
   const pairs: [string, string, (value: string) => string][] = [
     ['PIP_INDEX_URL', 'UV_INDEX_URL', (v) => v],
     ['PIP_EXTRA_INDEX_URL', 'UV_EXTRA_INDEX_URL', (v) => v],
@@ -235,6 +298,8 @@ export function uvEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
       out[uv] = convert(value);
     }
   }
+  out.UV_CACHE_DIR = path.join(storage, 'uv-cache');
+  out.UV_PYTHON_INSTALL_DIR = pythonsFolder(storage);
   return out;
 }
 
@@ -333,13 +398,13 @@ export async function ensureBackendVenv(options: BackendVenvOptions): Promise<st
   fs.mkdirSync(storage, { recursive: true, mode: 0o700 });
   const building = fs.mkdtempSync(path.join(storage, `venv.${buildingTag()}`));
   try {
-    await createVenv(building, python, env, log, options.uv);
+    await createVenv(building, python, env, log, storage, options.uv);
     // The lock's packages come from the wheels the vsix carries, else the index (the user's, if they set one:
     // the same files, the same hashes); the wheel is local.
     for (const step of installSteps(wheel)) {
-      await pipInstall(building, step.args, step.what, env, log, options.uv);
+      await pipInstall(building, step.args, step.what, env, log, storage, options.uv);
     }
-    const check = await run(venvPython(building), [...ISOLATED, '-m', 'symposium', '--help'], { env, timeoutMs: 60_000 });
+    const check = await run(venvPython(building), [...ISOLATED, '-m', 'symposium', '--help'], { env, cwd: storage, timeoutMs: 60_000 });
     if (check.code !== 0) {
       throw new SetupError('The Symposium backend was installed but does not run', 'See the Symposium log; setting symposium.python to another Python may help.', tail(check));
     }

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import { Backend } from './backend';
 import { checkKey, Keychain } from './keys';
-import { buttons, SignInNeeded, signInPrompt, takesKey, terminalLaunch, withEnv } from './signInMethods';
+import { buttons, refusedNote, SignInNeeded, signInPrompt, takesKey, terminalLaunch, withEnv } from './signInMethods';
 import { Agent, METHOD_AUTHENTICATE, METHOD_LOGOUT, SignInMethod, SignInState } from './wire';
 
 export class SignIn {
@@ -113,6 +113,11 @@ export class SignIn {
     const launch = terminalLaunch(agentName, method, agent);
     if (!launch) {
       return Promise.resolve(undefined);
+    }
+    const refused = refusedNote([method]);
+    if (refused) {
+      this.log.warn(`sign-in to ${agentName}: ${refused}`);
+      void vscode.window.showWarningMessage(`${agentName}: ${refused}`);
     }
     // The env goes to the process only: a terminal's options are never shown.
     const terminal = vscode.window.createTerminal({ ...launch, ...(cwd ? { cwd } : {}), isTransient: true });

@@ -50,7 +50,17 @@ export function buttons(methods: SignInMethod[]): SignInMethod[] {
 /** What the chat's notification says: the agent needs a sign-in, with one button per method. */
 export function signInPrompt(needed: SignInNeeded): string {
   const clickable = buttons(needed.methods);
-  return `${needed.agent} needs you to sign in${clickable.length ? ': pick how (an API key is kept in VS Code\'s secret storage)' : ''}.`;
+  const refused = refusedNote(needed.methods);
+  return `${needed.agent} needs you to sign in${clickable.length ? ': pick how (an API key is kept in VS Code\'s secret storage)' : ''}.${refused ? ` ${refused}` : ''}`;
+}
+
+/**
+ * What the user is told of the variables the backend refused to let these methods set (it decides:
+ * protocol/acp/auth.py, `may_set`); empty when none was.
+ */
+export function refusedNote(methods: SignInMethod[]): string {
+  const names = [...new Set(methods.flatMap((m) => (Array.isArray(m.refused) ? m.refused.filter((n) => typeof n === 'string') : [])))].sort();
+  return names.length ? `Its sign-in asked to set ${names.join(', ')}, which Symposium does not set: only API keys, tokens, base URLs and what the agent documents.` : '';
 }
 
 /** The agent definition with values added to its environment (a key just typed, before it is read back). */

@@ -89,6 +89,8 @@ export interface SignInMethod {
   askFor?: string[];
   /** A terminal method's command line, and the variables it adds to the agent's own env. */
   terminal?: { command: string; args: string[]; env: Record<string, string> };
+  /** Variables the agent asked it to set (or to ask for) that the backend refused (protocol/acp/auth.py, `may_set`): said, never set. */
+  refused?: string[];
 }
 
 /**

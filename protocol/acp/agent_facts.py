@@ -26,7 +26,7 @@ from protocol.acp.capabilities import Initialized
 
 SECTION = "agentInfo"
 MESSAGE_ID = "{messageId}"  # in `forksAtMessage._meta`: replaced by the id of the message the fork ends with
-FIELDS = frozenset({"sessionMeta", "ownEdits", "forksAtMessage", "httpMcpOnly", "keys", "keyMethod", "startEnv", "runs", "why"})
+FIELDS = frozenset({"sessionMeta", "ownEdits", "forksAtMessage", "httpMcpOnly", "keys", "keyMethod", "startEnv", "signInEnv", "runs", "why"})
 RUNS = frozenset({"npm", "commands"})
 NAME_SHAPES = {"npm": re.compile(r"(@[A-Za-z0-9._-]+/)?[A-Za-z0-9._-]+"), "commands": re.compile(r"[A-Za-z0-9._-]+")}
 MAX_NAMES = 16  # variables per method, packages or commands per entry: a few each in practice
@@ -103,6 +103,15 @@ class AgentFacts:
     key_method: KeyMethod | None = None
     start_env: Mapping[str, str] = attrs.field(factory=dict)  # what it needs in its environment at start
     runs: Runs | None = None  # how it is recognised before it has said its name: what it runs
+    # Variables it documents that its sign-in methods may set, beyond those named like a credential
+    # (`*_API_KEY`, `*_TOKEN`, `*_BASE_URL`: protocol/acp/auth.py, `may_set`).
+    sign_in_env: tuple[str, ...] = ()
+
+    @property
+    def documented_env(self) -> frozenset[str]:
+        """Every variable these facts name: what a sign-in method of this agent may set (`auth.may_set`)."""
+        names = {*self.sign_in_env, *self.start_env, *(name for names in self.keys.values() for name in names)}
+        return frozenset(names | set(self.key_method.vars if self.key_method else ()))
 
 
 NOTHING = AgentFacts()
@@ -176,6 +185,7 @@ def _entry(entry: Any) -> AgentFacts:
         key_method=_key_method(entry["keyMethod"]) if "keyMethod" in entry else None,
         start_env=start,
         runs=runs,
+        sign_in_env=_names(entry.get("signInEnv", []), "signInEnv"),
     )
 
 
@@ -192,6 +202,12 @@ def _keys(value: Any) -> dict[str, tuple[str, ...]]:
             raise ValueError(f"'keys[{method!r}]' is not a list of variable names")
         keys[method] = tuple(names)
     return keys
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or len(value) > MAX_NAMES or not all(_env_name(n) for n in value):
+        raise ValueError(f"'{where}' is not a list of variable names")
+    return tuple(value)
 
 
 def _key_method(value: Any) -> KeyMethod:

@@ -15,16 +15,21 @@ An agent lists its methods in its `initialize` answer; each is one of ACP's kind
   Where the agent facts say such a method reads an API key from the environment (`keys`), it takes
   a key as an `env_var` method does.
 
-What a method sets in the sign-in's environment is limited to variables that cannot change what
-runs (`runs_something`: no `PATH`, `LD_*`, `NODE_OPTIONS`, `PYTHON*`, ...); every text is bounded,
-so what is shown and stored of a method is small whatever the agent sent.
+What a method sets in the sign-in's environment, or asks the user for in the key box, is allowed by
+name, not refused by a list (`may_set`): a variable named like a credential or an endpoint
+(`*_API_KEY`, `*_TOKEN`, `*_BASE_URL`) or one the agent facts document for that agent
+(`AgentFacts.documented_env`), and never one that changes what runs (`runs_something`: `PATH`,
+`LD_*`, `NODE_OPTIONS`, ...). Anything else (`EDITOR`, `BROWSER`, `PAGER`, `BASH_FUNC_*%%`,
+`OPENSSL_CONF`, ...) is left out and named in `Method.refused`, which the user is told. Every text is
+bounded, so what is shown and stored of a method is small whatever the agent sent.
 
 Plain functions of what the agent declared and of the agent facts: nothing here knows an agent by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -52,6 +57,9 @@ RUNS_SOMETHING = frozenset({
 })
 RUNS_SOMETHING_PREFIXES = ("LD_", "DYLD_", "NODE_", "NPM_CONFIG_", "PYTHON", "PERL5", "RUBY", "GEM_", "BUNDLE_", "GIT_", "UV_", "PIP_", "VIRTUAL_ENV", "CONDA", "BUN_", "DENO_", "LUA_", "R_", "JAVA_", "DOTNET_", "CORECLR_", "COR_", "ELECTRON_", "SYMPOSIUM_")
 
+# What a sign-in may set without the agent facts naming it: a credential or an endpoint, by its name.
+CREDENTIAL = re.compile(r"[A-Za-z][A-Za-z0-9_]*_(API_KEY|TOKEN|BASE_URL)", re.IGNORECASE)
+
 ENV_VAR = "env_var"
 TERMINAL = "terminal"
 AGENT = "agent"
@@ -77,6 +85,9 @@ class Method:
     # is needed); an agent method's, from the agent facts (the first one set is read).
     vars: tuple[str, ...] = ()
     launch: Launch | None = None  # a terminal method's
+    # What the agent asked this method to set, or to ask the user for, that `may_set` refuses: said to
+    # the user (`sign_in_message`, the extension's notification), never set.
+    refused: tuple[str, ...] = ()
     # False for a key sign-in the agent facts add (`keyMethod`): the agent reads the key at start and
     # knows no such method, so nobody sends `authenticate` for it.
     declared: bool = True
@@ -100,16 +111,18 @@ def methods(
     args: Sequence[str] = (),
     keys: Mapping[str, Sequence[str]] | None = None,
     key_method: KeyMethod | None = None,
+    documented: Collection[str] = (),
 ) -> tuple[Method, ...]:
     """The sign-in methods an agent declared (`initialize`'s `authMethods`), as far as they can be
     used: ids fit to send back, terminal methods only where there is something to run (`command`
     and `args`: the agent's own command line; None for an agent with no command, like Eliza).
     `keys`: the agent facts' variables an agent-handled method reads its key from, by method id;
     `key_method`: the agent facts' key sign-in the agent reads at start without declaring it, offered
-    after the agent's own (where the agent declares no method of that id)."""
+    after the agent's own (where the agent declares no method of that id); `documented`: the variables
+    the agent facts name for this agent (`AgentFacts.documented_env`), which its methods may set."""
     found: list[Method] = []
     if key_method is not None and command is not None:
-        vars = tuple(v for v in key_method.vars if _env_name(v) and not runs_something(v))
+        vars = tuple(v for v in key_method.vars if may_set(v, documented))
         ids = {e.get("id") for e in raw if isinstance(e, dict)} if isinstance(raw, (list, tuple)) else set()
         if vars and key_method.id not in ids:
             found.append(Method(key_method.id, shown(key_method.name), ENV_VAR, shown(key_method.description), vars=vars, declared=False))
@@ -120,13 +133,13 @@ def methods(
             break
         if not isinstance(entry, dict) or not is_shown_as_is(entry.get("id")):
             continue
-        method = _method(entry, command, tuple(args), keys or {})
+        method = _method(entry, command, tuple(args), keys or {}, documented)
         if method is not None:
             found.append(method)
     return tuple(sorted(found, key=lambda m: not m.declared))  # the agent's own first
 
 
-def _method(entry: dict[str, Any], command: str | None, args: tuple[str, ...], keys: Mapping[str, Sequence[str]]) -> Method | None:
+def _method(entry: dict[str, Any], command: str | None, args: tuple[str, ...], keys: Mapping[str, Sequence[str]], documented: Collection[str]) -> Method | None:
     id = entry["id"]
     name = shown(entry.get("name")) or id
     description = shown(entry.get("description"))
@@ -138,8 +151,11 @@ def _method(entry: dict[str, Any], command: str | None, args: tuple[str, ...], k
             for var in (vars[:MAX_VARS] if isinstance(vars, list) else ())
             if isinstance(var, dict) and _env_name(var.get("name")) and var.get("optional") is not True
         )
-        if not needed or any(runs_something(v) for v in needed):
-            return None  # a key box for PATH or NODE_OPTIONS would have the user set what runs
+        if not needed:
+            return None
+        refused = tuple(v for v in needed if not may_set(v, documented))
+        if refused:  # a key box for EDITOR or NODE_OPTIONS would have the user set what runs: no box, said why
+            return Method(id, name, ENV_VAR, description, refused=refused)
         return Method(id, name, ENV_VAR, description, vars=needed)
     if kind == TERMINAL:
         if command is None:
@@ -147,7 +163,8 @@ def _method(entry: dict[str, Any], command: str | None, args: tuple[str, ...], k
         extra = _strings(entry.get("args"))
         if extra is None:
             return None
-        return Method(id, name, TERMINAL, description, launch=Launch(command, (*args, *extra), _env(entry.get("env"))))
+        env, refused = _env(entry.get("env"), documented)
+        return Method(id, name, TERMINAL, description, launch=Launch(command, (*args, *extra), env), refused=refused)
     if kind not in (None, AGENT):
         return None  # a kind we do not know (ACP lets agents add their own): nothing we could do with it
     meta = entry.get("_meta")
@@ -157,9 +174,10 @@ def _method(entry: dict[str, Any], command: str | None, args: tuple[str, ...], k
         # the arguments it adds after the agent's own are taken, run with the agent's own command.
         legacy_args = _strings(legacy.get("args"))
         if legacy_args is not None and legacy_args[: len(args)] == args and len(legacy_args) > len(args):
-            return Method(id, name, TERMINAL, description, launch=Launch(command, legacy_args, _env(legacy.get("env"))))
+            env, refused = _env(legacy.get("env"), documented)
+            return Method(id, name, TERMINAL, description, launch=Launch(command, legacy_args, env), refused=refused)
     reads = tuple(keys.get(id, ()))[:MAX_VARS]
-    return Method(id, name, AGENT, description, vars=tuple(v for v in reads if _env_name(v) and not runs_something(v)))
+    return Method(id, name, AGENT, description, vars=tuple(v for v in reads if may_set(v, documented)))
 
 
 def _env_name(value: Any) -> bool:
@@ -181,15 +199,28 @@ def runs_something(name: str) -> bool:
     return upper in RUNS_SOMETHING or upper.startswith(RUNS_SOMETHING_PREFIXES)
 
 
-def _env(value: Any) -> tuple[tuple[str, str], ...]:
-    """What a terminal method sets: names fit to show, values bounded, nothing that changes what runs."""
+def may_set(name: str, documented: Collection[str] = ()) -> bool:
+    """Whether a sign-in method may set `name` in the agent's environment (or ask the user for it):
+    a name fit to show that is named like a credential or an endpoint (`ANTHROPIC_API_KEY`,
+    `GITHUB_TOKEN`, `OPENAI_BASE_URL`) or that the agent facts document for this agent (`documented`),
+    and that cannot change what runs. Everything else is refused: allowed by name, not refused by list."""
+    return _env_name(name) and not runs_something(name) and (CREDENTIAL.fullmatch(name) is not None or name in documented)
+
+
+def _env(value: Any, documented: Collection[str]) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """What a terminal method sets (names `may_set` allows, values bounded), and the names refused."""
     if not isinstance(value, dict):
-        return ()
-    return tuple(
-        (k, v)
-        for k, v in list(value.items())[:MAX_VARS]
-        if _env_name(k) and not runs_something(k) and isinstance(v, str) and "\0" not in v and len(v) <= MAX_VALUE
-    )
+        return (), ()
+    kept: list[tuple[str, str]] = []
+    refused: list[str] = []
+    for k, v in list(value.items())[:MAX_VARS]:
+        if not isinstance(k, str) or not isinstance(v, str) or "\0" in v or len(v) > MAX_VALUE:
+            continue  # not a variable: nothing the agent could have meant to set
+        if may_set(k, documented):
+            kept.append((k, v))
+        else:
+            refused.append(shown(k) or "?")
+    return tuple(kept), tuple(refused)
 
 
 def without_asking(offered: Sequence[Method], env: Mapping[str, str]) -> Method | None:
@@ -230,6 +261,8 @@ def to_wire(method: Method) -> dict[str, Any]:
         wire["askFor"] = list(method.asks_for)  # what the key box asks for (docs/DESIGN.md, "Sign-in")
     if method.launch is not None:
         wire["terminal"] = {"command": method.launch.command, "args": list(method.launch.args), "env": dict(method.launch.env)}
+    if method.refused:
+        wire["refused"] = list(method.refused)  # what it asked to set and was not let: the extension says so
     return wire
 
 
@@ -244,7 +277,19 @@ def sign_in_message(agent: str, offered: Sequence[Method], said: str) -> str:
     if keys:
         ways.append(f"enter its {_either(keys)}")
     message = parts[0] + (f": {'; or '.join(ways)}" if ways else "")
-    return f"{message} ({said})" if said else message
+    message = f"{message} ({said})" if said else message
+    refused = refusal(offered)
+    return f"{message}. {refused}" if refused else message
+
+
+def refusal(offered: Sequence[Method]) -> str:
+    """What the user is told of the variables the agent's sign-in methods asked for and were refused
+    (`may_set`); empty when there were none."""
+    names = sorted({name for m in offered for name in m.refused})
+    if not names:
+        return ""
+    return (f"Symposium does not let a sign-in set {_either(names)}: only API keys, tokens, base URLs "
+            "and the variables it knows the agent documents")
 
 
 def _either(names: list[str]) -> str:

@@ -79,6 +79,7 @@ def test_a_well_formed_entry() -> None:
         ({"startEnv": {"X": 1}, "runs": {"commands": ["x"]}}, "'startEnv['X']' is not a variable name"),
         ({"startEnv": {"X": "1"}, "runs": {"pip": ["x"]}}, "'runs' is not an object"),
         ({"startEnv": {"X": "1"}, "runs": {"commands": ["../bin/x"]}}, "'runs.commands' is not a list of names"),
+        ({"signInEnv": ["EDITOR=vi"]}, "'signInEnv' is not a list of variable names"),
     ],
 )
 def test_a_malformed_entry_is_left_out_and_said_why_the_others_kept(entry: object, problem: str) -> None:
@@ -143,3 +144,12 @@ def test_qwen_code_and_agents_that_run_something_else() -> None:
     for command, args in [("npx", ["-y", "@google/gemini-cli-core"]), ("gemini-helper", []), ("node", ["/x/not-gemini/index.js", "gemini"]), ("npx", ["-y", "@agentclientprotocol/claude-agent-acp"])]:
         assert start_env(table, command, args) == {}, (command, args)
     assert Runs(commands=("gemini",)).matches("/opt/Gemini.exe", []) is False  # names are exact
+
+
+def test_what_a_sign_in_may_set_beyond_credentials_is_every_variable_the_facts_name() -> None:
+    table, problems = parse_agent_facts({"agentInfo": {"a": {
+        "signInEnv": ["CLAUDE_CODE_USE_BEDROCK"], "keys": {"api-key": ["OPENAI_API_KEY"]}, "startEnv": {"A_TRUST": "1"}, "runs": {"commands": ["a"]},
+        "keyMethod": {"id": "k", "name": "K", "vars": ["A_KEY"]},
+    }}})
+    assert problems == []
+    assert table["a"].documented_env == {"CLAUDE_CODE_USE_BEDROCK", "OPENAI_API_KEY", "A_TRUST", "A_KEY"}

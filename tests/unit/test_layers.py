@@ -329,3 +329,12 @@ def test_each_folder_imports_only_the_folders_below_it() -> None:
 def test_the_folder_check_sees_an_import_upwards() -> None:
     graph = {"protocol.acp.auth": {"protocol.turn.machine", "protocol.shared.jsonrpc"}, "protocol.turn.machine": {"protocol.acp.auth"}}
     assert folder_order_violations(graph) == ["protocol.acp.auth (acp/) imports protocol.turn.machine (turn/), a folder above it"]
+
+
+def test_every_worker_thread_of_the_backend_is_counted() -> None:
+    """The replay's clock waits for worker threads it can count (docs/wire-protocol.md,
+    "Transcripts and replay"): the backend hands work to a thread only through actors/shared/threads.py."""
+    allowed = {ROOT / "actors" / "shared" / "threads.py", ROOT / "symposium" / "chat.py"}  # chat: a terminal's stdin, never replayed
+    direct = [f"{path.relative_to(ROOT)}:{n}" for folder in ("actors", "protocol", "symposium") for path in sorted((ROOT / folder).rglob("*.py"))
+              if path not in allowed for n, line in enumerate(path.read_text().splitlines(), 1) if "to_thread.run_sync" in line]
+    assert direct == []

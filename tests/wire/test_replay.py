@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 from symposium.replay import replay
 
@@ -81,3 +84,36 @@ def test_replay_command_prints_pass_or_the_divergence(tmp_path: Path) -> None:
     del records[index_of(records, lambda r: r["msg"].get("method") == "lm/responsePart")]
     bad = subprocess.run([sys.executable, "-m", "symposium", "replay", str(save(records, tmp_path / "bad.jsonl"))], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and bad.stdout.startswith("DIVERGED on vscode at message")
+
+
+SLOW_THREAD = 0.3  # real seconds each worker thread takes more: a machine loaded by other work
+
+
+def test_the_corpus_replays_when_worker_threads_are_slow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Virtual time waits for the backend's worker threads (its imports, its database): a thread
+    slower than the replay's look at the clock used to let a 120 s timeout fire mid-replay."""
+    run_sync = trio.to_thread.run_sync
+
+    async def slow(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        def late(*a: Any) -> Any:
+            time.sleep(SLOW_THREAD)  # on the worker thread: the work itself takes longer
+            return fn(*a)
+
+        return await run_sync(late, *args, **kwargs)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", slow)
+    failures = {path.stem: failure.report() for path in CORPUS if (failure := replay(path)) is not None}
+    assert failures == {}
+
+
+def test_the_corpus_replays_while_every_core_is_busy() -> None:
+    """The replay follows causality, not the machine's speed: the corpus passes while busy loops
+    (as many as there are cores) compete with it."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        failures = {path.stem: failure.report() for path in CORPUS if (failure := replay(path)) is not None}
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert failures == {}

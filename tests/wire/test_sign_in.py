@@ -30,7 +30,7 @@ def methods_of(error: Any) -> dict[str, dict[str, Any]]:
 
 
 async def test_an_env_var_method_the_agents_env_satisfies_is_used_without_asking(backend: BackendClient, tmp_path: Path) -> None:
-    agent = signin_agent(tmp_path / "state", SIGNIN_KEY="k-123")
+    agent = signin_agent(tmp_path / "state", SIGNIN_API_KEY="k-123")
     with trio.fail_after(GUARD):
         result = await backend.chat([user("hello")], agent=agent)
         prepared = await backend.prepare(agent, model_id="signin")
@@ -45,14 +45,18 @@ async def test_without_a_sign_in_the_chat_names_the_agent_and_offers_its_methods
     error = failed.error
     assert error is not None and error.code == -32000 and error.data["kind"] == "auth_required", failed
     assert error.message == (
-        "Sign-in Agent needs you to sign in: sign in with Log in or Log in with a browser; or enter its SIGNIN_KEY (Authentication required)"
+        "Sign-in Agent needs you to sign in: sign in with Log in or Log in with a browser; or enter its SIGNIN_API_KEY (Authentication required)."
+        " Symposium does not let a sign-in set EDITOR: only API keys, tokens, base URLs and the variables it knows the agent documents"
     )
     assert error.data["agent"] == "Sign-in Agent"
     methods = methods_of(error)
     assert [m["kind"] for m in error.data["methods"]] == ["env_var", "terminal", "agent"]
-    assert methods["key"]["vars"] == ["SIGNIN_KEY"]
+    assert methods["key"]["vars"] == ["SIGNIN_API_KEY"]
     # A terminal method: the agent's own command, with the method's arguments and variables added.
-    assert methods["login"]["terminal"] == {"command": sys.executable, "args": [AGENT, str(state), "--login"], "env": {"SIGNIN_MODE": "terminal"}}
+    # EDITOR, which the agent also asked for, is refused: only a credential or an endpoint by name (or
+    # what the agent facts document) is set, and the refusal is said.
+    assert methods["login"]["terminal"] == {"command": sys.executable, "args": [AGENT, str(state), "--login"], "env": {"SIGNIN_BASE_URL": "terminal"}}
+    assert methods["login"]["refused"] == ["EDITOR"]
     # The agent's own env (its keys) is never carried: whoever opens the terminal adds it.
     assert SECRET not in json.dumps(error.to_json())
 
@@ -67,7 +71,8 @@ async def test_a_terminal_sign_in_then_lm_authenticate_starts_the_agent_afresh(b
     # What the extension runs in a VS Code terminal, with the agent's env and the method's.
     env = {**os.environ, "OTHER_SECRET": SECRET, **launch["env"]}
     done = await trio.run_process([launch["command"], *launch["args"]], env=env, capture_stdout=True)
-    assert done.returncode == 0 and b"SIGNIN_MODE=terminal" in done.stdout and state.exists()
+    assert done.returncode == 0 and b"SIGNIN_BASE_URL=terminal" in done.stdout and state.exists()
+    assert b"EDITOR=/tmp/evil-editor" not in done.stdout
     with trio.fail_after(GUARD):
         signed_in = await backend.authenticate(agent, "login")
         result = await backend.chat([user("hello")], agent=agent)
@@ -123,17 +128,17 @@ async def test_a_key_handed_over_in_the_env_signs_in_and_is_in_no_trace_log_or_e
     writes (its trace, its log at debug level, an error) holds it."""
     key = "k3y-from-the-keychain-5309"  # not shaped like a key: redacted because it is an env value
     traces, log = tmp_path / "traces", tmp_path / "backend.log"
-    agent = signin_agent(tmp_path / "state", SIGNIN_KEY=key)
+    agent = signin_agent(tmp_path / "state", SIGNIN_API_KEY=key)
     with log.open("wb") as stderr:
         args = ["--log-level", "debug", "vscodelm", "--trace-dir", str(traces)]
         async with BackendClient.spawn(args, env={"SYMPOSIUM_STATE_DIR": str(tmp_path / "st")}, stderr=stderr.fileno()) as client:
             with trio.fail_after(GUARD):
                 prepared = await client.prepare(agent, model_id="signin")
-                result = await client.chat([user("env SIGNIN_KEY")], agent=agent)
+                result = await client.chat([user("env SIGNIN_API_KEY")], agent=agent)
                 with pytest.raises(RpcError) as refused:
                     await client.authenticate(agent, "nope")
     assert prepared["ready"] is True and prepared["signIn"]["authenticated"] == "key"
-    assert result.completed and result.text() == "echo: SIGNIN_KEY is set", result
+    assert result.completed and result.text() == "echo: SIGNIN_API_KEY is set", result
     assert key not in json.dumps(prepared) and key not in refused.value.message
     written = [p for p in traces.rglob("*") if p.is_file()]
     assert written
@@ -149,9 +154,9 @@ async def test_what_an_agent_needs_at_start_is_given_to_one_configured_by_hand(b
     gemini = bin / "gemini"
     gemini.write_text(f"#!/bin/sh\nexec {sys.executable} {AGENT} \"$@\"\n")
     gemini.chmod(0o755)
-    agent = process_agent("Gemini by hand", str(gemini), [str(tmp_path / "state")], env={"SIGNIN_KEY": "k"})
-    other = process_agent("Not Gemini", sys.executable, [AGENT, str(tmp_path / "state")], env={"SIGNIN_KEY": "k"})
-    overridden = process_agent("Gemini, untrusting", str(gemini), [str(tmp_path / "state")], env={"SIGNIN_KEY": "k", "GEMINI_CLI_TRUST_WORKSPACE": "false"})
+    agent = process_agent("Gemini by hand", str(gemini), [str(tmp_path / "state")], env={"SIGNIN_API_KEY": "k"})
+    other = process_agent("Not Gemini", sys.executable, [AGENT, str(tmp_path / "state")], env={"SIGNIN_API_KEY": "k"})
+    overridden = process_agent("Gemini, untrusting", str(gemini), [str(tmp_path / "state")], env={"SIGNIN_API_KEY": "k", "GEMINI_CLI_TRUST_WORKSPACE": "false"})
     with trio.fail_after(GUARD):
         trusted = await backend.chat([user("env GEMINI_CLI_TRUST_WORKSPACE")], agent=agent)
         unknown = await backend.chat([user("env GEMINI_CLI_TRUST_WORKSPACE")], agent=other)

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BinaryTarget, CatalogueAgent, checkSha256, platformKey } from '../registry';
-import { run, SetupError } from '../../setup';
+import { ISOLATED, run, SetupError } from '../../setup';
 import { Installed, Installer, InstallOptions, LIMITS, inside, unpackedLimit } from './common';
 
 const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
@@ -101,7 +101,8 @@ async function installArchive(agent: CatalogueAgent, target: BinaryTarget, build
   if (ARCHIVE.test(file)) {
     const python = await options.python();
     const most = unpackedLimit(downloaded, limits);
-    const done = await run(python.path, ['-c', UNPACK, download, building, String(most), String(limits.entries)], { env: options.env });
+    // `-I`, in the storage: the working folder's `tarfile.py` or `shutil.py` is never what `-c` imports.
+    const done = await run(python.path, [...ISOLATED, '-c', UNPACK, download, building, String(most), String(limits.entries)], { env: options.env, cwd: options.root });
     if (done.code === 3) {
       throw new SetupError(
         `Could not unpack ${file}: ${done.stderr.trim()}, and Symposium never unpacks without it`,

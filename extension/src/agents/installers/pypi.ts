@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CatalogueAgent } from '../registry';
 import { findOnPath } from '../../config';
-import { createVenv, pipInstall, probePython, Python, run, SetupError, venvPython } from '../../setup';
+import { absolutePath, createVenv, ISOLATED, pipInstall, probePython, Python, run, SetupError, venvPython } from '../../setup';
 import { Installed, Installer, InstallOptions } from './common';
 
 /** A uvx package spec as a pip requirement: `name@1.2.3` → `name==1.2.3`; paths and URLs as they are. */
@@ -121,7 +121,7 @@ async function pythonFor(agent: CatalogueAgent, name: string, version: string | 
   const env = options.env ?? process.env;
   const seen: Python[] = [python];
   for (const candidate of PYTHON_NAMES) {
-    const onPath = findOnPath(candidate, env.PATH ?? '');
+    const onPath = findOnPath(candidate, absolutePath(env.PATH ?? ''));
     const found = onPath ? await probePython(onPath, env) : undefined;
     if (found && !seen.some((p) => p.path === found.path)) {
       seen.push(found);
@@ -152,9 +152,10 @@ async function install(agent: CatalogueAgent, _building: string, folder: string,
   fs.mkdirSync(folder, { mode: 0o700 });
   const venv = path.join(folder, 'venv');
   try {
-    await createVenv(venv, python, env, options.log, options.uv);
+    const storage = path.dirname(options.root);
+    await createVenv(venv, python, env, options.log, storage, options.uv);
     try {
-      await pipInstall(venv, [requirement], agent.name, env, options.log, options.uv);
+      await pipInstall(venv, [requirement], agent.name, env, options.log, storage, options.uv);
     } catch (error) {
       // PyPI's requires-python could not be read beforehand (another index, say): pip's refusal names it.
       const spec = error instanceof SetupError && pinned ? requiredPython(error.detail, pinned) : undefined;
@@ -162,7 +163,7 @@ async function install(agent: CatalogueAgent, _building: string, folder: string,
         ? new SetupError(`${agent.name} ${pinned} needs Python ${spec}; it was installed with ${python.version} (${python.path})`, 'Install a Python it accepts, or set symposium.python to one, then add the agent again.', error.detail)
         : error;
     }
-    const listed = await run(venvPython(venv), ['-c', SCRIPTS, name], { env });
+    const listed = await run(venvPython(venv), [...ISOLATED, '-c', SCRIPTS, name], { env, cwd: storage });
     const scripts = JSON.parse(listed.stdout.trim() || 'null') as string[] | null;
     if (!scripts) {
       throw new SetupError(`pip installed ${requirement}, but no distribution named ${name} is in its venv`, 'Report this to the catalogue\'s maintainers.', listed.stderr);

@@ -91,7 +91,14 @@ describe('installing a catalogue agent', () => {
     server.routes.set('/echo-linux.tar.gz', { body: bytes });
     const target = { archive: server.url('/echo-linux.tar.gz'), cmd: './dist/run', args: ['--prefix', 'Bin'] };
 
-    const record = await installAgent(entry('echo-bin', { binary: { [platformKey()]: target } }), options());
+    // Added from a window whose working folder is a project (`code .`): its `tarfile.py` is never imported by the unpacking.
+    const project = fs.mkdtempSync(path.join(dir, 'project-'));
+    const marker = path.join(project, 'ran');
+    fs.writeFileSync(path.join(project, 'tarfile.py'), `open(${JSON.stringify(marker)}, "w").write("tarfile.py")\nraise SystemExit(0)\n`);
+    const cwd = process.cwd();
+    process.chdir(project);
+    const record = await installAgent(entry('echo-bin', { binary: { [platformKey()]: target } }), options()).finally(() => process.chdir(cwd));
+    assert.ok(!fs.existsSync(marker), 'the working folder\'s tarfile.py ran');
     assert.equal(record.sha256, sha256);
     assert.equal(record.verified, 'unverified'); // the entry gives no hash: installed, and said so
     assert.equal(record.command, path.join(root, 'echo-bin@1.0.0', 'dist', 'run'));

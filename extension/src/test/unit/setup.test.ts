@@ -9,7 +9,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { bundledWheel, ensureBackendVenv, findPython, LOCK, recentEnough, run, SetupError, stampFor, uvEnv, venvPython } from '../../setup';
+import { bundledRuntimes, provisionPython } from '../../runtimes';
+import { buildEchoWheel } from '../fixtures';
+import { bundledWheel, createVenv, ensureBackendVenv, findPython, LOCK, pipInstall, recentEnough, run, SetupError, stampFor, uvEnv, venvPython } from '../../setup';
 import { MemoryLog } from './log';
 
 let dir: string;
@@ -174,12 +176,12 @@ describe('the private venv', () => {
   });
 
   it('hands uv the index a user chose with pip\'s variables (uv reads only its own)', () => {
-    const env = uvEnv({ PIP_INDEX_URL: 'https://mirror/simple', PIP_FIND_LINKS: '/a /b', PIP_NO_INDEX: '1', UV_EXTRA_INDEX_URL: 'https://mine', PIP_EXTRA_INDEX_URL: 'https://theirs' });
+    const env = uvEnv({ PIP_INDEX_URL: 'https://mirror/simple', PIP_FIND_LINKS: '/a /b', PIP_NO_INDEX: '1', UV_EXTRA_INDEX_URL: 'https://mine', PIP_EXTRA_INDEX_URL: 'https://theirs' }, dir);
     assert.equal(env.UV_INDEX_URL, 'https://mirror/simple');
     assert.equal(env.UV_FIND_LINKS, '/a,/b');
     assert.equal(env.UV_NO_INDEX, 'true');
     assert.equal(env.UV_EXTRA_INDEX_URL, 'https://mine'); // the user's own uv setting wins
-    assert.equal(uvEnv({ PIP_NO_INDEX: '' }).UV_NO_INDEX, undefined);
+    assert.equal(uvEnv({ PIP_NO_INDEX: '' }, dir).UV_NO_INDEX, undefined);
   });
 
   it('refuses a package with no lock beside its wheel, and says to reinstall it', async () => {
@@ -234,3 +236,129 @@ async function makeWheel(folder: string, name: string, version: string): Promise
   assert.equal(done.code, 0, done.stderr);
   return done.stdout.trim();
 }
+
+/**
+ * A project as `code .` would open it: the extension host's working folder, with a `.venv` whose
+ * Pythons (and a `venv` package, a `sitecustomize.py`) record that they ran. Nothing of it may run
+ * before the user trusts it (docs/reliability.md, "What the workspace cannot do").
+ */
+function plantedProject(): { folder: string; ran: () => string[] } {
+  const folder = fs.mkdtempSync(path.join(dir, 'project-'));
+  const record = path.join(folder, 'ran.log');
+  const bin = path.join(folder, '.venv', 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  for (const name of ['python', 'python3', 'python3.14', 'python3.13', 'python3.12', 'python3.11']) {
+    fs.writeFileSync(path.join(bin, name), `#!/bin/sh\necho "$0" >> ${record}\nexit 1\n`, { mode: 0o755 });
+  }
+  fs.writeFileSync(path.join(folder, '.venv', 'pyvenv.cfg'), `home = ${bin}\nversion = 3.14.0\n`);
+  fs.mkdirSync(path.join(folder, 'venv'));
+  fs.writeFileSync(path.join(folder, 'venv', '__init__.py'), '');
+  fs.writeFileSync(path.join(folder, 'venv', '__main__.py'), `open(${JSON.stringify(record)}, "a").write("venv/__main__.py\\n")\n`);
+  fs.writeFileSync(path.join(folder, 'sitecustomize.py'), `open(${JSON.stringify(record)}, "a").write("sitecustomize.py\\n")\n`);
+  fs.writeFileSync(path.join(folder, 'uv.toml'), 'python-preference = "only-system"\n');
+  return { folder, ran: () => (fs.existsSync(record) ? fs.readFileSync(record, 'utf8').split('\n').filter(Boolean) : []) };
+}
+
+/** Runs `body` with the process's working folder in `folder`, as the extension host's is after `code .`. */
+async function inFolder<T>(folder: string, body: () => Promise<T>): Promise<T> {
+  const before = process.cwd();
+  process.chdir(folder);
+  try {
+    return await body();
+  } finally {
+    process.chdir(before);
+  }
+}
+
+/** A uv that records how it was run (argv, working folder, environment), one JSON line per run; `python find` names `found`. */
+function recordingUv(found: string): { uv: string; runs: () => { argv: string[]; cwd: string; env: Record<string, string> }[] } {
+  const folder = fs.mkdtempSync(path.join(dir, 'uv-'));
+  const log = path.join(folder, 'runs.jsonl');
+  const uv = path.join(folder, 'uv');
+  fs.writeFileSync(uv, `#!${process.execPath}
+const fs = require('node:fs');
+fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd(), env: process.env }) + '\\n');
+if (process.argv[2] === 'python' && process.argv[3] === 'find') console.log(${JSON.stringify(found)});
+`, { mode: 0o755 });
+  return { uv, runs: () => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) };
+}
+
+describe('uv and Python, confined to the extension\'s storage', () => {
+  it('runs uv in the storage, with no configuration, only its own Pythons and nothing of the host\'s that would steer it', async () => {
+    const python = await findPython('');
+    const { uv, runs } = recordingUv(python.path);
+    const project = plantedProject();
+    const storage = path.join(dir, 'confined-storage');
+    const env = {
+      PATH: process.env.PATH ?? '', HOME: dir, VIRTUAL_ENV: path.join(project.folder, '.venv'), CONDA_PREFIX: path.join(project.folder, '.venv'),
+      UV_PYTHON: path.join(project.folder, '.venv', 'bin', 'python'), UV_CONFIG_FILE: path.join(project.folder, 'uv.toml'), UV_PROJECT_ENVIRONMENT: '.venv',
+      UV_CACHE_DIR: path.join(project.folder, 'cache'), UV_PYTHON_INSTALL_DIR: path.join(project.folder, 'pythons'), PYTHONPATH: project.folder,
+      UV_PYTHON_INSTALL_MIRROR: 'https://mirror.example/pbs', PIP_INDEX_URL: 'https://index.example/simple', HTTPS_PROXY: 'http://proxy:3128',
+    };
+    await inFolder(project.folder, async () => {
+      const provisioned = await provisionPython(uv, storage, '>=3.11', env, new MemoryLog());
+      assert.equal(provisioned.path, python.path);
+      await createVenv(path.join(storage, 'venv.building'), python, env, new MemoryLog(), storage, uv);
+      await pipInstall(path.join(storage, 'venv.building'), ['attrs'], 'attrs', env, new MemoryLog(), storage, uv);
+    });
+    const seen = runs();
+    assert.deepEqual(seen.map((r) => r.argv.slice(0, 2)), [['python', 'install'], ['python', 'find'], ['venv', '--quiet'], ['pip', 'install']]);
+    for (const { argv, cwd, env: given } of seen) {
+      assert.equal(fs.realpathSync(cwd), fs.realpathSync(storage), `${argv.join(' ')} ran in ${cwd}`);
+      assert.ok(argv.includes('--no-config'), argv.join(' '));
+      assert.deepEqual(argv.slice(argv.indexOf('--python-preference'), argv.indexOf('--python-preference') + 2), ['--python-preference', 'only-managed']);
+      assert.equal(given.UV_CACHE_DIR, path.join(storage, 'uv-cache'));
+      assert.equal(given.UV_PYTHON_INSTALL_DIR, path.join(storage, 'python'));
+      for (const name of ['VIRTUAL_ENV', 'CONDA_PREFIX', 'UV_PYTHON', 'UV_CONFIG_FILE', 'UV_PROJECT_ENVIRONMENT', 'PYTHONPATH']) {
+        assert.equal(given[name], undefined, `${name} reached ${argv.join(' ')}`);
+      }
+      // Where to download from is the user's to say.
+      assert.equal(given.UV_PYTHON_INSTALL_MIRROR, 'https://mirror.example/pbs');
+      assert.equal(given.UV_INDEX_URL, 'https://index.example/simple');
+      assert.equal(given.HTTPS_PROXY, 'http://proxy:3128');
+    }
+    // No virtual environment is looked for when finding the Python uv installed; a venv is made with no project.
+    assert.ok(seen[1].argv.includes('--system') && seen[1].argv.includes('--no-project'), seen[1].argv.join(' '));
+    assert.ok(seen[2].argv.includes('--no-project') && seen[2].argv.includes(python.path), seen[2].argv.join(' '));
+    assert.deepEqual(project.ran(), []);
+  });
+
+  it('never runs a Python of the working folder: not through a relative PATH entry, not its venv package nor its sitecustomize', async () => {
+    const project = plantedProject();
+    const storage = path.join(dir, 'confined-storage-2');
+    const real = await findPython('');
+    // A PATH with relative entries first: `.venv/bin` and `.` name folders of the working folder.
+    const env = { ...process.env, PATH: `.venv/bin:.:${path.dirname(real.path)}:${process.env.PATH ?? ''}` };
+    const found = await inFolder(project.folder, () => findPython('', env));
+    assert.ok(!found.path.startsWith(project.folder), found.path);
+    // With no uv, the venv is made by `python -m venv`, which would import the working folder's `venv` package.
+    const venv = path.join(storage, 'venv');
+    const noUv = { ...env, PATH: path.dirname(real.path) };
+    await inFolder(project.folder, () => createVenv(venv, real, noUv, new MemoryLog(), storage));
+    assert.ok(fs.existsSync(venvPython(venv)), 'the venv was made by the venv module');
+    assert.deepEqual(project.ran(), []);
+  });
+});
+
+const realUv = bundledRuntimes(path.resolve(__dirname, '../../..')).uv ?? process.env.SYMPOSIUM_TEST_UV;
+
+describe('the real uv, confined', { skip: realUv ? false : 'no uv: extension/bin/uv is in per-platform builds (or set SYMPOSIUM_TEST_UV)' }, () => {
+  it('makes a venv and installs into it from a project\'s folder without running its Pythons or reading its configuration', async () => {
+    const project = plantedProject();
+    // The project's configuration would send uv elsewhere: an index that is not there, only the system's Pythons.
+    fs.writeFileSync(path.join(project.folder, 'uv.toml'), 'index-url = "http://127.0.0.1:9/simple"\npython-preference = "only-system"\n');
+    fs.writeFileSync(path.join(project.folder, 'pyproject.toml'), '[project]\nname = "planted"\nversion = "0"\nrequires-python = ">=3.14"\n');
+    const python = await findPython('');
+    const wheel = await buildEchoWheel(fs.mkdtempSync(path.join(dir, 'wheel-')), python.path);
+    const storage = path.join(dir, 'real-uv-storage');
+    const venv = path.join(storage, 'venv');
+    const env = { ...process.env, VIRTUAL_ENV: path.join(project.folder, '.venv'), UV_PYTHON: path.join(project.folder, '.venv', 'bin', 'python') };
+    await inFolder(project.folder, async () => {
+      await createVenv(venv, python, env, new MemoryLog(), storage, realUv);
+      await pipInstall(venv, ['--no-index', wheel], 'the echo agent', env, new MemoryLog(), storage, realUv);
+    });
+    assert.equal((await run(venvPython(venv), ['-I', '-c', 'import sys; print(sys.prefix)'])).stdout.trim(), venv);
+    assert.ok(fs.readdirSync(path.join(storage, 'uv-cache')).length > 0, 'uv kept its cache in the storage');
+    assert.deepEqual(project.ran(), []);
+  });
+});

@@ -38,8 +38,13 @@ describe('signing in to an agent', () => {
     assert.ok(needed, String(error));
     assert.equal(needed.agent, 'Sign-in Agent');
     // A key is a button too: the key box asks for what the backend says the method reads.
-    assert.deepEqual(buttons(needed.methods).map((m) => [m.name, m.kind, m.askFor]), [['Use SIGNIN_KEY', 'env_var', ['SIGNIN_KEY']], ['Log in', 'terminal', undefined], ['Log in with a browser', 'agent', undefined]]);
-    assert.equal(signInPrompt(needed), 'Sign-in Agent needs you to sign in: pick how (an API key is kept in VS Code\'s secret storage).');
+    assert.deepEqual(buttons(needed.methods).map((m) => [m.name, m.kind, m.askFor]), [['Use SIGNIN_API_KEY', 'env_var', ['SIGNIN_API_KEY']], ['Log in', 'terminal', undefined], ['Log in with a browser', 'agent', undefined]]);
+    // The agent asked its terminal sign-in to set EDITOR too: the backend refused it, and the user is told.
+    assert.equal(
+      signInPrompt(needed),
+      'Sign-in Agent needs you to sign in: pick how (an API key is kept in VS Code\'s secret storage).'
+        + ' Its sign-in asked to set EDITOR, which Symposium does not set: only API keys, tokens, base URLs and what the agent documents.',
+    );
     assert.ok(!JSON.stringify(needed).includes(SECRET), 'the agent\'s env is not in the error');
 
     // The terminal runs the agent's own command with the method's arguments, in the agent's env.
@@ -48,9 +53,10 @@ describe('signing in to an agent', () => {
     assert.equal(launch.name, 'Sign-in Agent: Log in');
     assert.equal(launch.shellPath, PYTHON);
     assert.deepEqual(launch.shellArgs, [AGENT, state, '--login']);
-    assert.deepEqual(launch.env, { OTHER_SECRET: SECRET, SIGNIN_MODE: 'terminal' });
-    const out = execFileSync(launch.shellPath, launch.shellArgs, { env: { ...process.env, ...launch.env } }).toString();
-    assert.match(out, /SIGNIN_MODE=terminal/);
+    assert.deepEqual(launch.env, { OTHER_SECRET: SECRET, SIGNIN_BASE_URL: 'terminal' });
+    const out = execFileSync(launch.shellPath, launch.shellArgs, { env: { ...process.env, EDITOR: '', ...launch.env } }).toString();
+    assert.match(out, /SIGNIN_BASE_URL=terminal/);
+    assert.match(out, /EDITOR=\n/); // refused: the terminal never gets the agent's EDITOR
     // Then the backend starts the agent afresh, and the chat is answered.
     const signedIn = await backend.request<SignInState>(METHOD_AUTHENTICATE, { agent, methodId: 'login' });
     assert.equal(signedIn.canLogOut, true);
@@ -82,12 +88,12 @@ describe('signing in to an agent', () => {
     const key = 'typed-in-the-key-box-8812';
     const error = await backend.chat(chatParams(signinAgent(state)), () => undefined).then(() => undefined, (e: unknown) => e);
     const method = signInNeeded(error)!.methods.find((m) => m.id === 'key')!;
-    assert.deepEqual(method.askFor, ['SIGNIN_KEY']);
+    assert.deepEqual(method.askFor, ['SIGNIN_API_KEY']);
     const agent = withEnv(signinAgent(state), { [method.askFor![0]]: key });
     const signedIn = await backend.request<SignInState>(METHOD_AUTHENTICATE, { agent, methodId: method.id });
     assert.equal(signedIn.authenticated, 'key');
     assert.equal(await backend.chat(chatParams(agent), () => undefined), 'complete');
-    assert.ok(log.lines.some((l) => l.startsWith('trace: → ') && l.includes('SIGNIN_KEY')), 'the requests were traced');
+    assert.ok(log.lines.some((l) => l.startsWith('trace: → ') && l.includes('SIGNIN_API_KEY')), 'the requests were traced');
     assert.ok(!log.lines.some((l) => l.includes(key) || l.includes(SECRET)), 'no log line holds a key');
   });
 });
