@@ -236,7 +236,7 @@ class Backend:
             self._built = trio.Event()
             try:
                 actors = await self.build()
-                self.history, self.bridges, self.spares, self.pool = actors.conversation.history, actors.bridges, actors.spares, actors.pool
+                self.history, self.bridges, self.spares, self.pool = actors.history, actors.bridges, actors.spares, actors.pool
             finally:
                 self._built.set()
         await self._built.wait()
