@@ -346,6 +346,9 @@ class ChatParams:
     cwd: str | None = None
     agent_options: AgentOptions = AgentOptions()
     bridged_tools: BridgedTools = BridgedTools()
+    # What the user chose in the model's own controls (VS Code's `modelConfiguration`): read,
+    # leniently, against the options the agent offers (`protocol/acp/model_configuration.py`).
+    model_configuration: Any = None
 
 
 @attrs.frozen
@@ -353,6 +356,7 @@ class AgentEntry:
     id: str
     name: str
     agent: Agent
+    options: AgentOptions = AgentOptions()  # the entry's `options`: the defaults its controls show
 
 
 @attrs.frozen
@@ -431,6 +435,7 @@ class ModelInfo:
     detail: str | None = None
     tooltip: str | None = None
     bytes_per_token: float | None = None  # the agent's, learned from its usage: token counts divide by it
+    configuration_schema: Any = None  # the agent's options as the model's controls (`protocol/acp/model_configuration.py`)
 
 
 def parse(value: Any, cl: type[Any]) -> Any:
