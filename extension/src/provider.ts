@@ -129,13 +129,9 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
   }
 }
 
-/**
- * The model's capabilities for VS Code. `editToolsHint` is not in the `@types/vscode` this extension
- * builds against (hence a variable, not a literal); Copilot reads it to choose the edit tools it offers.
- */
+/** The model's capabilities for VS Code: only what its stable API reads (docs/usage.md, "Copilot Chat: tools and edits"). */
 function capabilitiesOf(m: ModelInfo): vscode.LanguageModelChatInformation['capabilities'] {
-  const capabilities = { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput, editToolsHint: m.capabilities.editToolsHint };
-  return capabilities;
+  return { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput };
 }
 
 export function messageOf(error: unknown): string {

@@ -107,7 +107,7 @@ export interface ModelInfo {
   version: string;
   maxInputTokens: number;
   maxOutputTokens: number;
-  capabilities: { toolCalling?: boolean | number; imageInput?: boolean; editToolsHint?: string[] };
+  capabilities: { toolCalling?: boolean | number; imageInput?: boolean };
   detail?: string;
   tooltip?: string;
   /** The agent's, learned from its usage: token counts divide a text's UTF-8 bytes by it. */

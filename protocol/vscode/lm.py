@@ -409,18 +409,13 @@ class CancelParams:
     request_id: Any
 
 
-# The edit tools Copilot offers our models (`capabilities.editToolsHint`): `find-replace` and
-# `multi-find-replace` select replace_string_in_file and multi_replace_string_in_file, the
-# tools closest to Claude Code's own Edit and MultiEdit, which they stand in for when the
-# agent's editing is handed to VS Code (protocol/bridge/tool_policy.py).
-EDIT_TOOLS_HINT = ("find-replace", "multi-find-replace")
-
-
 @attrs.frozen
 class Capabilities:
     tool_calling: bool = True
     image_input: bool = False
-    edit_tools_hint: tuple[str, ...] = EDIT_TOOLS_HINT
+    # No edit tools hint: VS Code 1.139 reads a provider's `capabilities.editTools` only through the
+    # proposed `chatProvider` API, and never `editToolsHint`; Copilot picks the edit tools it offers
+    # a model by the model's name (docs/usage.md, "Copilot Chat: tools and edits").
 
 
 @attrs.frozen
