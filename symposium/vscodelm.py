@@ -56,6 +56,7 @@ from protocol.vscode.lm import (
     METHOD_PART,
     METHOD_PREPARE,
     METHOD_TOKENS,
+    SIGN_IN_NOTE,
     AgentOptions,
     AgentParams,
     AuthenticateParams,
@@ -67,6 +68,8 @@ from protocol.vscode.lm import (
     ModelInfo,
     PrepareParams,
     TokenCountParams,
+    agent_detail,
+    agent_tooltip,
     parse,
     parse_info,
     part_to_wire,
@@ -139,7 +142,8 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
         ratio = learned.bytes_per_token
         images = learned.images
         schema = model_configuration.configuration_schema(learned.choices, dict(entry.options.items))
-        models.append(_model(entry.id, f"{name} (ACP)", "ACP agent", context=learned.contexts.get(entry.id), ratio=ratio, images=images, schema=schema))
+        detail, tooltip = agent_detail(learned.version, learned.sign_in), agent_tooltip(name, learned.version, learned.sign_in)
+        models.append(_model(entry.id, f"{name} (ACP)", detail, context=learned.contexts.get(entry.id), ratio=ratio, tooltip=tooltip, images=images, schema=schema))
         for value in agent_options.model_values(learned.choices):
             model_id = f"{entry.id}/{value.value}"
             catalog.bind_model(model_id, key)
@@ -147,7 +151,7 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
                 _model(
                     model_id,
                     f"{name} · {value.name}",
-                    f"{name} (ACP)",
+                    f"{name} (ACP) · {SIGN_IN_NOTE}" if learned.sign_in else f"{name} (ACP)",
                     context=learned.contexts.get(model_id),
                     ratio=ratio,
                     tooltip=value.description or None,
@@ -288,6 +292,10 @@ class Backend:
             process, failure = await self.spares.prepare(prepare.agent, prepare.cwd)
         except AgentError as exc:
             raise rpc_error(exc.error) from None
+        if self.catalog is not None:
+            info = process.initialized.info
+            wants = failure is not None and failure.error.kind is FailureKind.AUTH_REQUIRED
+            self.catalog.learn_start(agent_key(prepare.agent), version=info.version if info else None, sign_in=wants)
         result: dict[str, Any] = {
             "ready": failure is None,
             "authMethods": _shown_auth_methods(process),
@@ -350,6 +358,9 @@ class Backend:
                 await process.authenticate(method.id)
         except AgentError as exc:
             raise rpc_error(exc.error) from None
+        if self.catalog is not None:
+            info = process.initialized.info
+            self.catalog.learn_start(agent_key(asked.agent), version=info.version if info else None, sign_in=False)
         return _sign_in(process)
 
     async def logout(self, params: Any, _id: Any) -> dict[str, Any]:

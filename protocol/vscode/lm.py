@@ -433,6 +433,23 @@ class ModelInfo:
     configuration_schema: Any = None  # the agent's options as the model's controls (`protocol/acp/model_configuration.py`)
 
 
+SIGN_IN_NOTE = "sign-in needed"
+
+
+def agent_detail(version: str | None, sign_in: bool | None) -> str:
+    """What the model picker shows beside an agent's own entry: an ACP agent, its version as it last
+    started, and that it wants a sign-in when it last did (docs/usage.md, "The agent's own choices")."""
+    detail = f"ACP agent {version}" if version else "ACP agent"
+    return f"{detail} · {SIGN_IN_NOTE}" if sign_in else detail
+
+
+def agent_tooltip(name: str, version: str | None, sign_in: bool | None) -> str:
+    """The hover of an agent's own entry."""
+    said = f"{name} {version}" if version else name
+    text = f"{said}, an ACP agent run by Symposium."
+    return text + (" It wants a sign-in: Symposium: Sign In to an Agent." if sign_in else "")
+
+
 def parse(value: Any, cl: type[Any]) -> Any:
     """Structure request params; a missing params object counts as `{}`."""
     if value is None:

@@ -7,6 +7,7 @@ import json
 
 from protocol.acp.agent_options import pending_options, read_choices
 from protocol.acp.model_configuration import MAX_SCHEMA_CHARS, configuration_schema, wanted_options
+from protocol.vscode.lm import agent_detail, agent_tooltip
 from tests.unit.test_agent_options import CLAUDE_NEW, LEGACY_NEW
 
 # What Codex's adapter answers to session/new, trimmed: no mode, its approval preset and reasoning effort.
@@ -104,3 +105,11 @@ def test_a_schema_stays_small_whatever_the_agent_offers() -> None:
     schema = configuration_schema(read_choices({"configOptions": small}))
     assert schema is not None and len(json.dumps(schema)) <= MAX_SCHEMA_CHARS
     assert next(iter(schema["properties"])) == "o50" and schema["properties"]["o50"]["group"] == "navigation", "the chat input's option is kept first"
+
+
+def test_the_pickers_detail_and_hover_say_the_agents_version_and_that_it_wants_a_sign_in() -> None:
+    assert agent_detail(None, None) == "ACP agent"
+    assert agent_detail("0.100.0", False) == "ACP agent 0.100.0"
+    assert agent_detail("0.100.0", True) == "ACP agent 0.100.0 · sign-in needed"
+    assert agent_tooltip("Claude Code", "0.100.0", False) == "Claude Code 0.100.0, an ACP agent run by Symposium."
+    assert agent_tooltip("Codex", None, True).endswith("It wants a sign-in: Symposium: Sign In to an Agent.")
