@@ -9,7 +9,11 @@ client would run it, has had a session in FOLDER take PROMPT; then `{"model": ..
 [...], "toolResults": [...], "toolCalls": [...], "assistantTexts": [...], "images": [...]}` for each model
 request of an agent's own turn, as the API received it (`toolResults`: the text of each tool result it
 carries; `toolCalls`: the name of each tool call of the model's it carries; `images`: each image of the
-user's messages, `{"mediaType", "data"}` with the data in base64). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
+user's messages, `{"mediaType", "data"}` with the data in base64), and what the agent's options made of
+the request (`options`: `effort`, the reasoning effort it asks for; Claude Code's `planMode`, whether
+what the request adds since the model's last answer says plan mode is active, as Claude Code says once
+as it enters plan mode; Codex's `sandbox`, the sandbox mode it was last
+told of). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
 scripted replies (shared with the Python tests' fakes): REPLY is `{"answers": TEXT?, "text": [CHUNK,
 ...]?, "calls": [{"name", "input", "namespace"?} | {"name", "patch"}]?, "stallAfter": N?, "usage": [IN, OUT]?}`; a turn no
 reply fits is answered with a short text. Ends when its stdin closes.
@@ -18,6 +22,7 @@ reply fits is answered with a short text. Ends when its stdin closes.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,6 +55,23 @@ def scripted(kind: str, spec: dict[str, Any]) -> fake_anthropic.Reply | fake_ope
         for c in calls
     ]
     return fake_openai.reply(*items, **options)
+
+
+SANDBOX = re.compile(r"`sandbox_mode` is `([\w-]+)`")
+
+
+def options_seen(request: fake_anthropic.Request | fake_openai.Request | fake_gemini.Request) -> dict[str, Any]:
+    """What the agent's options made of a model request (its mode, its effort), as far as the request shows it."""
+    body = request.body or {}
+    if isinstance(request, fake_anthropic.Request):
+        messages = body.get("messages") or []
+        answered = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+        # Claude Code tells its model as it enters plan mode, in a system message after the prompt.
+        return {"effort": (body.get("output_config") or {}).get("effort"), "planMode": "Plan mode is active" in json.dumps(messages[answered + 1 :])}
+    if isinstance(request, fake_openai.Request):
+        told = SANDBOX.findall(json.dumps(body))
+        return {"effort": (body.get("reasoning") or {}).get("effort"), "sandbox": told[-1] if told else None}
+    return {}
 
 
 def say(line: dict) -> None:
@@ -86,6 +108,7 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
                         "assistantTexts": request.assistant_texts(),
                         "images": [{"mediaType": media, "data": data} for media, data in request.images()],
                         **({"tools": request.tool_names()} if isinstance(request, fake_gemini.Request) else {}),
+                        "options": options_seen(request),
                     })
                 seen = len(api.main)
 

@@ -33,6 +33,8 @@ export interface ModelRequest {
   tools?: string[];
   /** Each image of the user's messages: its media type and its bytes in base64. */
   images: { mediaType: string; data: string }[];
+  /** What the agent's options made of the request: the effort it asks for, Claude Code's plan mode, Codex's sandbox. */
+  options: { effort?: string | null; planMode?: boolean; sandbox?: string | null };
 }
 
 /** A scripted model reply (tests/support/serve_fake_agent.py builds it with the fake API's own builders). */

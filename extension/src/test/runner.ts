@@ -159,7 +159,7 @@ async function main(): Promise<number> {
       return 0;
     }
     const continued = await runContinueViewTest(again, fake, { out: OUT, print });
-    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, gemini, workspace: dirs.workspace, out: OUT, settingsFile, print });
+    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, gemini, workspace: dirs.workspace, out: OUT, screenshots: screenshotsArg > 0 ? screenshots : undefined, settingsFile, print });
     chat.passed += continued.passed + agents.passed;
     chat.failed += continued.failed + agents.failed;
     if (consumers === undefined) {
