@@ -1,6 +1,6 @@
 """Claude Code, Codex or Gemini CLI against its fake model API, for a test outside pytest (the VS Code tests).
 
-    python -m tests.support.serve_fake_agent claude|codex|gemini ROOT [--session-in FOLDER PROMPT]
+    python -m tests.support.serve_fake_agent claude|codex|gemini ROOT [--session-in FOLDER PROMPT] [--sandbox MODE]
 
 Serves the fake API on 127.0.0.1 and prints, as JSON lines on stdout: first the agent's entry for
 `symposium.agents` (`{"agent": {"command", "args", "env"}}`, or `{"error": ...}` when the agent
@@ -16,7 +16,8 @@ as it enters plan mode; Codex's `sandbox`, the sandbox mode it was last
 told of). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
 scripted replies (shared with the Python tests' fakes): REPLY is `{"answers": TEXT?, "text": [CHUNK,
 ...]?, "calls": [{"name", "input", "namespace"?} | {"name", "patch"}]?, "stallAfter": N?, "usage": [IN, OUT]?}`; a turn no
-reply fits is answered with a short text. Ends when its stdin closes.
+reply fits is answered with a short text. Ends when its stdin closes. `--sandbox` (Codex only): its
+`sandbox_mode`; `workspace-write` makes it offer its approval presets.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def say(line: dict) -> None:
     sys.stdout.flush()
 
 
-async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
+async def main(kind: str, root: Path, outside: tuple[str, str] | None, sandbox: str | None = None) -> int:
     found = await trio.to_thread.run_sync({"claude": installed_claude, "codex": installed_codex, "gemini": installed_gemini}[kind])
     if isinstance(found, str):
         say({"error": found})
@@ -89,7 +90,8 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
         await nursery.start(api.serve)
         root.mkdir(parents=True, exist_ok=True)
         maker = {"claude": ClaudeCode, "codex": Codex, "gemini": Gemini}[kind]
-        definition = maker(api, root).agent  # type: ignore[arg-type]
+        made = Codex(api, root, sandbox_mode=sandbox) if kind == "codex" and sandbox else maker(api, root)  # type: ignore[arg-type]
+        definition = made.agent
         agent = definition["mcp_server"]
         say({"agent": {"command": agent["command"], "args": agent["args"], "env": {v["name"]: v["value"] for v in agent["env"]}}})
         if outside is not None:
@@ -126,5 +128,9 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    sandbox = None
+    if "--sandbox" in args:
+        at = args.index("--sandbox")
+        sandbox, args = args[at + 1], args[:at] + args[at + 2 :]
     session_in = (args[3], args[4]) if len(args) == 5 and args[2] == "--session-in" else None
-    sys.exit(trio.run(main, args[0], Path(args[1]), session_in))
+    sys.exit(trio.run(main, args[0], Path(args[1]), session_in, sandbox))

@@ -18,6 +18,8 @@ const UI_MS = 20_000;
 const ANSWER_MS = 60_000;
 const VIEW = '.part.auxiliarybar';
 export const CODEX_AGENT = { id: 'codex-fake', name: 'Codex (fake API)' };
+/** Codex in a workspace-write sandbox: it then offers its approval presets (its mode). */
+export const CODEX_PRESETS_AGENT = { id: 'codex-presets', name: 'Codex (presets)' };
 export const GEMINI_AGENT = { id: 'gemini-fake', name: 'Gemini CLI (fake API)' };
 /**
  * Gemini CLI as the README's hand-made entry is: its command only, no key and none of the facts it
@@ -73,6 +75,8 @@ export interface AgentViewOptions {
   claude: FakeAgent;
   claudeName: string;
   codex: FakeAgent;
+  /** Codex offering its approval presets (CODEX_PRESETS_AGENT). */
+  codexPresets: FakeAgent;
   /** Gemini CLI against its fake API; undefined when it could not be installed (its tests then fail saying so). */
   gemini?: FakeAgent;
   workspace: string;
@@ -491,6 +495,26 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       const asked = await codex.request(lastUser('Reason it through'));
       assert.equal(asked.options.effort, 'high', `Codex asked its model for high effort: ${JSON.stringify(asked.options)}`);
       await control.choose('Medium'); // its default again, for the tests after
+    }],
+    ['Codex with approval presets: its preset is its control in the chat input, Read Only chosen reaches it, and an effort chosen in Manage Language Models too', async () => {
+      const presets = options.codexPresets;
+      await chat.pick(CODEX_PRESETS_AGENT.name);
+      await chat.newChat('Agent');
+      presets.script({ answers: 'Start the presets test', text: ['Started.'] });
+      assert.match((await chat.send('Start the presets test')).text, /Started\./);
+      const control = new ModelControl(page);
+      const offered = await control.open();
+      for (const preset of ['Read Only', 'Default', 'Full Access (bypasses permissions)']) {
+        assert.ok(offered.some((row) => row.startsWith(preset)), `the control lists ${preset}: ${JSON.stringify(offered)}`);
+      }
+      await control.choose('Read Only');
+      await manageModelOption(page, CODEX_PRESETS_AGENT.name, 'Reasoning Effort', 'High');
+      presets.script({ answers: 'Look around', text: ['Looked.'] });
+      assert.match((await chat.send('Look around')).text, /Looked\./);
+      const asked = await presets.request(lastUser('Look around'));
+      assert.deepEqual(asked.options, { effort: 'high', sandbox: 'read-only' }, 'both reached Codex, in the same session');
+      await control.choose('Default');
+      await manageModelOption(page, CODEX_PRESETS_AGENT.name, 'Reasoning Effort', 'Medium');
     }],
     ['Codex\'s plan shows in Copilot\'s todo widget, and the turn goes on', async () => {
       await chat.newChat('Agent');

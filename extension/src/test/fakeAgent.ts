@@ -61,9 +61,19 @@ export class FakeAgent {
   ) {}
 
   /** Starts it; with `sessionIn`, the agent first has a session of its own in that folder take that prompt. */
-  static async start(kind: 'claude' | 'codex' | 'gemini', repository: Repository, sessionIn?: { folder: string; prompt: string }): Promise<FakeAgent> {
+  static async start(
+    kind: 'claude' | 'codex' | 'gemini',
+    repository: Repository,
+    sessionIn?: { folder: string; prompt: string },
+    /** Codex's `sandbox_mode` (`workspace-write`: it offers its approval presets). */
+    sandbox?: string,
+  ): Promise<FakeAgent> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), `symposium-${kind}-`));
-    const args = ['-m', 'tests.support.serve_fake_agent', kind, home, ...(sessionIn ? ['--session-in', sessionIn.folder, sessionIn.prompt] : [])];
+    const args = [
+      '-m', 'tests.support.serve_fake_agent', kind, home,
+      ...(sessionIn ? ['--session-in', sessionIn.folder, sessionIn.prompt] : []),
+      ...(sandbox ? ['--sandbox', sandbox] : []),
+    ];
     const child = spawn(repository.python, args, { cwd: repository.root, stdio: ['pipe', 'pipe', 'inherit'] });
     const lines = readline.createInterface({ input: child.stdout! });
     let fake: FakeAgent | undefined;
