@@ -217,6 +217,7 @@ class BackendClient:
         on_part: PartCallback | None = None,
         agent_options: dict[str, str | bool] | None = None,
         bridged_tools: str | list[str] | None = None,
+        model_configuration: dict[str, JSON] | None = None,
     ) -> ChatResult:
         """Send a chat request; the returned result fills in as parts arrive (await `.done`)."""
         request_id = self.peer.new_id()
@@ -234,6 +235,8 @@ class BackendClient:
             params["agentOptions"] = agent_options
         if bridged_tools is not None:
             params["bridgedTools"] = bridged_tools
+        if model_configuration is not None:
+            params["modelConfiguration"] = model_configuration
 
         async def run() -> None:
             try:

@@ -33,7 +33,7 @@ from actors.shared.version import version
 from actors.store.catalog import AgentCatalog
 from actors.store.state import load_secret, state_dir
 from actors.store.transcript import Recorder
-from protocol.acp import agent_options, auth, usage
+from protocol.acp import agent_options, auth, model_configuration, usage
 from protocol.acp import schema as acp
 from protocol.acp.agent_text import is_shown_as_is, shown, shown_or_none
 from protocol.acp.capabilities import AgentInfo
@@ -57,6 +57,8 @@ from protocol.vscode.lm import (
     METHOD_PART,
     METHOD_PREPARE,
     METHOD_TOKENS,
+    SIGN_IN_NOTE,
+    AgentOptions,
     AgentParams,
     AuthenticateParams,
     CancelParams,
@@ -67,6 +69,8 @@ from protocol.vscode.lm import (
     ModelInfo,
     PrepareParams,
     TokenCountParams,
+    agent_detail,
+    agent_tooltip,
     parse,
     parse_info,
     part_to_wire,
@@ -94,7 +98,15 @@ CONTEXT_TOKENS = 200_000
 
 
 def _model(
-    id: str, name: str, detail: str, *, context: int | None = None, ratio: float | None = None, tooltip: str | None = None, images: bool | None = None
+    id: str,
+    name: str,
+    detail: str,
+    *,
+    context: int | None = None,
+    ratio: float | None = None,
+    tooltip: str | None = None,
+    images: bool | None = None,
+    schema: dict[str, Any] | None = None,
 ) -> ModelInfo:
     return ModelInfo(
         id=id,
@@ -107,6 +119,7 @@ def _model(
         detail=detail,
         tooltip=tooltip,
         bytes_per_token=round(ratio, 4) if ratio is not None else None,
+        configuration_schema=schema,
     )
 
 
@@ -129,13 +142,22 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
         catalog.bind_model(entry.id, key)
         ratio = learned.bytes_per_token
         images = learned.images
-        models.append(_model(entry.id, f"{name} (ACP)", "ACP agent", context=learned.contexts.get(entry.id), ratio=ratio, images=images))
+        schema = model_configuration.configuration_schema(learned.choices, dict(entry.options.items))
+        detail, tooltip = agent_detail(learned.version, learned.sign_in), agent_tooltip(name, learned.version, learned.sign_in)
+        models.append(_model(entry.id, f"{name} (ACP)", detail, context=learned.contexts.get(entry.id), ratio=ratio, tooltip=tooltip, images=images, schema=schema))
         for value in agent_options.model_values(learned.choices):
             model_id = f"{entry.id}/{value.value}"
             catalog.bind_model(model_id, key)
             models.append(
                 _model(
-                    model_id, f"{name} · {value.name}", f"{name} (ACP)", context=learned.contexts.get(model_id), ratio=ratio, tooltip=value.description or None, images=images
+                    model_id,
+                    f"{name} · {value.name}",
+                    f"{name} (ACP) · {SIGN_IN_NOTE}" if learned.sign_in else f"{name} (ACP)",
+                    context=learned.contexts.get(model_id),
+                    ratio=ratio,
+                    tooltip=value.description or None,
+                    images=images,
+                    schema=schema,
                 )
             )
     return models
@@ -272,6 +294,10 @@ class Backend:
             process, failure = await self.spares.prepare(prepare.agent, prepare.cwd)
         except AgentError as exc:
             raise rpc_error(exc.error) from None
+        if self.catalog is not None:
+            info = process.initialized.info
+            wants = failure is not None and failure.error.kind is FailureKind.AUTH_REQUIRED
+            self.catalog.learn_start(agent_key(prepare.agent), version=info.version if info else None, sign_in=wants)
         result: dict[str, Any] = {
             "ready": failure is None,
             "authMethods": _shown_auth_methods(process),
@@ -334,6 +360,9 @@ class Backend:
                 await process.authenticate(method.id)
         except AgentError as exc:
             raise rpc_error(exc.error) from None
+        if self.catalog is not None:
+            info = process.initialized.info
+            self.catalog.learn_start(agent_key(asked.agent), version=info.version if info else None, sign_in=False)
         return _sign_in(process)
 
     async def logout(self, params: Any, _id: Any) -> dict[str, Any]:
@@ -408,12 +437,23 @@ class Backend:
         if chat.cwd is not None and not os.path.isdir(chat.cwd):
             problem = "not a folder" if os.path.exists(chat.cwd) else "no such folder"
             raise RpcError(INVALID_PARAMS, f"Invalid params: cwd: {problem}: {chat.cwd}")
+        chat = self._with_chosen(chat)
         await self.ready()
         try:
             return await self._respond(chat, request_id)
         finally:
             if self.spares is not None:
                 self.spares.settled(chat.agent, chat.cwd)
+
+    def _with_chosen(self, chat: ChatParams) -> ChatParams:
+        """The request's agent options with what the user chose in the model's controls over its
+        settings (`protocol/acp/model_configuration.py`), read against what the agent offers."""
+        chosen = chat.model_configuration if isinstance(chat.model_configuration, dict) else {}
+        if not chosen or self.catalog is None:
+            return chat
+        choices = self.catalog.get(agent_key(chat.agent)).choices
+        wanted = model_configuration.wanted_options(dict(chat.agent_options.items), chosen, choices)
+        return attrs.evolve(chat, agent_options=AgentOptions(tuple(sorted(wanted.items()))))
 
     async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:
         from actors.conversation.history import ChatRequest, shutting_down

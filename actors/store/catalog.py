@@ -29,6 +29,7 @@ import trio
 from actors.store.database import Database, open_store
 from protocol.acp import continuing
 from protocol.acp.agent_options import Choice, choices_from_json, choices_to_json
+from protocol.acp.agent_text import shown_or_none
 from protocol.acp.usage import TurnUsage, add_sample, bytes_per_token
 from protocol.vscode.lm import Message
 
@@ -50,13 +51,24 @@ class Learned:
     images: bool | None = None  # its `promptCapabilities.image`; None until one of its sessions said (agent_options.takes_images)
     contexts: dict[str, int] = attrs.Factory(dict)  # model value ("" for the agent's default) → context window
     sums: tuple[float, float] | None = None  # (bytes, tokens), see usage.add_sample
+    version: str | None = None  # the `agentInfo.version` of its last start (cleaned)
+    sign_in: bool | None = None  # whether it last wanted a sign-in before it would open a session
 
     @property
     def bytes_per_token(self) -> float:
         return bytes_per_token(self.sums)
 
     def to_json(self) -> str:
-        return json.dumps({"choices": choices_to_json(self.choices), "images": self.images, "contexts": self.contexts, "sums": list(self.sums) if self.sums else None})
+        return json.dumps(
+            {
+                "choices": choices_to_json(self.choices),
+                "images": self.images,
+                "contexts": self.contexts,
+                "sums": list(self.sums) if self.sums else None,
+                "version": self.version,
+                "signIn": self.sign_in,
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Learned:
@@ -66,7 +78,8 @@ class Learned:
         valid = isinstance(sums, list) and len(sums) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in sums)
         sums_read = (float(sums[0]), float(sums[1])) if valid else None
         images = raw.get("images")
-        return cls(choices_from_json(raw.get("choices")), images if isinstance(images, bool) else None, contexts, sums_read)
+        version, sign_in = shown_or_none(raw.get("version")), raw.get("signIn")
+        return cls(choices_from_json(raw.get("choices")), images if isinstance(images, bool) else None, contexts, sums_read, version, sign_in if isinstance(sign_in, bool) else None)
 
 
 class AgentCatalog:
@@ -123,6 +136,13 @@ class AgentCatalog:
         learned = self.get(agent)
         if choices != learned.choices or images != learned.images:
             self._save(agent, attrs.evolve(learned, choices=choices, images=images))
+
+    def learn_start(self, agent: str, *, version: str | None, sign_in: bool) -> None:
+        """What the agent said as it started: its version, and whether it wants a sign-in first."""
+        learned = self.get(agent)
+        version = shown_or_none(version)
+        if version != learned.version or sign_in != learned.sign_in:
+            self._save(agent, attrs.evolve(learned, version=version, sign_in=sign_in))
 
     def learn_usage(self, agent: str, model: str | None, usage: TurnUsage) -> None:
         """A turn's usage with the agent, through model entry `model` (None: its plain entry)."""

@@ -76,7 +76,13 @@ export function wireAgent(agent: AgentSetting): Agent {
 }
 
 export function wireAgentEntries(agents: AgentSetting[]): AgentEntry[] {
-  return agents.map((agent) => ({ id: agent.id, name: agent.name, agent: wireAgent(agent) }));
+  return agents.map((agent) => ({
+    id: agent.id,
+    name: agent.name,
+    agent: wireAgent(agent),
+    // The defaults the model's own controls show (docs/usage.md, "The agent's own choices").
+    ...(agent.options && Object.keys(agent.options).length ? { options: agent.options } : {}),
+  }));
 }
 
 /** The agent definition a chat request for `modelId` carries. */

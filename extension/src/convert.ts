@@ -119,6 +119,17 @@ export function promptTsxText(value: unknown): string {
   return out.join('');
 }
 
+/**
+ * What the user chose in the model's own controls: VS Code 1.139 passes it as `modelConfiguration`
+ * (not in the `@types/vscode` this extension builds against), its schema's defaults filled in.
+ */
+export function modelConfigurationOf(options: object): { modelConfiguration?: Record<string, unknown> } {
+  const chosen = (options as { modelConfiguration?: unknown }).modelConfiguration;
+  return typeof chosen === 'object' && chosen !== null && !Array.isArray(chosen) && Object.keys(chosen).length
+    ? { modelConfiguration: chosen as Record<string, unknown> }
+    : {};
+}
+
 export function toWireOptions(options: vscode.ProvideLanguageModelChatResponseOptions): wire.ChatOptions {
   return {
     tools: (options.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema ?? {} })),

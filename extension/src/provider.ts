@@ -4,14 +4,17 @@
 import * as vscode from 'vscode';
 import { Backend } from './backend';
 import { AgentSetting, modelRequest, readAgents, wireAgentEntries } from './config';
-import { countedText, ResponseStream, ThinkingMode, TokenEstimate, toWireMessages, toWireOptions } from './convert';
+import { countedText, modelConfigurationOf, ResponseStream, ThinkingMode, TokenEstimate, toWireMessages, toWireOptions } from './convert';
 import { AgentEdits } from './edits';
 import { SignIn } from './signIn';
 import { signInNeeded } from './signInMethods';
 import { BridgedTools, ChatParams, METHOD_INFO, ModelInfo } from './wire';
 
-/** `isUserSelectable` is not in the `@types/vscode` this extension builds against; VS Code reads it. */
-type ModelInformation = vscode.LanguageModelChatInformation & { isUserSelectable: boolean };
+/**
+ * `isUserSelectable` and `configurationSchema` are not in the `@types/vscode` this extension builds
+ * against; VS Code 1.139 reads both, ungated (docs/usage.md, "The agent's own choices").
+ */
+type ModelInformation = vscode.LanguageModelChatInformation & { isUserSelectable: boolean; configurationSchema?: Record<string, unknown> };
 
 export class SymposiumProvider implements vscode.LanguageModelChatProvider {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -57,6 +60,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
         detail: m.detail,
         tooltip: m.tooltip,
         isUserSelectable: true, // some of VS Code's lists (e.g. MCP sampling models) offer only these
+        ...(m.configurationSchema ? { configurationSchema: m.configurationSchema } : {}),
       }));
     } catch (error) {
       this.log.error(`could not list the models: ${messageOf(error)}`);
@@ -92,6 +96,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
         ...(folder?.scheme === 'file' ? { cwd: folder.fsPath } : {}),
         ...(Object.keys(request.agentOptions).length ? { agentOptions: request.agentOptions } : {}),
         ...(bridgedTools !== 'default' ? { bridgedTools } : {}),
+        ...modelConfigurationOf(options),
       };
       this.log.debug(`chat request for ${model.id}: ${messages.length} messages, ${params.options.tools.length} tools`);
       const outcome = await this.backend.chat(params, (part) => stream.push(part), controller.signal);
@@ -124,13 +129,9 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
   }
 }
 
-/**
- * The model's capabilities for VS Code. `editToolsHint` is not in the `@types/vscode` this extension
- * builds against (hence a variable, not a literal); Copilot reads it to choose the edit tools it offers.
- */
+/** The model's capabilities for VS Code: only what its stable API reads (docs/usage.md, "Copilot Chat: tools and edits"). */
 function capabilitiesOf(m: ModelInfo): vscode.LanguageModelChatInformation['capabilities'] {
-  const capabilities = { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput, editToolsHint: m.capabilities.editToolsHint };
-  return capabilities;
+  return { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput };
 }
 
 export function messageOf(error: unknown): string {

@@ -54,7 +54,7 @@ export type Agent =
   | { eliza: { deterministic: boolean } }
   | { mcp_server: { name: string; command: string; args: string[]; env: { name: string; value: string }[] } };
 
-export interface AgentEntry { id: string; name: string; agent: Agent }
+export interface AgentEntry { id: string; name: string; agent: Agent; options?: AgentOptions }
 
 /** The agent's own options a request wants, by option id or category: `{ model: 'sonnet', mode: 'plan' }`. */
 export type AgentOptions = Record<string, string | boolean>;
@@ -70,6 +70,8 @@ export interface ChatParams {
   cwd?: string;
   agentOptions?: AgentOptions;
   bridgedTools?: BridgedTools;
+  /** What the user chose in the model's own controls (VS Code's `modelConfiguration`), passed through: the backend reads it. */
+  modelConfiguration?: Record<string, unknown>;
 }
 
 /** `lm/prepareModel`: the agent started, and whether a session could be made ahead for it. */
@@ -107,11 +109,13 @@ export interface ModelInfo {
   version: string;
   maxInputTokens: number;
   maxOutputTokens: number;
-  capabilities: { toolCalling?: boolean | number; imageInput?: boolean; editToolsHint?: string[] };
+  capabilities: { toolCalling?: boolean | number; imageInput?: boolean };
   detail?: string;
   tooltip?: string;
   /** The agent's, learned from its usage: token counts divide a text's UTF-8 bytes by it. */
   bytesPerToken?: number;
+  /** The agent's options as the model's own controls (a JSON schema's enum properties), passed to VS Code as they are. */
+  configurationSchema?: Record<string, unknown>;
 }
 
 /** One option an agent's sessions offer (lm/agentOptions). */

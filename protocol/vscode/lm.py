@@ -346,6 +346,9 @@ class ChatParams:
     cwd: str | None = None
     agent_options: AgentOptions = AgentOptions()
     bridged_tools: BridgedTools = BridgedTools()
+    # What the user chose in the model's own controls (VS Code's `modelConfiguration`): read,
+    # leniently, against the options the agent offers (`protocol/acp/model_configuration.py`).
+    model_configuration: Any = None
 
 
 @attrs.frozen
@@ -353,6 +356,7 @@ class AgentEntry:
     id: str
     name: str
     agent: Agent
+    options: AgentOptions = AgentOptions()  # the entry's `options`: the defaults its controls show
 
 
 @attrs.frozen
@@ -405,18 +409,13 @@ class CancelParams:
     request_id: Any
 
 
-# The edit tools Copilot offers our models (`capabilities.editToolsHint`): `find-replace` and
-# `multi-find-replace` select replace_string_in_file and multi_replace_string_in_file, the
-# tools closest to Claude Code's own Edit and MultiEdit, which they stand in for when the
-# agent's editing is handed to VS Code (protocol/bridge/tool_policy.py).
-EDIT_TOOLS_HINT = ("find-replace", "multi-find-replace")
-
-
 @attrs.frozen
 class Capabilities:
     tool_calling: bool = True
     image_input: bool = False
-    edit_tools_hint: tuple[str, ...] = EDIT_TOOLS_HINT
+    # No edit tools hint: VS Code 1.139 reads a provider's `capabilities.editTools` only through the
+    # proposed `chatProvider` API, and never `editToolsHint`; Copilot picks the edit tools it offers
+    # a model by the model's name (docs/usage.md, "Copilot Chat: tools and edits").
 
 
 @attrs.frozen
@@ -431,6 +430,24 @@ class ModelInfo:
     detail: str | None = None
     tooltip: str | None = None
     bytes_per_token: float | None = None  # the agent's, learned from its usage: token counts divide by it
+    configuration_schema: Any = None  # the agent's options as the model's controls (`protocol/acp/model_configuration.py`)
+
+
+SIGN_IN_NOTE = "sign-in needed"
+
+
+def agent_detail(version: str | None, sign_in: bool | None) -> str:
+    """What the model picker shows beside an agent's own entry: an ACP agent, its version as it last
+    started, and that it wants a sign-in when it last did (docs/usage.md, "The agent's own choices")."""
+    detail = f"ACP agent {version}" if version else "ACP agent"
+    return f"{detail} · {SIGN_IN_NOTE}" if sign_in else detail
+
+
+def agent_tooltip(name: str, version: str | None, sign_in: bool | None) -> str:
+    """The hover of an agent's own entry."""
+    said = f"{name} {version}" if version else name
+    text = f"{said}, an ACP agent run by Symposium."
+    return text + (" It wants a sign-in: Symposium: Sign In to an Agent." if sign_in else "")
 
 
 def parse(value: Any, cl: type[Any]) -> Any:

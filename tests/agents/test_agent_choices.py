@@ -133,6 +133,32 @@ async def test_a_mode_and_an_effort_from_the_settings_reach_codex(backend: Backe
     assert request.body["model"] == "gpt-5.5" and request.body["reasoning"]["effort"] == "high"
 
 
+async def test_choices_in_the_models_controls_reach_claude_once(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/usage.md, "The agent's own choices": Plan and an effort chosen in VS Code's controls
+    (`modelConfiguration`, every property, defaults filled in) are set before the prompt, once."""
+    agents = [entry("claude", "Claude Code", claude.agent)]
+    claude.api.script(claude_reply(claude_text("One.")), claude_reply(claude_text("Two.")), claude_reply(claude_text("Three.")))
+    chosen = {"mode": "plan", "effort": "high", "fast": "off", "ultracode": "off"}
+    history = [user("First")]
+    with trio.fail_after(GUARD):
+        first = await backend.chat(history, agent=claude.agent, cwd=str(claude.cwd), model_id="claude")
+        answered(first)
+        await backend.models_changed()
+        [model] = [m for m in await backend.models(agents) if m["id"] == "claude"]
+        properties = model["configurationSchema"]["properties"]
+        assert properties["mode"]["group"] == "navigation" and "model" not in properties
+        history += [first.assistant_message(), user("Second")]
+        second = await backend.chat(history, agent=claude.agent, cwd=str(claude.cwd), model_id="claude", model_configuration=chosen)
+        answered(second)
+        history += [second.assistant_message(), user("Third")]
+        answered(await backend.chat(history, agent=claude.agent, cwd=str(claude.cwd), model_id="claude", model_configuration=chosen))
+    planned = claude.api.main[1]
+    assert "Plan mode is active" in json.dumps(planned.body["messages"]) and planned.body["output_config"]["effort"] == "high"
+    assert claude.api.main[2].body["output_config"]["effort"] == "high"
+    sets = [(m["params"]["configId"], m["params"]["value"]) for m in claude.requests("session/set_config_option")]
+    assert sorted(sets) == [("effort", "high"), ("mode", "plan")], f"set once, the defaults not at all: {sets}"
+
+
 async def test_a_model_the_agent_does_not_offer_fails_the_request_saying_so(backend: BackendClient, claude: ClaudeCode) -> None:
     with trio.fail_after(GUARD):
         result = await backend.chat([user("Hi")], agent=claude.agent, cwd=str(claude.cwd), model_id="claude/gone", agent_options={"model": "gone"})

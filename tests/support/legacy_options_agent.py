@@ -5,7 +5,8 @@ in the `session/new` answer, `session/set_mode` and `session/set_model` to chang
     python tests/support/legacy_options_agent.py
 
 Raw line I/O, stdlib only. Every reply says the mode and model its session is in, so a test
-reads what reached the agent the way a user would: `[plan · gemini-pro] echo: hello`.
+reads what reached the agent the way a user would: `[plan · gemini-pro] echo: hello`. The prompt
+`leave plan mode` makes it leave plan mode by itself, as Claude Code does once its plan is approved.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def main() -> None:
             send({"id": id, "result": {}})
         elif method == "session/prompt" and session is not None:
             text = " ".join(b.get("text", "") for b in params["prompt"] if b.get("type") == "text").strip()
+            if text == "leave plan mode" and session["mode"] == "plan":
+                session["mode"] = "default"
+                send({"method": "session/update", "params": {"sessionId": params["sessionId"], "update": {"sessionUpdate": "current_mode_update", "currentModeId": "default"}}})
             reply = f"[{session['mode']} · {session['model']}] echo: {text}"
             send({"method": "session/update", "params": {"sessionId": params["sessionId"], "update": {
                 "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": reply}}}})

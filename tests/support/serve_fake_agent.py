@@ -1,6 +1,6 @@
 """Claude Code, Codex or Gemini CLI against its fake model API, for a test outside pytest (the VS Code tests).
 
-    python -m tests.support.serve_fake_agent claude|codex|gemini ROOT [--session-in FOLDER PROMPT]
+    python -m tests.support.serve_fake_agent claude|codex|gemini ROOT [--session-in FOLDER PROMPT] [--sandbox MODE]
 
 Serves the fake API on 127.0.0.1 and prints, as JSON lines on stdout: first the agent's entry for
 `symposium.agents` (`{"agent": {"command", "args", "env"}}`, or `{"error": ...}` when the agent
@@ -9,15 +9,21 @@ client would run it, has had a session in FOLDER take PROMPT; then `{"model": ..
 [...], "toolResults": [...], "toolCalls": [...], "assistantTexts": [...], "images": [...]}` for each model
 request of an agent's own turn, as the API received it (`toolResults`: the text of each tool result it
 carries; `toolCalls`: the name of each tool call of the model's it carries; `images`: each image of the
-user's messages, `{"mediaType", "data"}` with the data in base64). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
+user's messages, `{"mediaType", "data"}` with the data in base64), and what the agent's options made of
+the request (`options`: `effort`, the reasoning effort it asks for; Claude Code's `planMode`, whether
+what the request adds since the model's last answer says plan mode is active, as Claude Code says once
+as it enters plan mode; Codex's `sandbox`, the sandbox mode it was last
+told of). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
 scripted replies (shared with the Python tests' fakes): REPLY is `{"answers": TEXT?, "text": [CHUNK,
 ...]?, "calls": [{"name", "input", "namespace"?} | {"name", "patch"}]?, "stallAfter": N?, "usage": [IN, OUT]?}`; a turn no
-reply fits is answered with a short text. Ends when its stdin closes.
+reply fits is answered with a short text. Ends when its stdin closes. `--sandbox` (Codex only): its
+`sandbox_mode`; `workspace-write` makes it offer its approval presets.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -52,12 +58,29 @@ def scripted(kind: str, spec: dict[str, Any]) -> fake_anthropic.Reply | fake_ope
     return fake_openai.reply(*items, **options)
 
 
+SANDBOX = re.compile(r"`sandbox_mode` is `([\w-]+)`")
+
+
+def options_seen(request: fake_anthropic.Request | fake_openai.Request | fake_gemini.Request) -> dict[str, Any]:
+    """What the agent's options made of a model request (its mode, its effort), as far as the request shows it."""
+    body = request.body or {}
+    if isinstance(request, fake_anthropic.Request):
+        messages = body.get("messages") or []
+        answered = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+        # Claude Code tells its model as it enters plan mode, in a system message after the prompt.
+        return {"effort": (body.get("output_config") or {}).get("effort"), "planMode": "Plan mode is active" in json.dumps(messages[answered + 1 :])}
+    if isinstance(request, fake_openai.Request):
+        told = SANDBOX.findall(json.dumps(body))
+        return {"effort": (body.get("reasoning") or {}).get("effort"), "sandbox": told[-1] if told else None}
+    return {}
+
+
 def say(line: dict) -> None:
     sys.stdout.write(json.dumps(line) + "\n")
     sys.stdout.flush()
 
 
-async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
+async def main(kind: str, root: Path, outside: tuple[str, str] | None, sandbox: str | None = None) -> int:
     found = await trio.to_thread.run_sync({"claude": installed_claude, "codex": installed_codex, "gemini": installed_gemini}[kind])
     if isinstance(found, str):
         say({"error": found})
@@ -67,7 +90,8 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
         await nursery.start(api.serve)
         root.mkdir(parents=True, exist_ok=True)
         maker = {"claude": ClaudeCode, "codex": Codex, "gemini": Gemini}[kind]
-        definition = maker(api, root).agent  # type: ignore[arg-type]
+        made = Codex(api, root, sandbox_mode=sandbox) if kind == "codex" and sandbox else maker(api, root)  # type: ignore[arg-type]
+        definition = made.agent
         agent = definition["mcp_server"]
         say({"agent": {"command": agent["command"], "args": agent["args"], "env": {v["name"]: v["value"] for v in agent["env"]}}})
         if outside is not None:
@@ -86,6 +110,7 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
                         "assistantTexts": request.assistant_texts(),
                         "images": [{"mediaType": media, "data": data} for media, data in request.images()],
                         **({"tools": request.tool_names()} if isinstance(request, fake_gemini.Request) else {}),
+                        "options": options_seen(request),
                     })
                 seen = len(api.main)
 
@@ -103,5 +128,9 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None) -> int:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    sandbox = None
+    if "--sandbox" in args:
+        at = args.index("--sandbox")
+        sandbox, args = args[at + 1], args[:at] + args[at + 2 :]
     session_in = (args[3], args[4]) if len(args) == 5 and args[2] == "--session-in" else None
-    sys.exit(trio.run(main, args[0], Path(args[1]), session_in))
+    sys.exit(trio.run(main, args[0], Path(args[1]), session_in, sandbox))

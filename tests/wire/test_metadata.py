@@ -15,6 +15,7 @@ import trio
 
 from protocol.acp.agent_options import choices_from_json, choices_to_json, read_choices
 from protocol.acp.agent_text import MAX_ENTRIES, MAX_SHOWN, is_shown_as_is, shown, shown_whole
+from protocol.acp.model_configuration import BYPASS_NOTE, MAX_SCHEMA_CHARS
 from protocol.vscode.lm import AGENT_ACTION_TOOL
 from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, user
 
@@ -88,7 +89,12 @@ async def test_the_model_list_of_an_agent_offering_20000_hostile_models_is_bound
         assert is_shown_as_is(model["id"])
         for field in ("name", "detail", "tooltip"):
             assert_showable(model.get(field) or "", limit=len("Hostile · ") + MAX_SHOWN)
-    assert len(json.dumps(models)) < 100_000  # it was 21.5 MB
+    # It was 21.5 MB. Each of the 101 entries carries the agent's options as its controls, bounded.
+    assert all(len(json.dumps(m.get("configurationSchema", {}))) <= MAX_SCHEMA_CHARS for m in ours)
+    assert len(json.dumps(models)) < 101 * (1_000 + MAX_SCHEMA_CHARS)
+    for prop in ours[0]["configurationSchema"]["properties"].values():
+        for text in (prop["title"], *prop["enumItemLabels"], *prop["enumDescriptions"]):
+            assert_showable(text, limit=len(" (bypasses permissions)") + len(BYPASS_NOTE) + 2 + MAX_SHOWN)
     texts = [o["name"] for o in options["options"]] + [v[f] for o in options["options"] for v in o["values"] for f in ("name", "description")]
     for text in texts:
         assert_showable(text)

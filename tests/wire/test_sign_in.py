@@ -164,3 +164,23 @@ async def test_what_an_agent_needs_at_start_is_given_to_one_configured_by_hand(b
     assert trusted.text() == "echo: GEMINI_CLI_TRUST_WORKSPACE is 'true'", trusted
     assert unknown.text() == "echo: GEMINI_CLI_TRUST_WORKSPACE is unset", unknown
     assert own.text() == "echo: GEMINI_CLI_TRUST_WORKSPACE is 'false'", own
+
+
+async def test_the_model_picker_says_which_version_of_an_agent_runs_and_that_it_wants_a_sign_in(backend: BackendClient, tmp_path: Path) -> None:
+    """docs/usage.md, "The agent's own choices": the picker's detail and hover, as the agent last started."""
+    agent = signin_agent(tmp_path / "state")
+    entries = [{"id": "signin", "name": "Sign-in Agent", "agent": agent}]
+
+    async def own_entry() -> dict[str, Any]:
+        return next(m for m in await backend.models(entries) if m["id"] == "signin")
+
+    with trio.fail_after(GUARD):
+        assert (await own_entry())["detail"] == "ACP agent", "nothing known before it started"
+        await backend.prepare(agent, model_id="signin")
+        await backend.models_changed()
+        wanting = await own_entry()
+        await backend.authenticate(agent, "browser")
+        await backend.models_changed()
+        signed_in = await own_entry()
+    assert wanting["detail"] == "ACP agent · sign-in needed" and "Symposium: Sign In to an Agent" in wanting["tooltip"]
+    assert signed_in["detail"] == "ACP agent" and "wants a sign-in" not in signed_in["tooltip"]

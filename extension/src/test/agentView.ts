@@ -10,7 +10,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Locator, Page } from 'playwright-core';
-import { ChatView, runCommand, runViewTests, ViewTest } from './chatView';
+import { ChatView, pickedModel, retry, runCommand, runViewTests, ViewTest } from './chatView';
 import { FakeAgent } from './fakeAgent';
 import { signInWithKey } from './notifications';
 
@@ -18,6 +18,8 @@ const UI_MS = 20_000;
 const ANSWER_MS = 60_000;
 const VIEW = '.part.auxiliarybar';
 export const CODEX_AGENT = { id: 'codex-fake', name: 'Codex (fake API)' };
+/** Codex in a workspace-write sandbox: it then offers its approval presets (its mode). */
+export const CODEX_PRESETS_AGENT = { id: 'codex-presets', name: 'Codex (presets)' };
 export const GEMINI_AGENT = { id: 'gemini-fake', name: 'Gemini CLI (fake API)' };
 /**
  * Gemini CLI as the README's hand-made entry is: its command only, no key and none of the facts it
@@ -73,10 +75,14 @@ export interface AgentViewOptions {
   claude: FakeAgent;
   claudeName: string;
   codex: FakeAgent;
+  /** Codex offering its approval presets (CODEX_PRESETS_AGENT). */
+  codexPresets: FakeAgent;
   /** Gemini CLI against its fake API; undefined when it could not be installed (its tests then fail saying so). */
   gemini?: FakeAgent;
   workspace: string;
   out: string;
+  /** Where the pictures for the docs go (`--screenshots`); else `out`. */
+  screenshots?: string;
   /** The user settings file the window reads (no key may ever be written there). */
   settingsFile?: string;
   print(line: string): void;
@@ -156,6 +162,68 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.ok(asked.toolResults.some((r) => r.includes('notes.txt')), `and its result: ${seen}`);
       assert.ok(asked.assistantTexts.some((t) => t.includes('I listed them.')), seen);
       assert.doesNotMatch(seen, /Old second|Old third|Earlier in this conversation/, 'nothing of the old turns 2 and 3, and no transcript');
+    }],
+    ['Claude Code: its mode control in the chat input lists its modes, and Plan chosen there reaches it before the next prompt, at no extra model request', async () => {
+      // docs/usage.md, "The agent's own choices": once Claude Code has started, its options are its model's controls.
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      claude.script({ answers: 'Start the options test', text: ['Started.'] });
+      assert.match((await chat.send('Start the options test')).text, /Started\./);
+      // What Copilot offers a Symposium model to edit with (it picks them by the model's name; docs/DESIGN.md, "Edits VS Code can review").
+      const offered = toolsOffered(path.join(options.out, 'trace'), 'Start the options test').filter((name) => EDIT_TOOLS.test(name));
+      options.print(`    edit tools Copilot offers ${options.claudeName}: ${offered.join(', ')}`);
+      // Measured with Copilot Chat 0.67: no multi_replace_string_in_file; the routed edits use whichever it offers.
+      assert.deepEqual([...offered].sort(), ['create_file', 'edit_notebook_file', 'insert_edit_into_file', 'replace_string_in_file']);
+      const control = new ModelControl(page);
+      const modes = await control.open();
+      for (const mode of ['Manual', 'Accept edits', 'Plan', 'Bypass permissions (bypasses permissions)']) {
+        assert.ok(modes.some((row) => row.startsWith(mode)), `the control lists ${mode}: ${JSON.stringify(modes)}`);
+      }
+      assert.ok(modes.some((row) => /^Manual.*default/i.test(row)), `the agent's default is marked: ${JSON.stringify(modes)}`);
+      await control.choose('Plan');
+      const notice = view.locator('a[aria-label="Dismiss notification"]').filter({ visible: true }); // Copilot's, about utility models
+      if (await notice.count()) {
+        await notice.first().click();
+      }
+      await control.open();
+      await control.picture(path.join(options.screenshots ?? options.out, 'model-options.png'));
+      await page.keyboard.press('Escape');
+      const before = claude.requests.length;
+      claude.script({ answers: 'Plan the refactor', text: ['Here is my plan.'] });
+      assert.match((await chat.send('Plan the refactor')).text, /Here is my plan\./);
+      const asked = await claude.request(lastUser('Plan the refactor'));
+      assert.equal(asked.options.planMode, true, `Claude Code told its model it is planning: ${JSON.stringify(asked.options)}`);
+      assert.equal(claude.requests.length, before + 1, 'the switch cost no model request');
+    }],
+    ['Claude Code: once it leaves plan mode by itself (its plan approved), the next request does not set it back', async () => {
+      await chat.newChat('Agent'); // a short chat: the view drops the rows of a long one from the page; Plan is still chosen
+      claude.script(
+        { answers: 'Carry out the plan', calls: [{ name: 'ExitPlanMode', input: { plan: '1. Rename the function.' } }] },
+        { answers: 'Carry out the plan', text: ['Plan approved.'] },
+        { answers: 'Now implement it', text: ['Implementing.'] },
+      );
+      const card = await chat.sendAndConfirm('Carry out the plan');
+      await card.allowOnce(); // "Yes, manually approve edits": Claude Code leaves plan mode
+      assert.match((await chat.answer()).text, /Plan approved\./);
+      const planning = await claude.request(lastUser('Carry out the plan'));
+      assert.equal(planning.options.planMode, true, 'the new chat began in the mode chosen');
+      assert.match((await chat.send('Now implement it')).text, /Implementing\./);
+      const asked = await claude.request(lastUser('Now implement it'));
+      assert.equal(asked.options.planMode, false, `the agent's own change of mode stood: ${JSON.stringify(asked.options)}`);
+      await new ModelControl(page).choose('Manual'); // the next tests start from the agent's default
+    }],
+    ['Claude Code: an effort chosen in Manage Language Models reaches it, and a reload of the window keeps it', async () => {
+      await manageModelOption(page, options.claudeName, 'Effort', 'High');
+      await runCommand(page, 'Developer: Reload Window');
+      // The window comes back with the chat it had, its requests shown once restored.
+      await page.locator(`${VIEW} .interactive-request`).first().waitFor({ timeout: UI_MS * 3 });
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      claude.script({ answers: 'Think hard', text: ['Thought hard.'] });
+      assert.match((await chat.send('Think hard')).text, /Thought hard\./);
+      const asked = await claude.request(lastUser('Think hard'));
+      assert.equal(asked.options.effort, 'high', `Claude Code asked its model for high effort: ${JSON.stringify(asked.options)}`);
+      await manageModelOption(page, options.claudeName, 'Effort', 'Default');
     }],
     ['Claude Code: a permission card, Allow runs the command', async () => {
       await chat.newChat('Agent');
@@ -414,6 +482,41 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       options.print(`    time to the first answer text (Codex, Agent mode): ${answer.firstTextMs} ms`);
       assert.match(answer.text, /Hello from Codex\./);
     }],
+    ['Codex: its reasoning effort is its control in the chat input (it offers no mode here), and High chosen there reaches its model', async () => {
+      await chat.pick(CODEX_AGENT.name); // it answered just before: its options are known
+      await chat.newChat('Agent');
+      const control = new ModelControl(page);
+      const efforts = await control.open();
+      for (const effort of ['Low', 'Medium', 'High']) {
+        assert.ok(efforts.some((row) => row.startsWith(effort)), `the control lists ${effort}: ${JSON.stringify(efforts)}`);
+      }
+      await control.choose('High');
+      codex.script({ answers: 'Reason it through', text: ['Reasoned.'] });
+      assert.match((await chat.send('Reason it through')).text, /Reasoned\./);
+      const asked = await codex.request(lastUser('Reason it through'));
+      assert.equal(asked.options.effort, 'high', `Codex asked its model for high effort: ${JSON.stringify(asked.options)}`);
+      await control.choose('Medium'); // its default again, for the tests after
+    }],
+    ['Codex with approval presets: its preset is its control in the chat input, Read Only chosen reaches it, and an effort chosen in Manage Language Models too', async () => {
+      const presets = options.codexPresets;
+      await chat.pick(CODEX_PRESETS_AGENT.name);
+      await chat.newChat('Agent');
+      presets.script({ answers: 'Start the presets test', text: ['Started.'] });
+      assert.match((await chat.send('Start the presets test')).text, /Started\./);
+      const control = new ModelControl(page);
+      const offered = await control.open();
+      for (const preset of ['Read Only', 'Default', 'Full Access (bypasses permissions)']) {
+        assert.ok(offered.some((row) => row.startsWith(preset)), `the control lists ${preset}: ${JSON.stringify(offered)}`);
+      }
+      await control.choose('Read Only');
+      await manageModelOption(page, CODEX_PRESETS_AGENT.name, 'Reasoning Effort', 'High');
+      presets.script({ answers: 'Look around', text: ['Looked.'] });
+      assert.match((await chat.send('Look around')).text, /Looked\./);
+      const asked = await presets.request(lastUser('Look around'));
+      assert.deepEqual(asked.options, { effort: 'high', sandbox: 'read-only' }, 'both reached Codex, in the same session');
+      await control.choose('Default');
+      await manageModelOption(page, CODEX_PRESETS_AGENT.name, 'Reasoning Effort', 'Medium');
+    }],
     ['Codex\'s plan shows in Copilot\'s todo widget, and the turn goes on', async () => {
       await chat.newChat('Agent');
       const plan = [
@@ -534,7 +637,7 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       await page.locator('.quick-input-list .monaco-list-row[aria-label^="Symposium: Open Chat with an Agent"]').first().click({ timeout: UI_MS });
       await page.locator('.quick-input-widget', { hasText: 'chat with which agent?' }).waitFor({ timeout: UI_MS });
       await page.locator('.quick-input-list .monaco-list-row', { hasText: CODEX_AGENT.name }).first().click({ timeout: UI_MS });
-      await view.locator('.model-picker-name', { hasText: CODEX_AGENT.name }).first().waitFor({ timeout: UI_MS });
+      await pickedModel(page, CODEX_AGENT.name).waitFor({ timeout: UI_MS });
     }],
     ['Claude Code with no credentials: the chat says it needs a sign-in, and a Sign in button opens its log-in in a terminal', async () => {
       await chat.pick(SIGNIN_AGENT.name);
@@ -585,6 +688,91 @@ export async function measureFirstText(page: Page, claude: FakeAgent, claudeName
   await chat.send('Warm up'); // the agent runs, and its spare session is made for the next chat
   await chat.newChat('Agent');
   return (await chat.send('Say hello')).firstTextMs;
+}
+
+const EDIT_TOOLS = /^(replace_string_in_file|multi_replace_string_in_file|insert_edit_into_file|apply_patch|create_file|edit_notebook_file)$/;
+
+/** The tools Copilot offered with the chat request whose messages hold `ask`, from the backend's trace. */
+function toolsOffered(traceDir: string, ask: string): string[] {
+  for (const name of fs.readdirSync(traceDir).filter((n) => n.endsWith('.jsonl'))) {
+    for (const raw of fs.readFileSync(path.join(traceDir, name), 'utf8').split('\n')) {
+      if (raw.includes(ask) && raw.includes('lm/provideLanguageModelChatResponse')) {
+        const record = JSON.parse(raw);
+        if (record.ch === 'vscode' && record.dir === 'in') {
+          return (record.msg.params.options.tools as { name: string }[]).map((tool) => tool.name);
+        }
+      }
+    }
+  }
+  return [];
+}
+
+/** The button beside the model's name in the chat input: the model's option VS Code shows there. */
+class ModelControl {
+  private readonly button: Locator;
+  private readonly rows: Locator;
+
+  constructor(private readonly page: Page) {
+    this.button = page.locator(`${VIEW} .interactive-input-part .model-picker-config`).filter({ visible: true }).first();
+    this.rows = page.locator('.action-widget .monaco-list-row:not(.group-header)');
+  }
+
+  /** Opens its menu; resolves with the rows a user reads there. */
+  async open(): Promise<string[]> {
+    await this.button.waitFor({ timeout: UI_MS }); // shown once the model's options are known
+    await this.button.click();
+    await this.rows.first().waitFor({ timeout: UI_MS });
+    return (await this.rows.allInnerTexts()).map((row) => row.replace(/\s+/g, ' ').trim());
+  }
+
+  /** A picture of its open menu, with the chat input below it. */
+  async picture(file: string): Promise<void> {
+    const menu = await this.page.locator('.action-widget').filter({ visible: true }).first().boundingBox();
+    const view = await this.page.locator(VIEW).boundingBox();
+    assert.ok(menu && view, 'the menu and the chat are on the screen');
+    const [left, top] = [Math.max(0, menu.x - 12), Math.max(0, menu.y - 12)];
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    await this.page.screenshot({ path: file, clip: { x: left, y: top, width: view.x + view.width - left, height: view.y + view.height - top } });
+  }
+
+  /** Chooses `label` in its menu (which stays open for more), then closes it; resolves once the button shows it. */
+  async choose(label: string): Promise<void> {
+    if (!(await this.rows.first().isVisible())) {
+      await this.open();
+    }
+    await this.rows.filter({ hasText: new RegExp(`^\\s*${label}`) }).first().click({ timeout: UI_MS });
+    await this.rows.filter({ hasText: new RegExp(`^\\s*${label}`) }).first().locator('.codicon-check').waitFor({ timeout: UI_MS });
+    await this.page.keyboard.press('Escape');
+    await this.rows.first().waitFor({ state: 'hidden', timeout: UI_MS });
+    await this.page.locator(`${VIEW} .interactive-input-part .model-picker-config`, { hasText: label }).first().waitFor({ timeout: UI_MS });
+  }
+}
+
+/**
+ * In Chat: Manage Language Models (a dialog listing every model), the context menu of the row of the
+ * agent `name`'s own entry, the submenu `option`, the value `value`; the dialog is closed after.
+ */
+async function manageModelOption(page: Page, name: string, option: string, value: string): Promise<void> {
+  await runCommand(page, 'Chat: Manage Language Models');
+  // The dialog's row of that entry, not one of its models' ("<name> · <model>").
+  const row = page.locator('.monaco-modal-editor-block .monaco-list-row', { hasText: `${name} (ACP)` }).first();
+  await row.waitFor({ timeout: UI_MS });
+  const menu = page.locator('.context-view .action-menu-item');
+  try {
+    await retry(page, UI_MS, async () => {
+      await row.click({ button: 'right' });
+      await menu.filter({ hasText: option }).first().hover({ timeout: 5_000 });
+      await menu.filter({ hasText: new RegExp(`^\\s*${value}`) }).first().waitFor({ timeout: 5_000 });
+    });
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : error}\nthe menu: ${JSON.stringify(await menu.allInnerTexts())}`);
+  }
+  await menu.filter({ hasText: new RegExp(`^\\s*${value}`) }).first().hover();
+  await page.locator('.context-view .action-menu-item:focus', { hasText: new RegExp(`^\\s*${value}`) }).waitFor({ timeout: UI_MS });
+  await page.keyboard.press('Enter');
+  await menu.first().waitFor({ state: 'hidden', timeout: UI_MS });
+  await page.keyboard.press('Escape');
+  await row.waitFor({ state: 'hidden', timeout: UI_MS });
 }
 
 /** Opens a workspace file in the editor through Quick Open, as a user would. */

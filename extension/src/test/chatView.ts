@@ -183,13 +183,13 @@ export class ChatView {
     fs.mkdirSync(path.dirname(picture), { recursive: true });
     await this.page.screenshot({ path: picture });
     await row.click();
-    await this.page.locator(`${VIEW} .model-picker-name`, { hasText: name }).first().waitFor({ timeout: UI_MS });
+    await pickedModel(this.page, name).waitFor({ timeout: UI_MS });
   }
 
   /** Picks the model `name` in the model picker (Copilot Chat already enabled), unless it is picked; with
    * `description`, the row that also shows it (an agent's own row, "ACP agent", not its models'). */
   async pick(name: string, description?: string): Promise<void> {
-    const picked = this.view.locator('.model-picker-name', { hasText: name }).first();
+    const picked = pickedModel(this.page, name);
     if (await picked.isVisible()) {
       return;
     }
@@ -445,6 +445,15 @@ export class ChatView {
     await this.view.locator('.interactive-request .value', { hasText: text }).last().waitFor({ timeout: UI_MS });
     return sent;
   }
+}
+
+/**
+ * The model picker's button, with `name` picked. Its label names the model, but where the chat input is
+ * too narrow for the name beside the model's control (its options) VS Code shows only an icon there;
+ * its accessible name always names it.
+ */
+export function pickedModel(page: Page, name: string): Locator {
+  return page.locator(`${VIEW} .model-picker-name[aria-label*=${JSON.stringify(name)}]`).first();
 }
 
 /** VS Code's confirmation card for our tool: "Allow in this Session" (split: Allow Once, ...) and "Skip". */

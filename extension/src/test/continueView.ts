@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { Page } from 'playwright-core';
-import { ChatView } from './chatView';
+import { ChatView, pickedModel } from './chatView';
 import { FakeAgent, Repository } from './fakeAgent';
 
 const UI_MS = 20_000;
@@ -44,7 +44,7 @@ export async function runContinueViewTest(page: Page, fake: FakeAgent, options: 
     await rows.filter({ hasText: 'Fake title' }).first().click({ timeout: ANSWER_MS }); // the session, by its title
     const view = page.locator(VIEW);
     await view.locator('.interactive-request', { hasText: `Continue the ${CONTINUE_AGENT.name} session` }).first().waitFor({ timeout: UI_MS });
-    await view.locator('.model-picker-name', { hasText: CONTINUE_AGENT.name }).first().waitFor({ timeout: UI_MS });
+    await pickedModel(page, CONTINUE_AGENT.name).waitFor({ timeout: UI_MS });
     const answer = await chat.send(QUESTION);
     const asked = await fake.request((r) => r.userTexts.includes(QUESTION));
     assert.ok(asked.userTexts.includes(REMEMBERED), `the model saw the session's history: ${JSON.stringify(asked.userTexts)}`);

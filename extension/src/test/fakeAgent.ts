@@ -33,6 +33,8 @@ export interface ModelRequest {
   tools?: string[];
   /** Each image of the user's messages: its media type and its bytes in base64. */
   images: { mediaType: string; data: string }[];
+  /** What the agent's options made of the request: the effort it asks for, Claude Code's plan mode, Codex's sandbox. */
+  options: { effort?: string | null; planMode?: boolean; sandbox?: string | null };
 }
 
 /** A scripted model reply (tests/support/serve_fake_agent.py builds it with the fake API's own builders). */
@@ -59,9 +61,19 @@ export class FakeAgent {
   ) {}
 
   /** Starts it; with `sessionIn`, the agent first has a session of its own in that folder take that prompt. */
-  static async start(kind: 'claude' | 'codex' | 'gemini', repository: Repository, sessionIn?: { folder: string; prompt: string }): Promise<FakeAgent> {
+  static async start(
+    kind: 'claude' | 'codex' | 'gemini',
+    repository: Repository,
+    sessionIn?: { folder: string; prompt: string },
+    /** Codex's `sandbox_mode` (`workspace-write`: it offers its approval presets). */
+    sandbox?: string,
+  ): Promise<FakeAgent> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), `symposium-${kind}-`));
-    const args = ['-m', 'tests.support.serve_fake_agent', kind, home, ...(sessionIn ? ['--session-in', sessionIn.folder, sessionIn.prompt] : [])];
+    const args = [
+      '-m', 'tests.support.serve_fake_agent', kind, home,
+      ...(sessionIn ? ['--session-in', sessionIn.folder, sessionIn.prompt] : []),
+      ...(sandbox ? ['--sandbox', sandbox] : []),
+    ];
     const child = spawn(repository.python, args, { cwd: repository.root, stdio: ['pipe', 'pipe', 'inherit'] });
     const lines = readline.createInterface({ input: child.stdout! });
     let fake: FakeAgent | undefined;

@@ -26,7 +26,7 @@ import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { freePort, newPage, QUIET_SETTINGS, serveArgs, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
-import { byHand, CODEX_AGENT, FRESH_CLAUDE, GEMINI_AGENT, GEMINI_BY_HAND, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
+import { byHand, CODEX_AGENT, CODEX_PRESETS_AGENT, FRESH_CLAUDE, GEMINI_AGENT, GEMINI_BY_HAND, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { measureEditCost, OWN_EDITS_AGENT } from './editCost';
@@ -127,9 +127,10 @@ async function main(): Promise<number> {
     // Claude Code with a session of its own to continue, then Claude Code and Codex at work.
     const repository = repositoryOf(SYMPOSIUM)!;
     // Gemini CLI is the catalogue's, installed by `make agents` (or by serve_fake_agent.py on first use).
-    const [fake, codex, gemini] = await Promise.all([
+    const [fake, codex, presets, gemini] = await Promise.all([
       prepareContinue(repository, dirs.workspace),
       FakeAgent.start('codex', repository),
+      FakeAgent.start('codex', repository, undefined, 'workspace-write'), // Codex offering its approval presets
       FakeAgent.start('gemini', repository).catch((error: Error) => {
         console.log(`Gemini CLI is not available, its Chat view tests fail: ${error.message}`);
         return undefined;
@@ -138,7 +139,7 @@ async function main(): Promise<number> {
     const signIn = { ...SIGNIN_AGENT, ...withoutCredentials(fake.entry, path.join(root, 'no-sign-in-home')) };
     const own = { ...fake.entry, ...OWN_EDITS_AGENT };
     const geminiEntry = gemini ? [{ ...GEMINI_AGENT, ...gemini.entry }, { ...GEMINI_BY_HAND, ...byHand(gemini.entry) }] : [];
-    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, ...geminiEntry, signIn, { ...FRESH_CLAUDE, ...fake.entry }, ...(editCost ? [own] : [])], path.join(OUT, 'trace'), editCost ? {} : {
+    writeSettings(settingsFile, [...CHAT_VIEW_AGENTS, { ...CONTINUE_AGENT, ...fake.entry }, { ...CODEX_AGENT, ...codex.entry }, { ...CODEX_PRESETS_AGENT, ...presets.entry }, ...geminiEntry, signIn, { ...FRESH_CLAUDE, ...fake.entry }, ...(editCost ? [own] : [])], path.join(OUT, 'trace'), editCost ? {} : {
       'chat.agent.maxRequests': MAX_REQUESTS, // a turn past Copilot's request limit, in a few rounds
     });
     const again = await newPage(browser, OUT, 'agents');
@@ -148,18 +149,18 @@ async function main(): Promise<number> {
       const cost = await measureEditCost(again, fake, CONTINUE_AGENT.name, dirs.workspace, path.join(OUT, 'trace'));
       console.log(`edit cost: ${JSON.stringify(cost)}`);
       await again.close();
-      await Promise.all([fake.stop(), codex.stop()]);
+      await Promise.all([fake.stop(), codex.stop(), presets.stop()]);
       return 0;
     }
     if (firstText) {
       const ms = await measureFirstText(again, fake, CONTINUE_AGENT.name, OUT);
       console.log(`first text: ${ms} ms`);
       await again.close();
-      await Promise.all([fake.stop(), codex.stop(), gemini?.stop()]);
+      await Promise.all([fake.stop(), codex.stop(), presets.stop(), gemini?.stop()]);
       return 0;
     }
     const continued = await runContinueViewTest(again, fake, { out: OUT, print });
-    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, gemini, workspace: dirs.workspace, out: OUT, settingsFile, print });
+    const agents = await runAgentViewTests(again, { claude: fake, claudeName: CONTINUE_AGENT.name, codex, codexPresets: presets, gemini, workspace: dirs.workspace, out: OUT, screenshots: screenshotsArg > 0 ? screenshots : undefined, settingsFile, print });
     chat.passed += continued.passed + agents.passed;
     chat.failed += continued.failed + agents.failed;
     if (consumers === undefined) {
@@ -172,7 +173,7 @@ async function main(): Promise<number> {
       chat.failed += 1;
     }
     await again.close();
-    await Promise.all([fake.stop(), codex.stop(), gemini?.stop()]);
+    await Promise.all([fake.stop(), codex.stop(), presets.stop(), gemini?.stop()]);
     console.log(`Chat view tests: ${chat.passed} passed, ${chat.failed} failed after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
     // The tally last, where CI looks for it.

@@ -1,6 +1,8 @@
 // The JSON-RPC client against the real Python backend (`symposium vscodelm`), not a mock.
 
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Backend, BackendCommand, BackendError, BackendHooks, LineReader, RequestError, RpcError } from '../../backend';
@@ -11,6 +13,7 @@ const SYMPOSIUM = process.env.SYMPOSIUM_BACKEND ?? path.resolve(__dirname, '../.
 const ELIZA: Agent = { eliza: { deterministic: true } };
 const PYTHON = path.resolve(__dirname, '../../../../.venv/bin/python');
 const HOSTILE = path.resolve(__dirname, '../../../../tests/support/hostile_agent.py');
+const LEGACY_OPTIONS = path.resolve(__dirname, '../../../../tests/support/legacy_options_agent.py');
 const ACTION_TOOL = { name: AGENT_ACTION_TOOL, description: 'permission', inputSchema: { type: 'object' } };
 
 const backends: Backend[] = [];
@@ -109,6 +112,24 @@ describe('the JSON-RPC client, against the real backend', () => {
     const { backend } = start();
     assert.equal(await backend.chat(chatParams([user('Hello')]), () => undefined, AbortSignal.abort()), 'cancelled');
     assert.equal(backend.pid, undefined, 'nothing was started for it');
+  });
+
+  it("lists an agent's options as its model's controls once it has answered, and a choice there reaches its session", async () => {
+    // A state folder of its own: what the backend learns of agents is kept across runs.
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), 'symposium-state-'));
+    const { backend } = start({ command: SYMPOSIUM, args: ['vscodelm'], env: { SYMPOSIUM_STATE_DIR: state } });
+    const agent: Agent = { mcp_server: { name: 'Legacy', command: PYTHON, args: [LEGACY_OPTIONS], env: [] } };
+    const entries = [{ id: 'legacy', name: 'Legacy', agent }];
+    const list = async () => (await backend.request<{ models: ModelInfo[] }>(METHOD_INFO, { silent: true, agents: entries })).models.find((m) => m.id === 'legacy');
+    assert.equal((await list())?.configurationSchema, undefined, 'nothing is known before the agent has started');
+    const params: ChatParams = { ...chatParams([user('hello')], []), modelId: 'legacy', agent };
+    assert.equal((await chat(backend, params)).text, '[default · gemini-flash] echo: hello');
+    const schema = (await list())?.configurationSchema as { properties: Record<string, { group?: string; enum: string[]; enumItemLabels: string[]; default: string }> };
+    assert.deepEqual(Object.keys(schema.properties), ['mode']);
+    assert.equal(schema.properties.mode.group, 'navigation');
+    assert.deepEqual(schema.properties.mode.enumItemLabels, ['Default', 'Plan', 'YOLO (bypasses permissions)']);
+    const planned = await chat(backend, { ...params, messages: [user('plan it')], modelConfiguration: { mode: 'plan' } });
+    assert.equal(planned.text, '[plan · gemini-flash] echo: plan it');
   });
 
   it('counts tokens', async () => {

@@ -39,6 +39,8 @@ describe('symposium.agents', () => {
     assert.deepEqual(agentForModel('symposium-eliza', []), { eliza: { deterministic: false } });
     assert.deepEqual(agentForModel('claude', [claude]), wireAgentEntries([claude])[0].agent);
     assert.equal(agentForModel('gone', [claude]), undefined);
+    // The options the settings give are the defaults the model's own controls show.
+    assert.deepEqual(wireAgentEntries([{ ...claude, options: { mode: 'plan' } }])[0].options, { mode: 'plan' });
   });
 
   it('maps a model entry to its agent, with the model and the options from the settings', () => {

@@ -10,7 +10,7 @@ import {
   LanguageModelToolCallPart,
   LanguageModelToolResultPart,
 } from './vscode-stub';
-import { countedText, promptTsxText, ResponseStream, TokenEstimate, toWireMessages, toWireOptions } from '../../convert';
+import { countedText, modelConfigurationOf, promptTsxText, ResponseStream, TokenEstimate, toWireMessages, toWireOptions } from '../../convert';
 import { MemoryLog } from './log';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text, 'utf8'));
@@ -98,6 +98,13 @@ describe('options and token counts', () => {
       toolMode: 'required',
     });
     assert.deepEqual(toWireOptions({ toolMode: LanguageModelChatToolMode.Auto as any }), { tools: [], toolMode: 'auto' });
+  });
+
+  it("passes what the user chose in the model's own controls as VS Code gives it, and nothing when it gives none", () => {
+    assert.deepEqual(modelConfigurationOf({ toolMode: 1, modelConfiguration: { mode: 'plan', effort: 'high' } }), { modelConfiguration: { mode: 'plan', effort: 'high' } });
+    assert.deepEqual(modelConfigurationOf({ toolMode: 1 }), {});
+    assert.deepEqual(modelConfigurationOf({ modelConfiguration: {} }), {});
+    assert.deepEqual(modelConfigurationOf({ modelConfiguration: ['plan'] }), {});
   });
 
   it('counts a message by its text parts', () => {
