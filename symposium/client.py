@@ -193,6 +193,9 @@ class BackendClient:
     async def agent_options(self, agent: dict[str, JSON]) -> dict[str, JSON]:
         return await self.peer.request(lm.METHOD_AGENT_OPTIONS, {"agent": agent})
 
+    async def agent_commands(self, agent: dict[str, JSON]) -> dict[str, JSON]:
+        return await self.peer.request(lm.METHOD_AGENT_COMMANDS, {"agent": agent})
+
     async def list_sessions(self, agent: dict[str, JSON], cwd: str | None = None) -> dict[str, JSON]:
         params: dict[str, JSON] = {"agent": agent}
         if cwd is not None:

@@ -48,10 +48,12 @@ from protocol.acp.agent_options import (
     set_request,
     updated,
 )
+from protocol.acp.commands import AgentCommand, read_commands
 from protocol.acp.update_kinds import CHOICE_KINDS
 from protocol.acp.usage import TurnUsage, UsageMeter
 from protocol.bridge.tool_policy import bridged_tools, wants_edits_handed_off
 from protocol.history.channels import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
+from protocol.history.compaction import compaction_prompt
 from protocol.history.forking import ForkPoint, Opening, continue_in_fork, fork_at, fork_point, last_message_id, opening_after_restart
 from protocol.history.prompt import build_prompt, latest_system
 from protocol.shared.failures import AgentError, Failure, FailureKind, failure
@@ -165,6 +167,7 @@ class SessionActor:
         self._visible: int | None = None  # the turn whose response has a text or tool-call part
         self._system_sent: str | None = None  # the system message last forwarded (if forwarding)
         self._choices: tuple[Choice, ...] = ()  # what the agent offers for this session, as it stands
+        self._commands: tuple[AgentCommand, ...] | None = None  # its slash commands, as it last announced them
         self._applied: dict[str, str | bool] = {}  # the options' values as last wanted and seen to
         self._before: dict[str, str | bool | None] = {}  # options we set: their values before we did
         self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
@@ -450,7 +453,12 @@ class SessionActor:
             system = None  # forwarded already; Copilot re-renders it every request
         else:
             self._system_sent = system
-        blocks = build_prompt(turn, accepts_images=session.accepts_images, accepts_resources=session.accepts_resources, system=system)
+        names = frozenset(c.name for c in self._commands or ())
+        if turn.compaction is not None:
+            # Answered in the agent's own session: its compaction, else its own summary (docs/how-it-works.md, "Compaction").
+            blocks = compaction_prompt(turn.compaction, names)
+        else:
+            blocks = build_prompt(turn, accepts_images=session.accepts_images, accepts_resources=session.accepts_resources, system=system, commands=names)
         if not blocks:
             return Prepared(())
         # The agent's options first (the model the user picked, the mode in settings).
@@ -492,6 +500,7 @@ class SessionActor:
                     handle.answer(reply)
                 case SendPrompt(blocks=blocks):
                     self._message_id = None
+                    self._tracker.prompted(blocks)
                     self._meter.start_turn(list(blocks))
                     session.prompt(list(blocks))
                 case CancelPrompt(then=then):
@@ -549,6 +558,11 @@ class SessionActor:
         for update in updates:
             if update.get("sessionUpdate") in CHOICE_KINDS and (choices := updated(self._choices, update)) is not None:
                 self._choices = choices
+            elif (commands := read_commands(update)) is not None and commands != self._commands:
+                self._commands = commands
+                log.info("conversation %s: the agent announced %d command(s)", self.conversation[:8], len(commands))
+                if self._catalog is not None:
+                    self._catalog.learn_commands(agent_key(self.agent), commands)
 
     # Events ------------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ import trio
 from actors.store.database import Database, open_store
 from protocol.acp import continuing
 from protocol.acp.agent_options import Choice, choices_from_json, choices_to_json
+from protocol.acp.commands import AgentCommand, commands_from_json
 from protocol.acp.usage import TurnUsage, add_sample, bytes_per_token
 from protocol.vscode.lm import Message
 
@@ -50,13 +51,22 @@ class Learned:
     images: bool | None = None  # its `promptCapabilities.image`; None until one of its sessions said (agent_options.takes_images)
     contexts: dict[str, int] = attrs.Factory(dict)  # model value ("" for the agent's default) → context window
     sums: tuple[float, float] | None = None  # (bytes, tokens), see usage.add_sample
+    commands: tuple[AgentCommand, ...] = ()  # its slash commands, as its latest session announced them
 
     @property
     def bytes_per_token(self) -> float:
         return bytes_per_token(self.sums)
 
     def to_json(self) -> str:
-        return json.dumps({"choices": choices_to_json(self.choices), "images": self.images, "contexts": self.contexts, "sums": list(self.sums) if self.sums else None})
+        return json.dumps(
+            {
+                "choices": choices_to_json(self.choices),
+                "images": self.images,
+                "contexts": self.contexts,
+                "sums": list(self.sums) if self.sums else None,
+                "commands": [c.to_json() for c in self.commands],
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Learned:
@@ -66,7 +76,7 @@ class Learned:
         valid = isinstance(sums, list) and len(sums) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in sums)
         sums_read = (float(sums[0]), float(sums[1])) if valid else None
         images = raw.get("images")
-        return cls(choices_from_json(raw.get("choices")), images if isinstance(images, bool) else None, contexts, sums_read)
+        return cls(choices_from_json(raw.get("choices")), images if isinstance(images, bool) else None, contexts, sums_read, commands_from_json(raw.get("commands")))
 
 
 class AgentCatalog:
@@ -123,6 +133,13 @@ class AgentCatalog:
         learned = self.get(agent)
         if choices != learned.choices or images != learned.images:
             self._save(agent, attrs.evolve(learned, choices=choices, images=images))
+
+    def learn_commands(self, agent: str, commands: tuple[AgentCommand, ...]) -> None:
+        """The slash commands a session of the agent announced (`available_commands_update`): what
+        the extension lists for the user (`lm/agentOptions`)."""
+        learned = self.get(agent)
+        if commands != learned.commands:
+            self._save(agent, attrs.evolve(learned, commands=commands))
 
     def learn_usage(self, agent: str, model: str | None, usage: TurnUsage) -> None:
         """A turn's usage with the agent, through model entry `model` (None: its plain entry)."""

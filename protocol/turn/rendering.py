@@ -8,7 +8,7 @@ Pure; the Session actor renders each batch of updates the turn machine shows. Th
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -17,6 +17,7 @@ from protocol.acp.agent_text import shown
 from protocol.acp.update_kinds import UpdateKind, kind_of
 from protocol.acp.usage import TurnUsage
 from protocol.bridge.tool_names import calls_bridge
+from protocol.history.compaction import compacts
 from protocol.vscode.lm import EditPart, Part, TextPart, ThinkingPart, UsagePart
 
 OUTPUT_LINES = 12  # tool output shown inline; the agent keeps the rest
@@ -88,6 +89,16 @@ class ToolCallTracker:
     conversation: str = ""  # named in the edits, so the extension takes a conversation's together
     calls: dict[str, _ToolCallState] = attrs.Factory(dict)
     edits: list[EditPart] = attrs.Factory(list)  # of the calls finished since `take_edits`
+    # The running prompt compacts the session to answer a summarisation: the agent's summary of
+    # its compaction is the answer's text (protocol/history/compaction.py). Otherwise it is not shown.
+    summarising: bool = False
+    summary_streamed: bool = False  # its summary came in chunks: the terminal update's copy is not shown again
+
+    def prompted(self, blocks: Sequence[Mapping[str, Any]]) -> None:
+        """A prompt went out: where it is the agent's compaction command, the summary it reports
+        is the answer (protocol/history/compaction.py)."""
+        self.summarising = compacts(blocks)
+        self.summary_streamed = False
 
     def take_edits(self) -> list[EditPart]:
         """The edits of the calls that finished (successfully) since the last call."""
@@ -258,6 +269,15 @@ def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part
             return [*([TextPart(text)] if text else []), *tracker.take_edits()]
         case UpdateKind.PLAN:
             return [TextPart(render_plan(update.get("entries") or []))]
+        case UpdateKind.COMPACTION_SUMMARY_CHUNK if tracker.summarising:
+            text = block_text(update.get("content"))
+            tracker.summary_streamed = tracker.summary_streamed or bool(text)
+            return [TextPart(text)] if text else []
+        case UpdateKind.COMPACTION_UPDATE if tracker.summarising:
+            summary = "".join(block_text(b) for b in update.get("summary") or ())
+            if update.get("status") == "failed":
+                return [TextPart(f"Compaction failed: {update.get('error') or 'the agent gave no reason'}\n\n")]
+            return [TextPart(summary)] if summary and not tracker.summary_streamed else []
     return []
 
 

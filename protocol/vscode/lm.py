@@ -34,6 +34,7 @@ METHOD_COMPLETE = "lm/responseComplete"
 METHOD_PREPARE = "lm/prepareModel"
 METHOD_MODELS_CHANGED = "lm/modelsChanged"  # backend → extension: ask for the models again
 METHOD_AGENT_OPTIONS = "lm/agentOptions"
+METHOD_AGENT_COMMANDS = "lm/agentCommands"
 METHOD_LIST_SESSIONS = "lm/listSessions"
 METHOD_AUTHENTICATE = "lm/authenticate"  # the user chose one of an agent's sign-in methods (docs/DESIGN.md, "Sign-in")
 METHOD_LOGOUT = "lm/logout"
