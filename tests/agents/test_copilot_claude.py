@@ -36,22 +36,25 @@ async def test_a_rerendered_multi_turn_conversation_keeps_claude_codes_session(b
     assert claude.api.main[2].user_texts()[-3:] == ["Hello", "I feel sad", "Thanks"]
 
 
-async def test_summarisation_and_a_fork_with_claude_code(backend: BackendClient, claude: ClaudeCode) -> None:
-    claude.api.script(reply(text("Hi.")), reply(text("A summary: hello.")), reply(text("Still here.")), reply(text("Forked.")))
+async def test_compact_is_claude_codes_own_and_the_next_message_goes_on_in_its_session(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/how-it-works.md, "Compaction": Copilot's /compact asks the model for a summary; Claude Code
+    compacts its own session with its own /compact, and its summary is the answer. The next message,
+    whose history holds that summary in place of the turns, goes on in the same ACP session, unprimed."""
+    claude.api.script(reply(text("Hi.")), reply(text("<analysis>\nA greeting.\n</analysis>\n<summary>\nWe said hello.\n</summary>")), reply(text("Still here.")), reply(text("Forked.")))
     copilot = Copilot(backend, claude.agent)
     with trio.fail_after(GUARD):
         await copilot.ask("Hello")
-        summary = await copilot.summarise()
+        summary = await copilot.summarise(compact=True)
         after = await copilot.ask("Are you there?")
         copilot.edit(0, "")
         fork = await copilot.ask("Start over")
-    assert summary.text() == "A summary: hello."
+    assert "We said hello." in summary.text()
     assert after.text() == "Still here." and fork.text() == "Forked."
     used = sessions(claude)
-    assert used[0] == used[2]  # the conversation went on in its own session...
-    assert used[1] not in (used[0], used[3])  # ...the summary had a throwaway one
+    assert used[0] == used[1] == used[2]  # the summary and the turn after it: the conversation's own session
     assert used[3] != used[0]  # and the fork a new one
-    assert claude.prompts()[2] == "Are you there?"
+    assert claude.prompts()[1:3] == ["/compact", "Are you there?"], "compacted by the agent, then prompted unprimed"
+    assert len(claude.requests("session/new")) == 2  # the conversation's and the fork's: none for the summary
 
 
 async def test_a_turn_past_copilots_request_limit_keeps_claude_codes_session(backend: BackendClient, claude: ClaudeCode) -> None:
@@ -182,3 +185,23 @@ async def test_an_edited_second_message_goes_on_in_claude_codes_own_session_fork
     assert last == first_session
     at_fourth = next(r for r in claude.api.main if "Fourth question" in model_text(r))
     assert "Old third" in model_text(at_fourth) and "Edited second" not in model_text(at_fourth)
+
+
+async def test_claude_codes_commands_are_listed_and_reach_it_as_typed(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/usage.md, "The agent's commands": the commands Claude Code announces are listed with how
+    to type them; one typed in Copilot's chat reaches it as typed, alone, also one whose name Copilot
+    takes (`//compact`); a `/word` that is no command of the agent's stays what the user wrote."""
+    claude.api.script(reply(text("Hi.")), reply(text("<summary>\nWe said hello.\n</summary>")), reply(text("A path.")))
+    copilot = Copilot(backend, claude.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("Hello")
+        listed = (await backend.agent_commands(claude.agent))["commands"]
+        compacted = await copilot.ask("//compact keep the greeting")
+        plain = await copilot.ask("/usr/bin is a path?")
+    typed = {c["name"]: c["typed"] for c in listed}  # type: ignore[index, union-attr]
+    assert typed.get("compact") == "//compact", listed
+    assert all(t == ("//" if n in ("compact", "review", "init") else "/") + n for n, t in typed.items() if n in ("compact", "review", "init", "context"))
+    assert "We said hello." in compacted.text()
+    assert claude.prompts()[1] == "/compact keep the greeting"
+    assert claude.prompts()[2] == "/usr/bin is a path?" and plain.text() == "A path."  # what the user wrote, answered by the model
+    assert len(set(sessions(claude))) == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from protocol.acp.commands import commands_from_json, read_commands
 from protocol.history.agent_commands import spelling, typed_command
-from protocol.history.compaction import compaction_prompt, compacts, sent_summary_key, summarisation, summary_key, summary_kept
+from protocol.history.compaction import compaction_prompt, compacts, sent_summary_key, summarisation, summary_kept, summary_key
 from protocol.history.conversations import Conversations, Route
 from protocol.vscode.lm import ChatParams, ElizaAgent, Message, Options, TextPart, to_wire
 
