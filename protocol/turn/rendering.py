@@ -18,6 +18,7 @@ from protocol.acp.update_kinds import UpdateKind, kind_of
 from protocol.acp.usage import TurnUsage
 from protocol.bridge.tool_names import calls_bridge
 from protocol.history.compaction import compacts
+from protocol.turn.subagents import parent_call, subagent_name
 from protocol.vscode.lm import EditPart, Part, TextPart, ThinkingPart, UsagePart
 
 OUTPUT_LINES = 12  # tool output shown inline; the agent keeps the rest
@@ -72,6 +73,8 @@ class _ToolCallState:
     content: list[Any] = attrs.Factory(list)
     finished: bool = False
     silent: bool = False  # a call of our own bridged VS Code tools: VS Code shows it itself
+    parent: str | None = None  # the call whose subagent made this one (protocol/turn/subagents.py)
+    children: int = 0  # the calls its subagent made
 
 
 @attrs.define
@@ -108,8 +111,18 @@ class ToolCallTracker:
     def start(self, update: dict[str, Any]) -> str:
         call_id = str(update.get("toolCallId", ""))
         state = _ToolCallState(shown(update.get("title")) or "tool call", str(update.get("status") or "pending"))
+        if (name := subagent_name(update)) is not None and not shown(update.get("title")):
+            state.title = f"subagent {name}"
         self.calls[call_id] = state
-        return self._finish(state, update)
+        header = ""
+        if (parent := parent_call(update)) is not None and parent != call_id:
+            # A subagent's call: under its parent's heading, the first of them opening it.
+            state.parent = parent
+            owner = self.calls.get(parent)
+            if owner is not None:
+                owner.children += 1
+                header = f"\n\n**{owner.title}** · subagent\n" if owner.children == 1 else ""
+        return header + self._finish(state, update)
 
     def progress(self, update: dict[str, Any]) -> str:
         call_id = str(update.get("toolCallId", ""))
@@ -134,7 +147,10 @@ class ToolCallTracker:
         content, state.content = state.content, []  # a finished call's output is not kept for the conversation's life
         if state.silent:
             return ""
-        line = f"\n\n{ICONS[state.status]} {state.title}\n"
+        if state.parent is not None:
+            return f"\n> {ICONS[state.status]} {state.title}\n"  # its output is its subagent's to read
+        ended = f" · subagent, {state.children} call{'s' if state.children != 1 else ''}" if state.children else ""
+        line = f"\n\n{ICONS[state.status]} {state.title}{ended}\n"
         changes = [item for item in content if isinstance(item, dict) and item.get("type") == "diff" and isinstance(item.get("path"), str)]
         diffs = [render_diff(item) for item in changes]
         if state.status == "completed":
@@ -260,7 +276,8 @@ def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part
     match kind_of(update):
         case UpdateKind.AGENT_MESSAGE_CHUNK:
             text = block_text(update.get("content"))
-            return [TextPart(text)] if text else []
+            # A subagent's words are its report to the agent, never the agent's answer.
+            return ([ThinkingPart(text)] if parent_call(update) else [TextPart(text)]) if text else []
         case UpdateKind.AGENT_THOUGHT_CHUNK:
             text = block_text(update.get("content"))
             return [ThinkingPart(text)] if text else []
@@ -293,7 +310,9 @@ def render_updates(updates: Iterable[dict[str, Any]], tracker: ToolCallTracker) 
     for update in updates:
         tag = kind_of(update)
         if tag == UpdateKind.AGENT_MESSAGE_CHUNK or tag == UpdateKind.AGENT_THOUGHT_CHUNK:
-            cls: type[TextPart | ThinkingPart] = TextPart if tag == UpdateKind.AGENT_MESSAGE_CHUNK else ThinkingPart
+            # A subagent's words (its chunks carry `_meta`) are its report to the agent, never the answer.
+            own = tag == UpdateKind.AGENT_MESSAGE_CHUNK and ("_meta" not in update or parent_call(update) is None)
+            cls: type[TextPart | ThinkingPart] = TextPart if own else ThinkingPart
             content = update.get("content")
             if type(content) is dict and content.get("type") == "text":
                 text = content.get("text", "")
