@@ -205,3 +205,25 @@ async def test_claude_codes_commands_are_listed_and_reach_it_as_typed(backend: B
     assert claude.prompts()[1] == "/compact keep the greeting"
     assert claude.prompts()[2] == "/usr/bin is a path?" and plain.text() == "A path."  # what the user wrote, answered by the model
     assert len(set(sessions(claude))) == 1
+
+
+async def test_a_task_subagents_calls_are_grouped_under_the_task_and_its_words_are_not_the_answer(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/usage.md, "Subagents": Claude Code's Task subagent works in the same prompt; its tool calls
+    show under the Task's heading, and what it says goes to its parent, never into the answer."""
+    task = {"description": "List the files", "prompt": "List the files here.", "subagent_type": "general-purpose", "run_in_background": False}
+    claude.api.script(
+        reply(tool_use("Task", task)),
+        reply(text("Looking."), tool_use("Glob", {"pattern": "*"})),
+        reply(text("There are some files.")),
+        reply(text("Done: some files.")),
+    )
+    copilot = Copilot(backend, claude.agent)
+    with trio.fail_after(GUARD):
+        result = await copilot.ask("What files are here?")
+    answer = result.text()
+    assert "**List the files** · subagent" in answer, answer
+    heading = answer.index("**List the files** · subagent")
+    assert answer.index("\n> ", heading) > heading  # the subagent's Glob, quoted under it
+    assert "List the files · subagent, 1 call" in answer  # its end, with the report it gave its parent
+    assert answer.endswith("Done: some files.")
+    assert "Looking." not in answer  # the subagent's words went to its parent
