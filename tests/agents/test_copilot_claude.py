@@ -188,22 +188,28 @@ async def test_an_edited_second_message_goes_on_in_claude_codes_own_session_fork
 
 
 async def test_claude_codes_commands_are_listed_and_reach_it_as_typed(backend: BackendClient, claude: ClaudeCode) -> None:
-    """docs/usage.md, "The agent's commands": the commands Claude Code announces are listed with how
-    to type them; one typed in Copilot's chat reaches it as typed, alone, also one whose name Copilot
-    takes (`//compact`); a `/word` that is no command of the agent's stays what the user wrote."""
-    claude.api.script(reply(text("Hi.")), reply(text("<summary>\nWe said hello.\n</summary>")), reply(text("A path.")))
+    """docs/usage.md, "The agent's commands": the commands Claude Code announces (its own, and one of
+    the user's: `~/.claude/commands/greet.md`) are listed with how to type them; one typed in Copilot's
+    chat reaches it as typed, alone, also one whose name Copilot takes (`//compact`); a `/word` that is
+    no command of the agent's stays what the user wrote."""
+    commands = claude.home / ".claude" / "commands"
+    commands.mkdir(parents=True, exist_ok=True)
+    (commands / "greet.md").write_text("---\ndescription: Greets someone\n---\nSay a warm greeting to $ARGUMENTS.\n")
+    claude.api.script(reply(text("Hi.")), reply(text("<summary>\nWe said hello.\n</summary>")), reply(text("A path.")), reply(text("Hello, world!")))
     copilot = Copilot(backend, claude.agent)
     with trio.fail_after(GUARD):
         await copilot.ask("Hello")
         listed = (await backend.agent_commands(claude.agent))["commands"]
         compacted = await copilot.ask("//compact keep the greeting")
         plain = await copilot.ask("/usr/bin is a path?")
+        greeted = await copilot.ask("/greet world")
     typed = {c["name"]: c["typed"] for c in listed}  # type: ignore[index, union-attr]
-    assert typed.get("compact") == "//compact", listed
-    assert all(t == ("//" if n in ("compact", "review", "init") else "/") + n for n, t in typed.items() if n in ("compact", "review", "init", "context"))
+    assert typed.get("compact") == "//compact" and typed.get("greet") == "/greet", listed
     assert "We said hello." in compacted.text()
     assert claude.prompts()[1] == "/compact keep the greeting"
     assert claude.prompts()[2] == "/usr/bin is a path?" and plain.text() == "A path."  # what the user wrote, answered by the model
+    assert claude.prompts()[3] == "/greet world" and greeted.text() == "Hello, world!"
+    assert "Say a warm greeting to world." in "\n".join(claude.api.main[-1].user_texts())  # Claude Code ran its command
     assert len(set(sessions(claude))) == 1
 
 
