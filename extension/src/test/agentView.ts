@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Locator, Page } from 'playwright-core';
 import { ChatView, runCommand, runViewTests, ViewTest } from './chatView';
+import { startCommand } from './continueView';
 import { FakeAgent } from './fakeAgent';
 import { signInWithKey } from './notifications';
 
@@ -61,6 +62,14 @@ const FILES: Record<string, string> = {
   'lint-a.json': '{\n  "a": 1\n  "b": 2\n}\n',
   'lint-b.json': '{\n  "c": 3,\n}\n',
 };
+
+/** A command of the user's own for Claude Code (`~/.claude/commands/greet.md`), which it announces:
+ * written before the window starts it. */
+export function writeClaudeCommand(claude: FakeAgent): void {
+  const commands = path.join(claude.entry.env.CLAUDE_CONFIG_DIR ?? path.join(claude.entry.env.HOME, '.claude'), 'commands');
+  fs.mkdirSync(commands, { recursive: true });
+  fs.writeFileSync(path.join(commands, 'greet.md'), '---\ndescription: Greets someone\n---\nSay a warm greeting to $ARGUMENTS.\n');
+}
 
 export function prepareWorkspace(workspace: string): void {
   for (const [name, text] of Object.entries(FILES)) {
@@ -123,6 +132,46 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       const asked = await claude.request(lastUser('And once more'));
       // The agent's own session kept the conversation: the model sees the first exchange.
       assert.deepEqual(asked.userTexts.slice(-2), ['Say hello', 'And once more']);
+    }],
+    ['Claude Code: /compact is Claude Code\'s own compaction, and the next message goes on in its compacted session', async () => {
+      // docs/how-it-works.md, "Compaction": Copilot's /compact asks for a summary; Claude Code compacts its own
+      // session (its model asked to summarise it) and the next message reaches that same session, unprimed.
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      claude.script(
+        { answers: 'Tell me a story', text: ['Once upon a time.'] },
+        { text: ['<summary>\nThe user asked for a story; it began once upon a time.\n</summary>'] },
+        { answers: 'And then?', text: ['They lived happily.'] },
+      );
+      assert.match((await chat.send('Tell me a story')).text, /Once upon a time\./);
+      assert.match((await chat.sendCommand('/compact')).text, /Compacted conversation/);
+      assert.match((await chat.send('And then?')).text, /They lived happily\./);
+      const asked = await claude.request(lastUser('And then?'));
+      const seen = asked.userTexts.join('\n');
+      // Claude Code's own compacted session: its summary in place of the turns, in its own words.
+      assert.match(seen, /continued from a previous conversation/i, `Claude Code's compacted session: ${JSON.stringify(asked.userTexts)}`);
+      assert.match(seen, /it began once upon a time/);
+      assert.doesNotMatch(seen, /conversation-summary|Earlier in this conversation/, 'no session primed from the summary');
+    }],
+    ['Claude Code\'s commands: Symposium: Agent Commands lists them and puts one in the chat input, and it reaches Claude Code as its command', async () => {
+      // docs/usage.md, "The agent's commands". `greet` is the user's own command (~/.claude/commands), written
+      // before this window started Claude Code (`writeClaudeCommand`).
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      const rows = page.locator('.quick-input-widget .monaco-list-row');
+      await startCommand(page, 'Symposium: Agent Commands...');
+      await rows.filter({ hasText: options.claudeName }).first().click({ timeout: UI_MS }); // whose commands
+      const filter = page.locator('.quick-input-widget input');
+      await filter.fill('compact');
+      await rows.filter({ hasText: '//compact' }).first().waitFor({ timeout: UI_MS }); // Copilot's name: typed //compact
+      await filter.fill('greet');
+      await rows.filter({ hasText: '/greet' }).filter({ hasText: 'Greets someone' }).first().click({ timeout: UI_MS });
+      await view.locator('.interactive-input-editor .view-lines', { hasText: '/greet' }).first().waitFor({ timeout: UI_MS });
+      assert.match(await chat.input(), /^\/greet\s*$/);
+      claude.script({ text: ['Hello, world!'] });
+      const answer = await chat.sendAfterInput('world', '/greet world');
+      assert.match(answer.text, /Hello, world!/);
+      await claude.request((r) => r.userTexts.some((t) => t.includes('Say a warm greeting to world.')));
     }],
     ['Claude Code: Stop ends the answer, and the next message is answered in the same session', async () => {
       await chat.newChat('Agent'); // a short chat: the view drops the rows of a long one from the page
