@@ -173,6 +173,24 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.match(answer.text, /Hello, world!/);
       await claude.request((r) => r.userTexts.some((t) => t.includes('Say a warm greeting to world.')));
     }],
+    ['Claude Code: a Task subagent\'s calls show as its own group under the Task, and its words are not the answer', async () => {
+      // docs/usage.md, "Subagents": the subagent's Glob quoted under the Task's heading, the Task's end with its report.
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      const task = { description: 'List the files', prompt: 'List the files here.', subagent_type: 'general-purpose', run_in_background: false };
+      claude.script(
+        { answers: 'Explore with a subagent', calls: [{ name: 'Task', input: task }] },
+        { text: ['Looking.'], calls: [{ name: 'Glob', input: { pattern: '*.txt' } }] },
+        { text: ['There are text files.'] },
+        { text: ['Done: text files.'] },
+      );
+      const answer = await chat.send('Explore with a subagent');
+      assert.match(answer.text, /List the files · subagent\n/);
+      assert.match(answer.text, /List the files · subagent, 1 call/);
+      assert.match(answer.text, /Done: text files\./);
+      await chat.lastResponse().locator('blockquote', { hasText: /Find/ }).first().waitFor({ timeout: UI_MS }); // the subagent's call, quoted under the Task
+      assert.ok(answer.text.indexOf('List the files · subagent\n') < answer.text.indexOf('List the files · subagent, 1 call'));
+    }],
     ['Claude Code: Stop ends the answer, and the next message is answered in the same session', async () => {
       await chat.newChat('Agent'); // a short chat: the view drops the rows of a long one from the page
       claude.script({ answers: 'Count slowly', text: ['one ', 'two ', 'three'], stallAfter: 1 }, { answers: 'After the stop', text: ['Still ', 'here.'] });

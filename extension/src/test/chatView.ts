@@ -458,6 +458,11 @@ export class ChatView {
     return this.answer(before);
   }
 
+  /** The newest answer, as the page shows it. */
+  lastResponse(): Locator {
+    return this.responses().last();
+  }
+
   /** What the chat input holds. */
   async input(): Promise<string> {
     return (await this.view.locator('.interactive-input-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
