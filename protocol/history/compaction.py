@@ -66,9 +66,9 @@ def summarisation(messages: Sequence[Message]) -> Summarisation | None:
 
 def compaction_prompt(asked: Summarisation, commands: frozenset[str]) -> list[dict[str, Any]]:
     """What the agent is prompted with, in its own session: its own compaction command where it
-    announced one (the summary is what it reports compacting), else the consumer's request, which
-    it answers from everything its session holds."""
-    if COMPACT in commands:
+    announced one and the request is Copilot's compaction (the summary is what it reports
+    compacting), else the consumer's request, which it answers from everything its session holds."""
+    if asked.copilots and COMPACT in commands:
         return [acp.text_block(f"/{COMPACT} {asked.instructions}".rstrip())]
     return [acp.text_block(asked.ask)]
 

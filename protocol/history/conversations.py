@@ -138,10 +138,11 @@ class Conversations:
             return failure(FailureKind.INVALID_PARAMS, f"Invalid params: {exc}")
         messages = read.messages
         if (asked := summarisation(messages)) is not None:
-            if (compacting := self._compaction(params, read, found, asked)) is not None:
+            if asked.copilots and (compacting := self._compaction(params, read, found, asked)) is not None:
                 return compacting
-            # A summary of no conversation held at its head (another consumer's history, one
-            # Copilot compressed, a turn in the middle of its tool loop): a throwaway session.
+            # Another consumer's summary (a side request: its title, say, never standing in for
+            # the turns), or one of no conversation held at its head (a history Copilot compressed,
+            # a turn in the middle of its tool loop): a throwaway session.
             record = self._new(params, messages, None, throwaway=True)
             return Route(record, read, 0, messages[:-1], messages[-1:], cancelled=False, started=True)
         match, conversation_id, fork = self._match(params, read, found)

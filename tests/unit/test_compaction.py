@@ -83,6 +83,18 @@ def test_a_summarisation_of_no_conversation_held_is_a_throwaway() -> None:
     assert isinstance(route, Route) and route.record.throwaway and route.compaction is None
 
 
+def test_another_consumers_summary_of_a_conversation_held_stays_out_of_its_agent_session() -> None:
+    """A side request (a title, a summary for the consumer's own use) never stands in for the turns."""
+    conversations = Conversations()
+    route = conversations.route(_params([user("Hello")]), None)
+    assert isinstance(route, Route)
+    conversations.begin(route.record, route.read)
+    conversations.reply(route.record, TextPart("Hi."))
+    conversations.completed(route.record, None)
+    side = conversations.route(_params([user("Hello"), assistant("Hi."), user("Summarize this conversation in five words.")]), None)
+    assert isinstance(side, Route) and side.record.throwaway and side.record is not route.record
+
+
 def test_the_agents_commands_are_read_through_typed_values() -> None:
     update = {
         "sessionUpdate": "available_commands_update",
