@@ -220,8 +220,10 @@ class BackendClient:
         on_part: PartCallback | None = None,
         agent_options: dict[str, str | bool] | None = None,
         bridged_tools: str | list[str] | None = None,
+        folders: Sequence[str] = (),
     ) -> ChatResult:
-        """Send a chat request; the returned result fills in as parts arrive (await `.done`)."""
+        """Send a chat request; the returned result fills in as parts arrive (await `.done`).
+        `folders`: every folder of a multi-root workspace (`cwd` the first)."""
         request_id = self.peer.new_id()
         result = ChatResult(request_id)
         self._streams[request_id] = (result, on_part)
@@ -237,6 +239,8 @@ class BackendClient:
             params["agentOptions"] = agent_options
         if bridged_tools is not None:
             params["bridgedTools"] = bridged_tools
+        if folders:
+            params["folders"] = list(folders)
 
         async def run() -> None:
             try:
@@ -263,6 +267,10 @@ class BackendClient:
 
 def user(text: str) -> dict[str, JSON]:
     return {"role": "user", "content": [{"type": "text", "value": text}]}
+
+
+def assistant(text: str) -> dict[str, JSON]:
+    return {"role": "assistant", "content": [{"type": "text", "value": text}]}
 
 
 def tool_result(call_id: str, text: str) -> dict[str, JSON]:

@@ -101,9 +101,9 @@ class ClientHandlers:
         path, content = params["path"], params["content"]
         if not os.path.isabs(path):
             raise RpcError(INVALID_PARAMS, f"not an absolute path: {path!r}")
-        folder = self._routes.folder(str(params.get("sessionId")))
+        folders = self._routes.folders(str(params.get("sessionId")))
         try:
-            before, diffable = await trio.to_thread.run_sync(_checked_write, path, folder, limiter=self._file_threads)
+            before, diffable = await trio.to_thread.run_sync(_checked_write, path, folders, limiter=self._file_threads)
         except agent_files.FileError as exc:
             raise RpcError(INVALID_PARAMS, str(exc)) from None
         handle, reply = answering()
@@ -140,10 +140,10 @@ class ClientHandlers:
         return {"outcome": outcome}
 
 
-def _checked_write(path: str, folder: str | None) -> tuple[str | None, bool]:
-    """On a worker thread: refuse a write outside `folder` (symlinks followed), under `.git/`, or
-    to what is no regular file (protocol/host/confinement.py); else what the file holds now."""
-    roots = [agent_files.resolved(folder)] if folder else []
+def _checked_write(path: str, folders: tuple[str, ...]) -> tuple[str | None, bool]:
+    """On a worker thread: refuse a write outside the session's workspace `folders` (symlinks followed),
+    under `.git/`, or to what is no regular file (protocol/host/confinement.py); else what the file holds now."""
+    roots = [agent_files.resolved(folder) for folder in folders]
     refusal = write_refusal(agent_files.resolved(path), roots, windows=windows())
     if refusal is not None:
         raise agent_files.FileError(refusal)

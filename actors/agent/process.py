@@ -383,10 +383,13 @@ class AgentProcess:
         must_resume: bool = False,
         edits_handed_off: bool = False,
         fork: Fork | None = None,
+        others: tuple[str, ...] = (),
     ) -> AgentSession:
+        """`others`: the workspace's folders besides `cwd`, in `additionalDirectories` where the agent
+        takes them, and where its writes may land either way (protocol/host/workspace_folders.py)."""
         reply_send, reply = trio.open_memory_channel[AgentSession | AgentError](1)
         try:
-            self._commands_send.send_nowait(NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, edits_handed_off, fork))
+            self._commands_send.send_nowait(NewSession(cwd, mcp_servers, events.clone(), reply_send, resume, must_resume, edits_handed_off, fork, others))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AgentError(self._failure(f"Agent {self.name!r} is not running", FailureKind.AGENT_EXITED)) from None
         with reply:  # closed if the caller gives up (lm/cancel): the session opened is then closed, not kept
@@ -485,7 +488,7 @@ class AgentProcess:
         elif command.resume and method is not None:
             # Routed before asking, so the history a loading agent replays reaches the
             # session, which drops it: the user saw it already.
-            self._routes.route(command.resume, command.events, command.cwd)
+            self._routes.route(command.resume, command.events, command.cwd, command.others)
             params = (acp.resume_session_params if method == "session/resume" else acp.load_session_params)(command.resume, command.cwd, command.mcp_servers, meta)
             try:
                 answer = await self._request(peer, method, params)
@@ -505,7 +508,7 @@ class AgentProcess:
         elif command.must_resume:
             return AgentError(self._failure(f"Agent {self.name!r} cannot continue earlier sessions", FailureKind.RESUME_FAILED))
         try:
-            result = read_session_answer(await self._request(peer, "session/new", acp.new_session_params(command.cwd, command.mcp_servers, meta)))
+            result = read_session_answer(await self._request(peer, "session/new", acp.new_session_params(command.cwd, command.mcp_servers, meta, command.others if self.capabilities.sessions.additional_directories else ())))
             session_id = result.get("sessionId")
             if session_id is None:
                 raise TypeError("no sessionId string")
@@ -517,7 +520,7 @@ class AgentProcess:
             return AgentError(self._failure(f"Agent {self.name!r} answered session/new oddly: {exc}", FailureKind.SESSION_NEW_FAILED))
         if session_id in self._routes:
             return AgentError(self._failure(f"Agent {self.name!r} answered session/new with session {session_id}, which another chat holds", FailureKind.SESSION_NEW_FAILED))
-        self._routes.route(session_id, command.events, command.cwd)
+        self._routes.route(session_id, command.events, command.cwd, command.others)
         return AgentSession(session_id, self.name, self.capabilities, self._commands_send, answer=result, edits_handed_off=own_edits is not None)
 
     async def _forked(self, command: NewSession, fork: Fork, peer: Peer, meta: dict[str, Any]) -> AgentSession | AgentError | None:
@@ -543,7 +546,7 @@ class AgentProcess:
             log.info("agent %s answered session/fork oddly (%s); starting a new session, primed", self.name, exc)
             return None
         log.info("agent %s: session %s forked from %s", self.name, session_id, fork.session_id)
-        self._routes.route(session_id, command.events, command.cwd)
+        self._routes.route(session_id, command.events, command.cwd, command.others)
         return AgentSession(session_id, self.name, self.capabilities, self._commands_send, loaded=True, answer=result, edits_handed_off=command.edits_handed_off and self.own_edits is not None)
 
     async def _prompt(self, peer: Peer, session_id: str, blocks: list[dict[str, Any]]) -> None:

@@ -28,6 +28,7 @@ class NewSession:
     must_resume: bool = False  # fail rather than start a new session when it cannot
     edits_handed_off: bool = False  # the agent's own file editing is switched off (`AgentProcess.edits_handed_off`)
     fork: Fork | None = None  # fork this session instead (protocol/history/forking.py), else start a new one (unless `fork.must`)
+    others: tuple[str, ...] = ()  # the workspace's other folders (protocol/host/workspace_folders.py)
 
 
 @attrs.frozen

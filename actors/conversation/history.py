@@ -237,6 +237,7 @@ class HistoryActor:
             fork=route.fork if route.started else None,
             after_marker=route.after_marker,
             compaction=route.compaction,
+            folders=params.folders,
         )
         delivery = Delivery(turn, window=request.window)
         live.streaming = _Streaming(request, delivery)

@@ -34,6 +34,7 @@ from actors.shared.racing import race
 from actors.store.catalog import AgentCatalog
 from actors.store.sessions import SessionStore
 from actors.store.transcript import Recorder
+from protocol.acp import schema as acp
 from protocol.acp.agent_options import (
     MODE,
     Choice,
@@ -56,6 +57,7 @@ from protocol.history.channels import CompleteEvent, FailedEvent, PartEvent, Ses
 from protocol.history.compaction import compaction_prompt
 from protocol.history.forking import ForkPoint, Opening, continue_in_fork, fork_at, fork_point, last_message_id, opening_after_restart
 from protocol.history.prompt import build_prompt, latest_system
+from protocol.host.workspace_folders import folders_note, other_folders
 from protocol.shared.failures import AgentError, Failure, FailureKind, failure
 from protocol.shared.jsonrpc import RpcError
 from protocol.shared.settings import Settings
@@ -168,6 +170,7 @@ class SessionActor:
         self._system_sent: str | None = None  # the system message last forwarded (if forwarding)
         self._choices: tuple[Choice, ...] = ()  # what the agent offers for this session, as it stands
         self._commands: tuple[AgentCommand, ...] | None = None  # its slash commands, as it last announced them
+        self._folders_note: str | None = None  # the workspace's other folders, for an agent that takes no `additionalDirectories`
         self._applied: dict[str, str | bool] = {}  # the options' values as last wanted and seen to
         self._before: dict[str, str | bool | None] = {}  # options we set: their values before we did
         self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
@@ -194,7 +197,9 @@ class SessionActor:
         wanted = wants_edits_handed_off(first.tools, first.bridged)
         # A session made ahead (actors/conversation/spares.py) comes with its bridge and its events channel.
         spares = self._spares
-        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, wanted) if spares is not None and origin == Origin() else None
+        # A spare session knows one folder: a workspace of several opens its own (protocol/host/workspace_folders.py).
+        several = bool(other_folders(os.path.abspath(first.cwd or self._pool.cwd), first.folders))
+        spare = await spares.take(self.agent, first.cwd, first.tools, first.bridged, wanted) if spares is not None and origin == Origin() and not several else None
         if spare is not None:
             self._events_send, self._events = spare.events_send, spare.events
         bridge = spare.bridge if spare is not None else None
@@ -213,6 +218,9 @@ class SessionActor:
                     tools = bridged_tools(first.tools, first.bridged, handed_off)
                     bridge = await open_bridge(self._bridges, self._events_send, tools, recorder=self._recorder)  # raises AgentError when it cannot listen
                     folder = os.path.abspath(cwd or self._pool.cwd)
+                    others = other_folders(folder, first.folders)
+                    if others and not process.capabilities.sessions.additional_directories:
+                        self._folders_note = folders_note(others)  # told in its first prompt instead
                     # Forked where the agent can (docs/DESIGN.md, "Forks"): a chat's edit of
                     # history at the last turn it keeps; an agent's own session continued.
                     if resume is not None and resume.named:
@@ -220,7 +228,7 @@ class SessionActor:
                     else:
                         fork = fork_at(process.initialized, process.facts, origin.point)
                     resuming, must = (None, False) if fork is not None else (resumed, named)
-                    return await process.new_session(folder, [await bridge.entry_for(process.mcp_transport)], self._events_send, resuming, must, handed_off, fork=fork)
+                    return await process.new_session(folder, [await bridge.entry_for(process.mcp_transport)], self._events_send, resuming, must, handed_off, fork=fork, others=others)
 
                 session = await self._opened(delivery, opening)
         except AgentError as exc:
@@ -461,6 +469,9 @@ class SessionActor:
             blocks = build_prompt(turn, accepts_images=session.accepts_images, accepts_resources=session.accepts_resources, system=system, commands=names)
         if not blocks:
             return Prepared(())
+        if self._folders_note is not None and not str(blocks[0].get("text", "")).startswith("/"):
+            blocks.insert(0, acp.text_block(self._folders_note))  # its first prompt (a command goes alone): told once
+            self._folders_note = None
         # The agent's options first (the model the user picked, the mode in settings).
         try:
             failure = await self._apply_options(turn, session)

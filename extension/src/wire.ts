@@ -77,6 +77,8 @@ export interface ChatParams {
   agent: Agent;
   options: ChatOptions;
   cwd?: string;
+  /** Every folder of a multi-root workspace (`cwd` is the first): the agent's session gets them all. */
+  folders?: string[];
   agentOptions?: AgentOptions;
   bridgedTools?: BridgedTools;
 }

@@ -42,6 +42,7 @@ class Turn:
     after_marker: bool = False  # all that follows the request's newest marker is this turn's (forking.forks_after_marker)
     # The consumer asks for a summary: answered in the agent's own session (protocol/history/compaction.py).
     compaction: Summarisation | None = None
+    folders: tuple[str, ...] = ()  # the workspace's folders besides `cwd` (protocol/host/workspace_folders.py)
 
 
 @attrs.frozen

@@ -347,6 +347,7 @@ class ChatParams:
     cwd: str | None = None
     agent_options: AgentOptions = AgentOptions()
     bridged_tools: BridgedTools = BridgedTools()
+    folders: tuple[str, ...] = ()  # every folder of the workspace (`cwd` is the first): the agent's session gets them all
 
 
 @attrs.frozen
@@ -443,6 +444,8 @@ def parse(value: Any, cl: type[Any]) -> Any:
     params = structure(value, cl)
     if isinstance(params, ChatParams) and params.cwd is not None and "\0" in params.cwd:
         raise WireError("cwd", NUL)
+    if isinstance(params, ChatParams) and any("\0" in f for f in params.folders):
+        raise WireError("folders", NUL)
     return params
 
 

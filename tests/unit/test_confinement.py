@@ -30,3 +30,12 @@ def test_windows_paths_compare_case_folded_and_across_drives() -> None:
     assert write_refusal("C:\\Users\\u\\Project\\a.txt", ["c:\\users\\u\\project"], windows=True) is None
     assert write_refusal("D:\\a.txt", ["C:\\users\\u\\project"], windows=True) is not None
     assert write_refusal("C:\\Users\\u\\Project\\.Git\\hooks\\x", ["C:\\Users\\u\\Project"], windows=True) is not None
+
+
+def test_the_workspaces_other_folders_are_its_absolute_folders_besides_the_first_each_once() -> None:
+    """protocol/host/workspace_folders.py: what reaches the agent's session besides its own folder."""
+    from protocol.host.workspace_folders import other_folders
+
+    assert other_folders("/w/app", ["/w/app", "/w/lib", "relative", "/w/lib/", "/w/docs"]) == ("/w/lib", "/w/docs")
+    assert other_folders("C:\\W\\App", ["c:\\w\\app", "C:\\w\\Lib"], windows=True) == ("C:\\w\\Lib",)
+    assert other_folders("/w/app", []) == ()
