@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import trio
 from acp.schema import ForkSessionRequest
 
-from symposium.client import BackendClient
+from protocol.vscode.lm import AGENT_ACTION_APPROVED
+from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
 from tests.support.acp_validate import validate_payload
 from tests.support.claude import ClaudeCode
 from tests.support.copilot import Copilot
@@ -233,3 +235,22 @@ async def test_a_task_subagents_calls_are_grouped_under_the_task_and_its_words_a
     assert "List the files · subagent, 1 call" in answer  # its end, with the report it gave its parent
     assert answer.endswith("Done: some files.")
     assert "Looking." not in answer  # the subagent's words went to its parent
+
+
+async def test_claude_codes_session_gets_the_workspaces_second_folder_and_writes_there(backend: BackendClient, claude: ClaudeCode, tmp_path: Path) -> None:
+    """docs/usage.md, "Workspace folders": Claude Code declares `additionalDirectories`; a two-folder
+    workspace's second folder reaches its session/new, and its own write there lands."""
+    second = tmp_path / "lib"
+    second.mkdir()
+    target = second / "notes.txt"
+    claude.api.script(reply(tool_use("Write", {"file_path": str(target), "content": "written in the second folder\n"})), reply(text("Written.")))
+    history, folders, tools = [user("Write the notes in the lib folder")], [str(claude.cwd), str(second)], [AGENT_ACTION_TOOL_DEF]
+    with trio.fail_after(GUARD):
+        ask = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd), folders=folders)
+        [call] = ask.tool_calls()  # its permission to write, as for a write in its first folder
+        history += [ask.assistant_message(), tool_result(call["toolCallId"], AGENT_ACTION_APPROVED)]
+        result = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd), folders=folders)
+    [opened] = claude.requests("session/new")
+    assert opened["params"].get("additionalDirectories") == [str(second)]
+    assert target.read_text() == "written in the second folder\n", result.text()
+    assert result.text().endswith("Written.")
