@@ -764,3 +764,45 @@ async function restoreCheckpoint(page: Page, text: string): Promise<void> {
   await page.keyboard.press('Delete');
   await input.locator('.view-lines', { hasText: text }).waitFor({ state: 'detached', timeout: UI_MS });
 }
+
+/**
+ * A two-folder workspace (a `.code-workspace`) in a window of its own, with Claude Code (docs/usage.md,
+ * "Workspace folders"): its session gets the second folder (`additionalDirectories`, read in the
+ * backend's transcript), and an edit of its in that folder lands on disk.
+ */
+export async function runFoldersViewTest(
+  page: Page,
+  options: { claude: FakeAgent; claudeName: string; second: string; trace: string; out: string; print(line: string): void },
+): Promise<{ passed: number; failed: number }> {
+  const name = 'Claude Code in a two-folder workspace: its session gets the second folder, and its edit there lands';
+  if (process.env.VIEW_TESTS && !new RegExp(process.env.VIEW_TESTS).test(name)) {
+    return { passed: 0, failed: 0 };
+  }
+  const started = Date.now();
+  try {
+    const chat = new ChatView(page);
+    await chat.enableCopilotAndPick(options.claudeName, path.join(options.out, 'folders-window.png'));
+    await chat.newChat('Agent');
+    const target = path.join(options.second, 'lib.txt');
+    options.claude.script(
+      { answers: 'Edit lib.txt in the second folder', calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: target, oldString: 'x = 1', newString: 'x = 2' } }] },
+      { answers: 'Edit lib.txt in the second folder', text: ['Done.'] },
+    );
+    assert.match(await chat.sendUntil('Edit lib.txt in the second folder', /Done\./), /Done\./);
+    const workingSet = new WorkingSet(page, page.locator(VIEW));
+    await workingSet.shows('lib.txt');
+    await workingSet.keep();
+    await untilFile(target, 'x = 2\n');
+    // What the agent was told: its session/new, in the backend's transcript.
+    const opened = fs.readdirSync(options.trace).flatMap((f) => fs.readFileSync(path.join(options.trace, f), 'utf8').split('\n'))
+      .filter((line) => line.includes('"session/new"') && line.includes('additionalDirectories'));
+    assert.ok(opened.some((line) => line.includes(JSON.stringify(options.second).slice(1, -1))), `a session/new with the second folder: ${opened.length} seen`);
+    options.print(`    ✔ ${name} (${Date.now() - started}ms)`);
+    return { passed: 1, failed: 0 };
+  } catch (error) {
+    const picture = path.join(options.out, 'folders-view-failed.png');
+    await page.screenshot({ path: picture }).catch(() => undefined);
+    options.print(`    ✖ ${name}\n      ${error instanceof Error ? error.message.split('\n').join('\n      ') : error}\n      (${picture})`);
+    return { passed: 0, failed: 1 };
+  }
+}
