@@ -139,7 +139,8 @@ class AgentCatalog:
         the extension lists for the user (`lm/agentOptions`)."""
         learned = self.get(agent)
         if commands != learned.commands:
-            self._save(agent, attrs.evolve(learned, commands=commands))
+            # The model list shows none of them: VS Code is not told (lm/agentCommands is asked when wanted).
+            self._save(agent, attrs.evolve(learned, commands=commands), tell=False)
 
     def learn_usage(self, agent: str, model: str | None, usage: TurnUsage) -> None:
         """A turn's usage with the agent, through model entry `model` (None: its plain entry)."""
