@@ -152,6 +152,9 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.match(seen, /continued from a previous conversation/i, `Claude Code's compacted session: ${JSON.stringify(asked.userTexts)}`);
       assert.match(seen, /it began once upon a time/);
       assert.doesNotMatch(seen, /conversation-summary|Earlier in this conversation/, 'no session primed from the summary');
+      // And in the backend's transcript: the turn, the compaction and the turn after it went to one ACP session.
+      const sessions = ['Tell me a story', '/compact', 'And then?'].map((text) => promptedSession(path.join(options.out, 'trace'), text));
+      assert.ok(sessions[0] && sessions.every((s) => s === sessions[0]), `one ACP session: ${JSON.stringify(sessions)}`);
     }],
     ['Claude Code\'s commands: Symposium: Agent Commands lists them and puts one in the chat input, and it reaches Claude Code as its command', async () => {
       // docs/usage.md, "The agent's commands". `greet` is the user's own command (~/.claude/commands), written
@@ -763,6 +766,24 @@ async function restoreCheckpoint(page: Page, text: string): Promise<void> {
   await page.keyboard.press('Control+A');
   await page.keyboard.press('Delete');
   await input.locator('.view-lines', { hasText: text }).waitFor({ state: 'detached', timeout: UI_MS });
+}
+
+/** The ACP session the newest `session/prompt` whose last block is `text` went to, in the backend's transcript. */
+function promptedSession(trace: string, text: string): string | undefined {
+  let found: string | undefined;
+  for (const file of fs.readdirSync(trace).sort()) {
+    for (const line of fs.readFileSync(path.join(trace, file), 'utf8').split('\n')) {
+      if (!line.includes('"session/prompt"')) {
+        continue;
+      }
+      const params = JSON.parse(line).msg?.params;
+      const blocks: { text?: string }[] = params?.prompt ?? [];
+      if (blocks.length && blocks[blocks.length - 1].text === text) {
+        found = params.sessionId;
+      }
+    }
+  }
+  return found;
 }
 
 /**
