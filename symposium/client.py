@@ -193,6 +193,9 @@ class BackendClient:
     async def agent_options(self, agent: dict[str, JSON]) -> dict[str, JSON]:
         return await self.peer.request(lm.METHOD_AGENT_OPTIONS, {"agent": agent})
 
+    async def agent_commands(self, agent: dict[str, JSON]) -> dict[str, JSON]:
+        return await self.peer.request(lm.METHOD_AGENT_COMMANDS, {"agent": agent})
+
     async def list_sessions(self, agent: dict[str, JSON], cwd: str | None = None) -> dict[str, JSON]:
         params: dict[str, JSON] = {"agent": agent}
         if cwd is not None:
@@ -218,8 +221,10 @@ class BackendClient:
         agent_options: dict[str, str | bool] | None = None,
         bridged_tools: str | list[str] | None = None,
         model_configuration: dict[str, JSON] | None = None,
+        folders: Sequence[str] = (),
     ) -> ChatResult:
-        """Send a chat request; the returned result fills in as parts arrive (await `.done`)."""
+        """Send a chat request; the returned result fills in as parts arrive (await `.done`).
+        `folders`: every folder of a multi-root workspace (`cwd` the first)."""
         request_id = self.peer.new_id()
         result = ChatResult(request_id)
         self._streams[request_id] = (result, on_part)
@@ -237,6 +242,8 @@ class BackendClient:
             params["bridgedTools"] = bridged_tools
         if model_configuration is not None:
             params["modelConfiguration"] = model_configuration
+        if folders:
+            params["folders"] = list(folders)
 
         async def run() -> None:
             try:
@@ -263,6 +270,10 @@ class BackendClient:
 
 def user(text: str) -> dict[str, JSON]:
     return {"role": "user", "content": [{"type": "text", "value": text}]}
+
+
+def assistant(text: str) -> dict[str, JSON]:
+    return {"role": "assistant", "content": [{"type": "text", "value": text}]}
 
 
 def tool_result(call_id: str, text: str) -> dict[str, JSON]:

@@ -37,6 +37,7 @@ from protocol.acp import agent_options, auth, model_configuration, usage
 from protocol.acp import schema as acp
 from protocol.acp.agent_text import is_shown_as_is, shown, shown_or_none
 from protocol.acp.capabilities import AgentInfo
+from protocol.history import agent_commands
 from protocol.shared.failures import AgentError, Failure, FailureKind, failure
 from protocol.shared.incremental_json import Decoder
 from protocol.shared.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_ERROR, RpcError, id_key
@@ -45,6 +46,7 @@ from protocol.shared.settings import Settings
 from protocol.shared.structuring import WireError
 from protocol.vscode.agent_identity import agent_key
 from protocol.vscode.lm import (
+    METHOD_AGENT_COMMANDS,
     METHOD_AGENT_OPTIONS,
     METHOD_AUTHENTICATE,
     METHOD_CANCEL,
@@ -244,6 +246,7 @@ class Backend:
         peer.on_request(METHOD_TOKENS, self.provide_token_count)
         peer.on_request(METHOD_CHAT, self.provide_response)
         peer.on_request(METHOD_AGENT_OPTIONS, self.agent_options)
+        peer.on_request(METHOD_AGENT_COMMANDS, self.agent_commands)
         peer.on_request(METHOD_LIST_SESSIONS, self.list_sessions)
         peer.on_request(METHOD_AUTHENTICATE, self.authenticate)
         peer.on_request(METHOD_LOGOUT, self.logout)
@@ -335,6 +338,13 @@ class Backend:
             ]
             options.append({"id": choice.id, "name": choice.name, "category": choice.category, "type": choice.kind, "current": choice.current, "description": choice.description, "values": values})
         return {"known": bool(choices), "options": options}
+
+    async def agent_commands(self, params: Any, _id: Any) -> dict[str, Any]:
+        """The slash commands the agent's latest session announced, each with how a user types it in
+        VS Code's chat (docs/usage.md, "The agent's commands")."""
+        agent = _params(params, AgentParams).agent
+        commands = self.catalog.get(agent_key(agent)).commands if self.catalog else ()
+        return {"commands": [{**c.to_json(), "typed": agent_commands.spelling(c.name)} for c in commands]}
 
     async def authenticate(self, params: Any, _id: Any) -> dict[str, Any]:
         """The user chose one of the agent's sign-in methods (docs/DESIGN.md, "Sign-in"). A terminal

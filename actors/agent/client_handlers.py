@@ -102,9 +102,9 @@ class ClientHandlers:
         path, content = params["path"], params["content"]
         if not os.path.isabs(path):
             raise RpcError(INVALID_PARAMS, f"not an absolute path: {path!r}")
-        folder = self._routes.folder(str(params.get("sessionId")))
+        folders = self._routes.folders(str(params.get("sessionId")))
         try:
-            before = await threads.run_sync(agent_files.before, path, folder, limiter=self._file_threads)
+            before = await threads.run_sync(agent_files.before, path, folders, limiter=self._file_threads)
         except agent_files.FileError as exc:
             raise RpcError(INVALID_PARAMS, str(exc)) from None
         handle, reply = answering()
@@ -118,7 +118,7 @@ class ClientHandlers:
             raise RpcError(outcome.code, outcome.message)  # no prompt of the session runs
         if isinstance(outcome, fs_edits.WriteOnDisk):
             try:
-                await threads.run_sync(agent_files.write_text, path, content, folder, limiter=self._file_threads)
+                await threads.run_sync(agent_files.write_text, path, content, folders, limiter=self._file_threads)
             except agent_files.FileError as exc:
                 raise RpcError(INTERNAL_ERROR, str(exc)) from None
             return {}

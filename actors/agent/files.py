@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -35,7 +35,7 @@ from actors.agent.beneath import Entry, Folders, Linked, PosixFolders
 from actors.agent.hooks import hooks_folders
 from actors.shared.platform import ON_WINDOWS, windows
 from protocol.host import autorun
-from protocol.host.confinement import Enter, Last, Refused, Up, Walk, file_refusal, outside
+from protocol.host.confinement import Enter, Last, Refused, Up, Walk, file_refusal, outside, parts_beneath
 
 MAX_READ = 16 * 1024 * 1024  # an agent's read of a larger file is refused, not held in memory
 
@@ -92,14 +92,19 @@ def _let_go(fs: Folders, held: list[Any], keep: int) -> None:
 
 
 @contextlib.contextmanager
-def _walk(path: object, folder: str | None, *, make: bool) -> Iterator[_Walked]:
-    """Walk from the workspace folder `folder` to the file `path` names (`make`: creating the
-    folders missing on the way), holding each folder; FileError when the walk refuses it."""
+def _walk(path: object, workspace: Sequence[str], *, make: bool) -> Iterator[_Walked]:
+    """Walk from the workspace folder `path` is written under (one of `workspace`'s) to the file it
+    names (`make`: creating the folders missing on the way), holding each folder; FileError when the
+    walk refuses it. A link never leads from one workspace folder into another: each walk stays in one."""
     if not isinstance(path, str) or not os.path.isabs(path):
         raise FileError(f"not an absolute path: {path!r}")
-    if not folder:
-        raise FileError(outside(path, []))
-    root = os.path.realpath(folder)  # resolved once: the user chose it, links and all
+    assert not isinstance(workspace, str), "the workspace's folders, not one folder's name"
+    # Each folder resolved once: the user chose it, links and all.
+    spellings = [(folder, os.path.realpath(folder)) for folder in workspace if folder]
+    home = next(((f, r) for f, r in spellings if parts_beneath(path, [f, r], windows=windows()) is not None), None)
+    if home is None:
+        raise FileError(outside(path, [f for f, _ in spellings]))
+    folder, root = home
     walk = Walk.to(path, [folder, root], windows=windows())
     fs = folders()
     try:
@@ -140,10 +145,10 @@ def _walk(path: object, folder: str | None, *, make: bool) -> Iterator[_Walked]:
         _let_go(fs, held, 0)
 
 
-def before(path: object, folder: str | None) -> Before:
-    """What a write to `path` would replace, in the chat's workspace `folder`. FileError when the
-    write is refused: outside the folder, under `.git`, or what is there is no regular file."""
-    with _walk(path, folder, make=False) as walked:
+def before(path: object, workspace: Sequence[str]) -> Before:
+    """What a write to `path` would replace, in one of the chat's `workspace` folders. FileError when
+    the write is refused: outside them, under `.git`, or what is there is no regular file."""
+    with _walk(path, workspace, make=False) as walked:
         runs_it = walked.runs_it()
         if walked.entry.mode == 0:
             return Before(None, True, runs_it)
@@ -165,10 +170,10 @@ def before(path: object, folder: str | None) -> Before:
             return Before(None, False, runs_it)
 
 
-def write_text(path: object, content: str, folder: str | None) -> None:
-    """Replace (or create) the file `path` names in the chat's workspace `folder` with `content`,
-    atomically, checked as it is written (FileError when refused)."""
-    with _walk(path, folder, make=True) as walked:
+def write_text(path: object, content: str, workspace: Sequence[str]) -> None:
+    """Replace (or create) the file `path` names in one of the chat's `workspace` folders with
+    `content`, atomically, checked as it is written (FileError when refused)."""
+    with _walk(path, workspace, make=True) as walked:
         if walked.held[-1] is None:
             raise FileError(f"Cannot write {path}: its folder could not be made")
         if runs_it := walked.runs_it():

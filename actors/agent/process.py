@@ -463,9 +463,9 @@ class AgentProcess:
         if taken is not None:
             if taken in self._routes:
                 return Refusal.HELD, "another chat holds it", False
-            self._routes.route(taken, command.events, command.cwd)
+            self._routes.route(taken, command.events, command.cwd, command.plan.others)
         try:
-            answer = read_session_answer(await self._request(peer, attempt.method.value, attempt.params(command.cwd, command.mcp_servers)))
+            answer = read_session_answer(await self._request(peer, attempt.method.value, attempt.params(command.cwd, command.mcp_servers, command.plan.additional_directories)))
         except RpcError as exc:
             if taken is not None:
                 self._routes.unroute(taken)
@@ -480,7 +480,7 @@ class AgentProcess:
         if taken is None:
             if session_id in self._routes:
                 return Refusal.ODD, f"session {session_id}, which another chat holds", False
-            self._routes.route(session_id, command.events, command.cwd)
+            self._routes.route(session_id, command.events, command.cwd, command.plan.others)
         if attempt.method is Method.FORK:
             log.info("agent %s: session %s forked from %s", self.name, session_id, attempt.session_id)
         return AgentSession(

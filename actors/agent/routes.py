@@ -32,7 +32,7 @@ class SessionRoutes:
         # Per session: the bytes of updates handed to it and not yet taken, and its prompts
         # running. The reader waits while a window is full (backpressure, `actors/shared/flow.py`).
         self._windows: dict[str, Window] = {}
-        self._folders: dict[str, str] = {}  # session id -> the workspace folder its writes stay in
+        self._folders: dict[str, tuple[str, ...]] = {}  # session id -> the workspace folders its writes stay in
         self._prompting: collections.Counter[str] = collections.Counter()
 
     def __contains__(self, session_id: object) -> bool:
@@ -41,12 +41,13 @@ class SessionRoutes:
     def __bool__(self) -> bool:
         return bool(self._sessions)
 
-    def route(self, session_id: str, events: trio.MemorySendChannel[AgentEvent], folder: str) -> None:
+    def route(self, session_id: str, events: trio.MemorySendChannel[AgentEvent], folder: str, others: tuple[str, ...] = ()) -> None:
         self._sessions[session_id] = events
-        self._folders[session_id] = folder
+        self._folders[session_id] = (folder, *others)
 
-    def folder(self, session_id: str) -> str | None:
-        return self._folders.get(session_id)
+    def folders(self, session_id: str) -> tuple[str, ...]:
+        """The workspace folders a session's writes may land in: its own, then the workspace's others."""
+        return self._folders.get(session_id, ())
 
     @property
     def prompts_in_flight(self) -> int:

@@ -236,6 +236,8 @@ class HistoryActor:
             bridged=params.bridged_tools,
             fork=route.fork if route.started else None,
             after_marker=route.after_marker,
+            compaction=route.compaction,
+            folders=params.folders,
         )
         delivery = Delivery(turn, window=request.window)
         live.streaming = _Streaming(request, delivery)

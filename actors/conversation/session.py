@@ -36,6 +36,7 @@ from actors.shared.racing import race
 from actors.store.catalog import AgentCatalog
 from actors.store.sessions import SessionStore
 from actors.store.transcript import Recorder
+from protocol.acp import schema as acp
 from protocol.acp.agent_options import (
     MODE,
     Choice,
@@ -50,12 +51,15 @@ from protocol.acp.agent_options import (
     set_request,
     updated,
 )
+from protocol.acp.commands import AgentCommand, read_commands
 from protocol.acp.update_kinds import CHOICE_KINDS
 from protocol.acp.usage import TurnUsage, UsageMeter
 from protocol.bridge.tool_policy import bridged_tools
 from protocol.history.channels import CompleteEvent, FailedEvent, PartEvent, SessionEvent, Turn
+from protocol.history.compaction import compaction_prompt
 from protocol.history.forking import fork_point, last_message_id
 from protocol.history.prompt import build_prompt, latest_system
+from protocol.host.workspace_folders import other_folders
 from protocol.shared.failures import AgentError, Failure, FailureKind, failure
 from protocol.shared.jsonrpc import RpcError
 from protocol.shared.settings import Settings
@@ -150,6 +154,8 @@ class SessionActor:
         self._visible: int | None = None  # the turn whose response has a text or tool-call part
         self._system_sent: str | None = None  # the system message last forwarded (if forwarding)
         self._choices: tuple[Choice, ...] = ()  # what the agent offers for this session, as it stands
+        self._commands: tuple[AgentCommand, ...] | None = None  # its slash commands, as it last announced them
+        self._folders_note: str | None = None  # the workspace's other folders, for an agent that takes no `additionalDirectories`
         self._applied: dict[str, str | bool] = {}  # the options' values as last wanted and seen to
         self._before: dict[str, str | bool | None] = {}  # options we set: their values before we did
         self._warned: set[tuple[str, str | bool]] = set()  # options we could not set, said once
@@ -172,6 +178,8 @@ class SessionActor:
         # How the session opens is one plan (protocol/turn/opening.py; docs/DESIGN.md, "Opening a
         # session"), from where the chat's session comes from and its first turn's tools.
         chat = Chat(await self._origin(first), first.cwd, first.tools, first.bridged)
+        # Every folder of the workspace reaches the session (protocol/host/workspace_folders.py).
+        chat = attrs.evolve(chat, others=other_folders(os.path.abspath(chat.folder or self._pool.cwd), first.folders))
         # A session made ahead (actors/conversation/spares.py) comes with its bridge and its events channel.
         spare = await self._spares.take(self.agent, chat) if self._spares is not None else None
         bridge: ToolBridge | None = None
@@ -182,6 +190,7 @@ class SessionActor:
             else:
                 opened = await self._opened(delivery, partial(open_planned, self._pool, self.agent, chat, self._bridges, self._events_send, recorder=self._recorder))
                 session, bridge = opened.session, opened.bridge
+                self._folders_note = opened.plan.folders_note  # told in its first prompt, where it takes no other folders
         except AgentError as exc:
             self._fail(first.number, exc.error, retire=True)
         else:
@@ -411,9 +420,17 @@ class SessionActor:
             system = None  # forwarded already; Copilot re-renders it every request
         else:
             self._system_sent = system
-        blocks = build_prompt(turn, accepts_images=session.accepts_images, accepts_resources=session.accepts_resources, system=system)
+        names = frozenset(c.name for c in self._commands or ())
+        if turn.compaction is not None:
+            # Answered in the agent's own session: its compaction, else its own summary (docs/how-it-works.md, "Compaction").
+            blocks = compaction_prompt(turn.compaction, names)
+        else:
+            blocks = build_prompt(turn, accepts_images=session.accepts_images, accepts_resources=session.accepts_resources, system=system, commands=names)
         if not blocks:
             return Prepared(())
+        if self._folders_note is not None and not str(blocks[0].get("text", "")).startswith("/"):
+            blocks.insert(0, acp.text_block(self._folders_note))  # its first prompt (a command goes alone): told once
+            self._folders_note = None
         # The agent's options first (the model the user picked, the mode in settings).
         try:
             failure = await self._apply_options(turn, session)
@@ -453,6 +470,7 @@ class SessionActor:
                     handle.answer(reply)
                 case SendPrompt(blocks=blocks):
                     self._message_id = None
+                    self._tracker.prompted(blocks)
                     self._meter.start_turn(list(blocks))
                     session.prompt(list(blocks))
                 case CancelPrompt(then=then):
@@ -510,6 +528,11 @@ class SessionActor:
         for update in updates:
             if update.get("sessionUpdate") in CHOICE_KINDS and (choices := updated(self._choices, update)) is not None:
                 self._choices = choices
+            elif (commands := read_commands(update)) is not None and commands != self._commands:
+                self._commands = commands
+                log.info("conversation %s: the agent announced %d command(s)", self.conversation[:8], len(commands))
+                if self._catalog is not None:
+                    self._catalog.learn_commands(agent_key(self.agent), commands)
 
     # Events ------------------------------------------------------------------------------------
 

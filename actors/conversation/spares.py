@@ -125,8 +125,8 @@ class Spares:
             return None
         wanted = spare.process.plan(chat)
         fit = spare_fit(wanted, spare.plan)
-        if fit is SpareFit.NOT_NEW:
-            return None  # the chat goes on in a session of its own: the spare waits for another
+        if fit in (SpareFit.NOT_NEW, SpareFit.OTHER_FOLDERS):
+            return None  # the chat goes on in a session of its own (or a workspace of several folders): the spare waits for another
         del self._ready[key]
         self._owed.add(key)
         if fit is SpareFit.OTHER_EDITING:

@@ -30,6 +30,7 @@ from actors.store.database import Database, open_store
 from protocol.acp import continuing
 from protocol.acp.agent_options import Choice, choices_from_json, choices_to_json
 from protocol.acp.agent_text import shown_or_none
+from protocol.acp.commands import AgentCommand, commands_from_json
 from protocol.acp.usage import TurnUsage, add_sample, bytes_per_token
 from protocol.vscode.lm import Message
 
@@ -53,6 +54,7 @@ class Learned:
     sums: tuple[float, float] | None = None  # (bytes, tokens), see usage.add_sample
     version: str | None = None  # the `agentInfo.version` of its last start (cleaned)
     sign_in: bool | None = None  # whether it last wanted a sign-in before it would open a session
+    commands: tuple[AgentCommand, ...] = ()  # its slash commands, as its latest session announced them
 
     @property
     def bytes_per_token(self) -> float:
@@ -67,6 +69,7 @@ class Learned:
                 "sums": list(self.sums) if self.sums else None,
                 "version": self.version,
                 "signIn": self.sign_in,
+                "commands": [c.to_json() for c in self.commands],
             }
         )
 
@@ -79,7 +82,10 @@ class Learned:
         sums_read = (float(sums[0]), float(sums[1])) if valid else None
         images = raw.get("images")
         version, sign_in = shown_or_none(raw.get("version")), raw.get("signIn")
-        return cls(choices_from_json(raw.get("choices")), images if isinstance(images, bool) else None, contexts, sums_read, version, sign_in if isinstance(sign_in, bool) else None)
+        return cls(
+            choices_from_json(raw.get("choices")), images if isinstance(images, bool) else None, contexts, sums_read,
+            version, sign_in if isinstance(sign_in, bool) else None, commands_from_json(raw.get("commands")),
+        )
 
 
 class AgentCatalog:
@@ -143,6 +149,13 @@ class AgentCatalog:
         version = shown_or_none(version)
         if version != learned.version or sign_in != learned.sign_in:
             self._save(agent, attrs.evolve(learned, version=version, sign_in=sign_in))
+    def learn_commands(self, agent: str, commands: tuple[AgentCommand, ...]) -> None:
+        """The slash commands a session of the agent announced (`available_commands_update`): what
+        the extension lists for the user (`lm/agentOptions`)."""
+        learned = self.get(agent)
+        if commands != learned.commands:
+            # The model list shows none of them: VS Code is not told (lm/agentCommands is asked when wanted).
+            self._save(agent, attrs.evolve(learned, commands=commands), tell=False)
 
     def learn_usage(self, agent: str, model: str | None, usage: TurnUsage) -> None:
         """A turn's usage with the agent, through model entry `model` (None: its plain entry)."""

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { Backend } from './backend';
 import { PrivateBackend } from './backendHost';
+import { agentCommands } from './agentCommands';
 import { continueSession } from './continue';
 import { AgentEdits, reviewEdits, revertEdits } from './edits';
 import { SymposiumProvider } from './provider';
@@ -22,6 +23,7 @@ const BACKEND_SETTINGS = ['symposium.backend.command', 'symposium.python', 'symp
 export function registerCommands({ backend, privateBackend, provider, edits, log }: CommandOwners): vscode.Disposable[] {
   return [
     vscode.commands.registerCommand('symposium.continueSession', () => continueSession(backend, log)),
+    vscode.commands.registerCommand('symposium.agentCommands', () => agentCommands(backend, log)),
     vscode.commands.registerCommand('symposium.showLog', () => log.show()),
     vscode.commands.registerCommand('symposium.reviewEdits', () => reviewEdits(edits)),
     vscode.commands.registerCommand('symposium.revertEdits', () => revertEdits(edits)),

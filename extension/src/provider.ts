@@ -83,6 +83,8 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
     await this.keysRead;
     const request = modelRequest(model.id, this.agents());
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    // Every folder of a multi-root workspace: the agent's session gets them all (docs/usage.md, "Workspace folders").
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
     try {
       if (!request) {
         throw new Error(`No agent is configured for the model "${model.id}" (see the symposium.agents setting)`);
@@ -94,6 +96,7 @@ export class SymposiumProvider implements vscode.LanguageModelChatProvider {
         agent: request.agent,
         options: toWireOptions(options),
         ...(folder?.scheme === 'file' ? { cwd: folder.fsPath } : {}),
+        ...(folders.length > 1 ? { folders } : {}),
         ...(Object.keys(request.agentOptions).length ? { agentOptions: request.agentOptions } : {}),
         ...(bridgedTools !== 'default' ? { bridgedTools } : {}),
         ...modelConfigurationOf(options),

@@ -11,6 +11,15 @@ export const METHOD_PREPARE = 'lm/prepareModel';
 export const METHOD_MODELS_CHANGED = 'lm/modelsChanged';
 export const METHOD_AGENT_OPTIONS = 'lm/agentOptions';
 export const METHOD_LIST_SESSIONS = 'lm/listSessions';
+export const METHOD_AGENT_COMMANDS = 'lm/agentCommands';
+
+/** A slash command an agent announced (lm/agentCommands), with how a user types it in the chat. */
+export interface AgentCommandInfo {
+  name: string;
+  description: string;
+  hint: string;
+  typed: string;
+}
 /** The user chose one of an agent's sign-in methods: a terminal one has run, an agent-handled one is started. */
 export const METHOD_AUTHENTICATE = 'lm/authenticate';
 export const METHOD_LOGOUT = 'lm/logout';
@@ -68,6 +77,8 @@ export interface ChatParams {
   agent: Agent;
   options: ChatOptions;
   cwd?: string;
+  /** Every folder of a multi-root workspace (`cwd` is the first): the agent's session gets them all. */
+  folders?: string[];
   agentOptions?: AgentOptions;
   bridgedTools?: BridgedTools;
   /** What the user chose in the model's own controls (VS Code's `modelConfiguration`), passed through: the backend reads it. */

@@ -53,6 +53,7 @@ class SessionCapabilities:
     fork: bool = False  # session/fork
     list: bool = False  # session/list
     close: bool = False  # session/close frees the session
+    additional_directories: bool = False  # session/new takes `additionalDirectories`: the workspace's other folders
 
     @property
     def can_continue(self) -> bool:
@@ -145,6 +146,7 @@ def read_initialize(result: Any) -> Initialized:
             fork=read.declared(sessions, "fork", at),
             list=read.declared(sessions, "list", at),
             close=read.declared(sessions, "close", at),
+            additional_directories=read.declared(sessions, "additionalDirectories", at),
         ),
         logout=read.declared(auth, "logout", "agentCapabilities.auth."),
     )

@@ -51,7 +51,9 @@ UNSERVED: Mapping[str, Any] = {"fs": {"readTextFile": False, "writeTextFile": Fa
 # Declared without a method of ours: a terminal sign-in runs in a VS Code terminal the extension opens
 # (docs/DESIGN.md, "Sign-in"), declared both ways, `auth.terminal` and the `_meta["terminal-auth"]`
 # agents read before it existed.
-WITHOUT_A_METHOD: Mapping[str, Any] = {"auth": {"terminal": True}, "_meta": {"terminal-auth": True}}
+# And `session.compaction`: the agent reports compacting its own context as `compaction_update`s, with
+# its summary, which answers a consumer's summarisation (docs/how-it-works.md, "Compaction").
+WITHOUT_A_METHOD: Mapping[str, Any] = {"auth": {"terminal": True}, "_meta": {"terminal-auth": True}, "session": {"compaction": {}}}
 
 
 def client_capabilities(served: Iterable[ClientMethod] = SERVED) -> dict[str, Any]:

@@ -7,7 +7,7 @@ defensively where they are used: real agents differ, and one odd field must not 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from protocol.acp.client_methods import client_capabilities
@@ -37,8 +37,13 @@ def authenticate_params(method_id: str) -> dict[str, Any]:
 # `session_meta`, and `ownEdits` when its editing is handed off); none: no `_meta` at all.
 
 
-def new_session_params(cwd: str, mcp_servers: list[dict[str, Any]], meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    return _with_meta({"cwd": cwd, "mcpServers": mcp_servers}, meta)
+def new_session_params(
+    cwd: str, mcp_servers: list[dict[str, Any]], meta: Mapping[str, Any] | None = None, additional_directories: Sequence[str] = ()
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"cwd": cwd, "mcpServers": mcp_servers}
+    if additional_directories:
+        params["additionalDirectories"] = list(additional_directories)
+    return _with_meta(params, meta)
 
 
 def load_session_params(session_id: str, cwd: str, mcp_servers: list[dict[str, Any]], meta: Mapping[str, Any] | None = None) -> dict[str, Any]:

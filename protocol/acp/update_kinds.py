@@ -29,6 +29,10 @@ class UpdateKind:
     CURRENT_MODEL_UPDATE: Final = "current_model_update"  # unstable in ACP v1: agents before config options
     SESSION_INFO_UPDATE: Final = "session_info_update"
     USAGE_UPDATE: Final = "usage_update"
+    # The agent compacting its own context (ACP, for a client declaring `session.compaction`): its
+    # progress and, once done, its summary; the summary also streams in chunks.
+    COMPACTION_UPDATE: Final = "compaction_update"
+    COMPACTION_SUMMARY_CHUNK: Final = "compaction_summary_chunk"
 
 
 KNOWN = frozenset(value for name, value in vars(UpdateKind).items() if name.isupper())
@@ -37,9 +41,9 @@ MESSAGE_KINDS = frozenset({UpdateKind.AGENT_MESSAGE_CHUNK, UpdateKind.AGENT_THOU
 # What changes a session's choices (its models, modes, effort: protocol/acp/agent_options.py).
 CHOICE_KINDS = frozenset({UpdateKind.CONFIG_OPTION_UPDATE, UpdateKind.CURRENT_MODE_UPDATE, UpdateKind.CURRENT_MODEL_UPDATE})
 # What an agent says of a session with no prompt running that is still kept: what changes the
-# session's state (its choices, its context's usage). Anything else then is about a prompt that
-# ended, or replays history, and is dropped.
-BETWEEN_PROMPTS = CHOICE_KINDS | {UpdateKind.USAGE_UPDATE}
+# session's state (its choices, its context's usage, its commands: announced right after
+# `session/new`). Anything else then is about a prompt that ended, or replays history, and is dropped.
+BETWEEN_PROMPTS = CHOICE_KINDS | {UpdateKind.USAGE_UPDATE, UpdateKind.AVAILABLE_COMMANDS_UPDATE}
 
 
 def kind_of(update: Mapping[str, Any]) -> Any:

@@ -100,12 +100,14 @@ FIELDS: dict[str, dict[str, Check]] = {
     UpdateKind.TOOL_CALL: TOOL_CALL,
     UpdateKind.TOOL_CALL_UPDATE: TOOL_CALL,
     UpdateKind.PLAN: {"entries": objects({"content": text, "priority": text, "status": text})},
-    UpdateKind.AVAILABLE_COMMANDS_UPDATE: {"availableCommands": objects({"name": text, "description": text})},
+    UpdateKind.AVAILABLE_COMMANDS_UPDATE: {"availableCommands": objects({"name": text, "description": text, "input": obj({"hint": text})})},
     UpdateKind.CURRENT_MODE_UPDATE: {"currentModeId": text},
     UpdateKind.CURRENT_MODEL_UPDATE: {"currentModelId": text},
     UpdateKind.CONFIG_OPTION_UPDATE: {"configOptions": objects()},
     UpdateKind.SESSION_INFO_UPDATE: {"title": text, "updatedAt": text},
     UpdateKind.USAGE_UPDATE: {"used": number, "size": number, "cost": obj({"amount": number, "currency": text})},
+    UpdateKind.COMPACTION_UPDATE: {"compactionId": text, "status": text, "summary": objects({"type": text, "text": text}), "error": text},
+    UpdateKind.COMPACTION_SUMMARY_CHUNK: {"compactionId": text, "content": CONTENT_BLOCK},
 }
 COMMON: dict[str, Check] = {"_meta": obj()}
 _BY_KIND: dict[str, dict[str, Check]] = {kind: {**COMMON, **fields} for kind, fields in FIELDS.items()}

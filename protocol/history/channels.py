@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import attrs
 
+from protocol.history.compaction import Summarisation
 from protocol.history.forking import ForkPoint
 from protocol.shared.failures import Failure
 from protocol.vscode.lm import BridgedTools, Message, Part, Tool
@@ -39,6 +40,9 @@ class Turn:
     # the agent can fork it there; `context` primes a new session where it cannot (protocol/turn/opening.py).
     fork: ForkPoint | None = None
     after_marker: bool = False  # all that follows the request's newest marker is this turn's (forking.forks_after_marker)
+    # The consumer asks for a summary: answered in the agent's own session (protocol/history/compaction.py).
+    compaction: Summarisation | None = None
+    folders: tuple[str, ...] = ()  # the workspace's folders besides `cwd` (protocol/host/workspace_folders.py)
 
 
 @attrs.frozen

@@ -17,18 +17,19 @@ from typing import Any
 import attrs
 
 from protocol.history.canonical import Digest, canonical, has_content, message_digest, root
+from protocol.history.compaction import Summarisation, answer_key, sent_summary_key, summarisation
 from protocol.history.conversation_index import Conversation, ConversationIndex, Match, match_after_marker
 from protocol.history.forking import ForkPoint, forks_after_marker
 from protocol.history.held_data import KEPT_CHARS, WholeData, held_messages
 from protocol.history.markers import Marker
 from protocol.history.prompt import split_context
 from protocol.history.reading import Read, opening, read_messages
-from protocol.history.summaries import is_summarisation, is_summarised
+from protocol.history.summaries import is_summarised
 from protocol.history.tool_rounds import call_ids, is_plain_text, results_then_text, shown_with_results
-from protocol.history.user_turns import asked, trailing_digest, user_turns
+from protocol.history.user_turns import asked, last_assistant, trailing_digest, user_turns
 from protocol.shared.failures import Failure, FailureKind, failure
 from protocol.shared.structuring import WireError
-from protocol.vscode.lm import ChatParams, EditPart, Message, Part, ThinkingPart, ToolCallPart, UsagePart
+from protocol.vscode.lm import ChatParams, EditPart, Message, Part, TextPart, ThinkingPart, ToolCallPart, UsagePart
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,8 @@ class Record:
     calls: list[str] = attrs.Factory(list)  # the ids of every tool call its replies made (ours: `sym-<uuid>`)
     notes: set[Digest] = attrs.Factory(set)  # the digests of its consumer's notes after tool results
     inherited: frozenset[str] = frozenset()  # tool-call ids in the history it began with (a fork, a primed chat)
+    compacting: bool = False  # its current turn answers a summarisation (protocol/history/compaction.py)
+    summaries: list[str] = attrs.Factory(list)  # the keys of the summaries it answered, which name it again
 
     def pending(self) -> set[str]:
         """The calls its current reply made, which the next turn may answer."""
@@ -84,6 +87,7 @@ class Route:
     error: Failure | None = None  # nothing to answer: the request fails (a new conversation is then not kept)
     fork: ForkPoint | None = None  # a new conversation that goes on in a fork of this agent session, where the agent can
     after_marker: bool = False  # a new conversation: all that follows the request's newest marker is its turn
+    compaction: Summarisation | None = None  # the turn answers the consumer's summarisation, in the agent's own session
 
 
 class Conversations:
@@ -104,6 +108,7 @@ class Conversations:
         # tool-call id of ours → the conversations that began with it in their history (forks), oldest first
         self._heirs: dict[str, list[str]] = {}
         self._whole = WholeData(data_kept)  # which conversations keep their data (images) whole
+        self._summaries: dict[str, str] = {}  # the key of a summary we answered → its conversation
 
     def __contains__(self, conversation_id: object) -> bool:
         return conversation_id in self._records
@@ -121,9 +126,12 @@ class Conversations:
         except WireError as exc:
             return failure(FailureKind.INVALID_PARAMS, f"Invalid params: {exc}")
         messages = read.messages
-        if is_summarisation(messages):
-            # Answered by a throwaway session, so the conversation's own agent session is not
-            # polluted by the request or by its summary.
+        if (asked := summarisation(messages)) is not None:
+            if asked.copilots and (compacting := self._compaction(params, read, found, asked)) is not None:
+                return compacting
+            # Another consumer's summary (a side request: its title, say, never standing in for
+            # the turns), or one of no conversation held at its head (a history Copilot compressed,
+            # a turn in the middle of its tool loop): a throwaway session.
             record = self._new(params, messages, None, throwaway=True)
             return Route(record, read, 0, messages[:-1], messages[-1:], cancelled=False, started=True)
         match, conversation_id, fork = self._match(params, read, found)
@@ -163,8 +171,23 @@ class Conversations:
         while len(new) > 1 and is_plain_text(new[0]) and _digest(new[0]) in record.notes:
             new = new[1:]  # a known note ahead of the user's next turn: never news to the agent
         record.state.begin_turn(match.committed, inputs, seen)
+        record.compacting = False
         error = None if _answerable(context, new) else failure(FailureKind.INVALID_PARAMS, NOTHING_TO_ANSWER)
         return Route(record, read, match.start, context, new, match.cancelled, started=False, error=error)
+
+    def _compaction(self, params: ChatParams, read: Read, found: MarkerAt | None, asked: Summarisation) -> Route | None:
+        """A summarisation of a conversation held, asked after its latest turn: a turn of that
+        conversation, answered in its agent's own session (docs/how-it-works.md, "Compaction")."""
+        match, _, _ = self._match(params, read, found)
+        messages = read.messages
+        if match.conversation is None or match.cancelled or match.start != len(messages) - 1:
+            return None
+        record = self._records[match.conversation.id]
+        if record.pending():
+            return None  # its agent waits on tool results: it cannot be asked anything else now
+        record.state.begin_turn(match.committed, [messages[-1]], read.after[-1])
+        record.compacting = True
+        return Route(record, read, match.start, (), messages[-1:], cancelled=False, started=False, compaction=asked)
 
     def begin(self, record: Record, read: Read) -> None:
         """The turn is handed to the conversation's Session: index what it was sent."""
@@ -200,6 +223,10 @@ class Conversations:
 
     def completed(self, record: Record, point: ForkPoint | None) -> None:
         """The turn's reply ended, leaving its agent session at `point` (None: nowhere to fork)."""
+        if record.compacting and (key := answer_key("".join(p.value for p in record.state.reply if isinstance(p, TextPart)))) is not None:
+            # The consumer sends this summary in place of the turns from now on: it names this conversation.
+            self._summaries[key] = record.state.id
+            record.summaries.append(key)
         if point is None:
             record.fork_points.pop(record.conversation_turn, None)
             return
@@ -213,6 +240,9 @@ class Conversations:
         return Marker(record.state.id, record.conversation_turn, seen_by_user, trailing_digest(record.state.inputs))
 
     def forget(self, record: Record) -> None:
+        for summary in record.summaries:
+            if self._summaries.get(summary) == record.state.id:
+                del self._summaries[summary]
         for call_id in record.calls:
             if self._calls.get(call_id) == record.state.id:
                 del self._calls[call_id]
@@ -276,6 +306,8 @@ class Conversations:
             log.info("a marker of conversation %s follows another history: matching by content", found.marker.conversation)
             found = None
         if found is None:
+            if (summarised := self._by_summary(params, read)) is not None:
+                return summarised, None, None
             match = self._index.match(params.agent, messages, read.prefixes())
             if match.conversation is None and (by_evidence := self._by_evidence(params, read)) is not None:
                 return by_evidence, None, None
@@ -307,6 +339,22 @@ class Conversations:
             )
             return new_conversation, None, point
         return continued, None, None
+
+    def _by_summary(self, params: ChatParams, read: Read) -> Match | None:
+        """The conversation whose summary the request carries in place of its turns (we answered
+        the consumer's summarisation from its agent session): what follows the summary, after the
+        last answer there, is new to that session (docs/how-it-works.md, "Compaction")."""
+        messages = read.messages
+        found = next(((i, k) for i, m in enumerate(messages) if (k := sent_summary_key(m)) is not None), None)
+        if found is None:
+            return None
+        index, key = found
+        record = self._records.get(self._summaries.get(key, ""))
+        if record is None or record.state.agent != params.agent:
+            return None
+        start = index + 1 + last_assistant(messages[index + 1 :])
+        log.info("the request carries the summary conversation %s answered: it goes on in its agent session", record.state.id)
+        return Match(record.state, start, False, read.after[start])
 
     def _by_evidence(self, params: ChatParams, read: Read, only: Record | None = None) -> Match | None:
         """The conversation the newest of our tool-call ids in the request names, if the request

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from protocol.acp import schema as acp
+from protocol.history.agent_commands import typed_command
 from protocol.history.canonical import is_global_context_message
 from protocol.history.channels import Turn
 from protocol.history.user_turns import last_assistant
@@ -55,14 +56,17 @@ def latest_system(turn: Turn) -> str | None:
     return texts[-1] if texts else None
 
 
-def build_prompt(turn: Turn, *, accepts_images: bool, accepts_resources: bool = False, system: str | None = None) -> list[dict[str, Any]]:
+def build_prompt(
+    turn: Turn, *, accepts_images: bool, accepts_resources: bool = False, system: str | None = None, commands: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     """The ACP prompt for a turn: its user text and images, after `system` instructions if given.
 
     System messages are not forwarded by default: the agent has its own instructions, and two
     sets of instructions fight. Copilot's wrapped turns are unwrapped (`copilot_prompt`), and its
     environment message is not forwarded. Tool results are not prompt content: they go back to
     the tool that waits for them, and one that nothing waits for any more (its turn was
-    cancelled) has no meaning to the agent.
+    cancelled) has no meaning to the agent. A command of the agent's (`commands`) typed by the user
+    goes as typed, alone (`agent_commands.typed_command`).
     """
     blocks: list[dict[str, Any]] = []
     if system:
@@ -75,9 +79,10 @@ def build_prompt(turn: Turn, *, accepts_images: bool, accepts_resources: bool = 
         for part in message.content:
             match part:
                 case CopilotText(turn=copilot):
-                    blocks.extend(copilot_blocks(copilot, accepts_resources))
+                    command = typed_command(copilot.request, commands)
+                    blocks.extend([acp.text_block(command)] if command else copilot_blocks(copilot, accepts_resources))
                 case TextPart(value=value) if value:
-                    blocks.append(acp.text_block(value))
+                    blocks.append(acp.text_block(typed_command(value, commands) or value))
                 case DataPart(mime_type=mime, data=data) if mime.startswith("image/"):
                     blocks.append(acp.image_block(mime, data) if accepts_images else acp.text_block(f"[image omitted: {mime}]"))
     return blocks

@@ -130,7 +130,9 @@ def name_refusal(name: str, shown: str, *, windows: bool = False) -> str | None:
 def outside(path: str, roots: Sequence[str]) -> str:
     if not roots:
         return f"Symposium writes only inside the chat's workspace folder, and this chat has none: {path} is unchanged"
-    return f"Symposium writes only inside the workspace folder {roots[0]}: {path} is outside it and unchanged"
+    if len(roots) == 1:
+        return f"Symposium writes only inside the workspace folder {roots[0]}: {path} is outside it and unchanged"
+    return f"Symposium writes only inside the workspace folders ({', '.join(roots)}): {path} is outside them and unchanged"
 
 
 @attrs.define

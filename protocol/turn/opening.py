@@ -40,6 +40,7 @@ from protocol.acp.capabilities import Initialized, SessionCapabilities
 from protocol.bridge.mcp_transport import Transport, transport
 from protocol.bridge.tool_policy import bridged_tools, merge_meta, wants_edits_handed_off
 from protocol.history.forking import ForkPoint
+from protocol.host.workspace_folders import folders_note
 from protocol.shared.failures import FailureKind
 from protocol.vscode.lm import BridgedTools, Tool
 
@@ -99,6 +100,8 @@ class Chat:
     # tools say (`wants_edits_handed_off`). A spare made before any chat says True: Copilot's
     # Agent mode, the chat view's default, does.
     wants_edits: bool | None = None
+    # The workspace's folders besides the one the session opens in (protocol/host/workspace_folders.py).
+    others: tuple[str, ...] = ()
 
     @property
     def edits_wanted(self) -> bool:
@@ -201,10 +204,11 @@ class Try:
         fork and a new session make a session of their own."""
         return self.method in (Method.RESUME, Method.LOAD)
 
-    def params(self, cwd: str, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
-        """The request's params, in the absolute folder `cwd`, with the `vscode_tools` entry."""
+    def params(self, cwd: str, mcp_servers: list[dict[str, Any]], additional_directories: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The request's params, in the absolute folder `cwd`, with the `vscode_tools` entry (and a new
+        session's other workspace folders, where the agent takes them)."""
         if self.session_id is None:
-            return acp.new_session_params(cwd, mcp_servers, self.meta)
+            return acp.new_session_params(cwd, mcp_servers, self.meta, additional_directories)
         made = {Method.FORK: acp.fork_session_params, Method.RESUME: acp.resume_session_params, Method.LOAD: acp.load_session_params}[self.method]
         return made(self.session_id, cwd, mcp_servers, self.meta)
 
@@ -219,6 +223,9 @@ class Plan:
     tools: tuple[Tool, ...]  # what the conversation's tool bridge offers at first
     transport: Transport  # how `vscode_tools` is given to the agent in `mcpServers`
     stop: Stop | None = None  # the chat names a session this agent cannot take back: fail at once
+    others: tuple[str, ...] = ()  # the workspace's other folders: its writes may land there too
+    additional_directories: tuple[str, ...] = ()  # of them, what a new session is given (the agent declares it takes them)
+    folders_note: str | None = None  # else what its first prompt tells it of them
 
     @property
     def is_new(self) -> bool:
@@ -233,7 +240,13 @@ def plan_opening(declared: Initialized, facts: AgentFacts, chat: Chat) -> Plan:
     meta = merge_meta(facts.session_meta, facts.own_edits.meta) if handed_off and facts.own_edits is not None else dict(facts.session_meta)
     tries, stop = _tries(declared, facts, chat.origin, meta)
     tools = bridged_tools(chat.tools, chat.bridged, handed_off)
-    return Plan(chat.folder, tries, handed_off, tools, transport(declared.capabilities, http_only=facts.http_mcp_only), stop)
+    takes_folders = declared.capabilities.sessions.additional_directories
+    return Plan(
+        chat.folder, tries, handed_off, tools, transport(declared.capabilities, http_only=facts.http_mcp_only), stop,
+        others=chat.others,
+        additional_directories=chat.others if takes_folders else (),
+        folders_note=folders_note(chat.others) if chat.others and not takes_folders else None,
+    )
 
 
 def _tries(declared: Initialized, facts: AgentFacts, origin: Origin, meta: Mapping[str, Any]) -> tuple[tuple[Try, ...], Stop | None]:
@@ -315,6 +328,7 @@ class SpareFit(enum.Enum):
     RETOOL = "retool"  # made with other tools: it fits once the agent lists the plan's (Codex never does)
     OTHER_EDITING = "other editing"  # made with the agent's own editing the other way: an ACP session's options are fixed at session/new
     NOT_NEW = "not new"  # the plan goes on in an agent session of the chat's, or opens none: the spare waits for another chat
+    OTHER_FOLDERS = "other folders"  # the chat's workspace has folders the spare's session was not given
 
 
 def spare_fit(wanted: Plan, made: Plan) -> SpareFit:
@@ -322,6 +336,8 @@ def spare_fit(wanted: Plan, made: Plan) -> SpareFit:
     the same agent, in the same folder)."""
     if not (wanted.is_new and made.is_new):
         return SpareFit.NOT_NEW
+    if wanted.others != made.others:
+        return SpareFit.OTHER_FOLDERS
     if wanted.tries != made.tries or wanted.edits_handed_off != made.edits_handed_off:
         return SpareFit.OTHER_EDITING
     return SpareFit.FITS if wanted.tools == made.tools else SpareFit.RETOOL

@@ -8,7 +8,7 @@ Pure; the Session actor renders each batch of updates the turn machine shows. Th
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -17,6 +17,8 @@ from protocol.acp.agent_text import shown
 from protocol.acp.update_kinds import UpdateKind, kind_of
 from protocol.acp.usage import TurnUsage
 from protocol.bridge.tool_names import calls_bridge
+from protocol.history.compaction import compacts
+from protocol.turn.subagents import parent_call, subagent_name
 from protocol.vscode.lm import EditPart, Part, TextPart, ThinkingPart, UsagePart
 
 OUTPUT_LINES = 12  # tool output shown inline; the agent keeps the rest
@@ -71,6 +73,8 @@ class _ToolCallState:
     content: list[Any] = attrs.Factory(list)
     finished: bool = False
     silent: bool = False  # a call of our own bridged VS Code tools: VS Code shows it itself
+    parent: str | None = None  # the call whose subagent made this one (protocol/turn/subagents.py)
+    children: int = 0  # the calls its subagent made
 
 
 @attrs.define
@@ -88,6 +92,16 @@ class ToolCallTracker:
     conversation: str = ""  # named in the edits, so the extension takes a conversation's together
     calls: dict[str, _ToolCallState] = attrs.Factory(dict)
     edits: list[EditPart] = attrs.Factory(list)  # of the calls finished since `take_edits`
+    # The running prompt compacts the session to answer a summarisation: the agent's summary of
+    # its compaction is the answer's text (protocol/history/compaction.py). Otherwise it is not shown.
+    summarising: bool = False
+    summary_streamed: bool = False  # its summary came in chunks: the terminal update's copy is not shown again
+
+    def prompted(self, blocks: Sequence[Mapping[str, Any]]) -> None:
+        """A prompt went out: where it is the agent's compaction command, the summary it reports
+        is the answer (protocol/history/compaction.py)."""
+        self.summarising = compacts(blocks)
+        self.summary_streamed = False
 
     def take_edits(self) -> list[EditPart]:
         """The edits of the calls that finished (successfully) since the last call."""
@@ -97,8 +111,18 @@ class ToolCallTracker:
     def start(self, update: dict[str, Any]) -> str:
         call_id = str(update.get("toolCallId", ""))
         state = _ToolCallState(shown(update.get("title")) or "tool call", str(update.get("status") or "pending"))
+        if (name := subagent_name(update)) is not None and not shown(update.get("title")):
+            state.title = f"subagent {name}"
         self.calls[call_id] = state
-        return self._finish(state, update)
+        header = ""
+        if (parent := parent_call(update)) is not None and parent != call_id:
+            # A subagent's call: under its parent's heading, the first of them opening it.
+            state.parent = parent
+            owner = self.calls.get(parent)
+            if owner is not None:
+                owner.children += 1
+                header = f"\n\n**{owner.title}** · subagent\n" if owner.children == 1 else ""
+        return header + self._finish(state, update)
 
     def progress(self, update: dict[str, Any]) -> str:
         call_id = str(update.get("toolCallId", ""))
@@ -123,7 +147,10 @@ class ToolCallTracker:
         content, state.content = state.content, []  # a finished call's output is not kept for the conversation's life
         if state.silent:
             return ""
-        line = f"\n\n{ICONS[state.status]} {state.title}\n"
+        if state.parent is not None:
+            return f"\n> {ICONS[state.status]} {state.title}\n"  # its output is its subagent's to read
+        ended = f" · subagent, {state.children} call{'s' if state.children != 1 else ''}" if state.children else ""
+        line = f"\n\n{ICONS[state.status]} {state.title}{ended}\n"
         changes = [item for item in content if isinstance(item, dict) and item.get("type") == "diff" and isinstance(item.get("path"), str)]
         diffs = [render_diff(item) for item in changes]
         if state.status == "completed":
@@ -249,7 +276,8 @@ def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part
     match kind_of(update):
         case UpdateKind.AGENT_MESSAGE_CHUNK:
             text = block_text(update.get("content"))
-            return [TextPart(text)] if text else []
+            # A subagent's words are its report to the agent, never the agent's answer.
+            return ([ThinkingPart(text)] if parent_call(update) else [TextPart(text)]) if text else []
         case UpdateKind.AGENT_THOUGHT_CHUNK:
             text = block_text(update.get("content"))
             return [ThinkingPart(text)] if text else []
@@ -258,6 +286,15 @@ def render_update(update: dict[str, Any], tracker: ToolCallTracker) -> list[Part
             return [*([TextPart(text)] if text else []), *tracker.take_edits()]
         case UpdateKind.PLAN:
             return [TextPart(render_plan(update.get("entries") or []))]
+        case UpdateKind.COMPACTION_SUMMARY_CHUNK if tracker.summarising:
+            text = block_text(update.get("content"))
+            tracker.summary_streamed = tracker.summary_streamed or bool(text)
+            return [TextPart(text)] if text else []
+        case UpdateKind.COMPACTION_UPDATE if tracker.summarising:
+            summary = "".join(block_text(b) for b in update.get("summary") or ())
+            if update.get("status") == "failed":
+                return [TextPart(f"Compaction failed: {update.get('error') or 'the agent gave no reason'}\n\n")]
+            return [TextPart(summary)] if summary and not tracker.summary_streamed else []
     return []
 
 
@@ -273,7 +310,9 @@ def render_updates(updates: Iterable[dict[str, Any]], tracker: ToolCallTracker) 
     for update in updates:
         tag = kind_of(update)
         if tag == UpdateKind.AGENT_MESSAGE_CHUNK or tag == UpdateKind.AGENT_THOUGHT_CHUNK:
-            cls: type[TextPart | ThinkingPart] = TextPart if tag == UpdateKind.AGENT_MESSAGE_CHUNK else ThinkingPart
+            # A subagent's words (its chunks carry `_meta`) are its report to the agent, never the answer.
+            own = tag == UpdateKind.AGENT_MESSAGE_CHUNK and ("_meta" not in update or parent_call(update) is None)
+            cls: type[TextPart | ThinkingPart] = TextPart if own else ThinkingPart
             content = update.get("content")
             if type(content) is dict and content.get("type") == "text":
                 text = content.get("text", "")

@@ -34,6 +34,7 @@ METHOD_COMPLETE = "lm/responseComplete"
 METHOD_PREPARE = "lm/prepareModel"
 METHOD_MODELS_CHANGED = "lm/modelsChanged"  # backend → extension: ask for the models again
 METHOD_AGENT_OPTIONS = "lm/agentOptions"
+METHOD_AGENT_COMMANDS = "lm/agentCommands"
 METHOD_LIST_SESSIONS = "lm/listSessions"
 METHOD_AUTHENTICATE = "lm/authenticate"  # the user chose one of an agent's sign-in methods (docs/DESIGN.md, "Sign-in")
 METHOD_LOGOUT = "lm/logout"
@@ -349,6 +350,7 @@ class ChatParams:
     # What the user chose in the model's own controls (VS Code's `modelConfiguration`): read,
     # leniently, against the options the agent offers (`protocol/acp/model_configuration.py`).
     model_configuration: Any = None
+    folders: tuple[str, ...] = ()  # every folder of the workspace (`cwd` is the first): the agent's session gets them all
 
 
 @attrs.frozen
@@ -459,6 +461,8 @@ def parse(value: Any, cl: type[Any]) -> Any:
     params = structure(value, cl)
     if isinstance(params, ChatParams) and params.cwd is not None and "\0" in params.cwd:
         raise WireError("cwd", NUL)
+    if isinstance(params, ChatParams) and any("\0" in f for f in params.folders):
+        raise WireError("folders", NUL)
     return params
 
 

@@ -97,3 +97,19 @@ def test_a_folder_that_cannot_hold_the_key_still_gives_one(tmp_path: Path, caplo
     for folder in (blocker, blocker / "state"):
         assert len(load_secret(folder)) == 32
     assert "chats will not continue after this backend exits" in caplog.text
+
+
+def test_the_agents_commands_survive_a_restart_as_last_announced(tmp_path: Path) -> None:
+    """docs/usage.md, "The agent's commands": Symposium: Agent Commands lists them before the agent runs again."""
+    from protocol.acp.commands import read_commands
+
+    path = tmp_path / "state" / "agents.sqlite3"
+    key = os.urandom(32)
+    catalog = AgentCatalog(path, key)
+    first = read_commands({"sessionUpdate": "available_commands_update", "availableCommands": [{"name": "compact", "description": "Compact"}, {"name": "greet"}]})
+    later = read_commands({"sessionUpdate": "available_commands_update", "availableCommands": [{"name": "greet", "description": "Greets", "input": {"hint": "whom"}}]})
+    assert first is not None and later is not None
+    catalog.learn_commands("claude", first)
+    catalog.learn_commands("claude", later)  # the agent's list changed: the newest holds
+    catalog.close()
+    assert [(c.name, c.description, c.hint) for c in AgentCatalog(path, key).get("claude").commands] == [("greet", "Greets", "whom")]

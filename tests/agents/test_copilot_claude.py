@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import trio
 from acp.schema import ForkSessionRequest
 
-from symposium.client import BackendClient
+from protocol.vscode.lm import AGENT_ACTION_APPROVED
+from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, tool_result, user
 from tests.support.acp_validate import validate_payload
 from tests.support.claude import ClaudeCode
 from tests.support.copilot import Copilot
@@ -36,22 +38,25 @@ async def test_a_rerendered_multi_turn_conversation_keeps_claude_codes_session(b
     assert claude.api.main[2].user_texts()[-3:] == ["Hello", "I feel sad", "Thanks"]
 
 
-async def test_summarisation_and_a_fork_with_claude_code(backend: BackendClient, claude: ClaudeCode) -> None:
-    claude.api.script(reply(text("Hi.")), reply(text("A summary: hello.")), reply(text("Still here.")), reply(text("Forked.")))
+async def test_compact_is_claude_codes_own_and_the_next_message_goes_on_in_its_session(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/how-it-works.md, "Compaction": Copilot's /compact asks the model for a summary; Claude Code
+    compacts its own session with its own /compact, and its summary is the answer. The next message,
+    whose history holds that summary in place of the turns, goes on in the same ACP session, unprimed."""
+    claude.api.script(reply(text("Hi.")), reply(text("<analysis>\nA greeting.\n</analysis>\n<summary>\nWe said hello.\n</summary>")), reply(text("Still here.")), reply(text("Forked.")))
     copilot = Copilot(backend, claude.agent)
     with trio.fail_after(GUARD):
         await copilot.ask("Hello")
-        summary = await copilot.summarise()
+        summary = await copilot.summarise(compact=True)
         after = await copilot.ask("Are you there?")
         copilot.edit(0, "")
         fork = await copilot.ask("Start over")
-    assert summary.text() == "A summary: hello."
+    assert "We said hello." in summary.text()
     assert after.text() == "Still here." and fork.text() == "Forked."
     used = sessions(claude)
-    assert used[0] == used[2]  # the conversation went on in its own session...
-    assert used[1] not in (used[0], used[3])  # ...the summary had a throwaway one
+    assert used[0] == used[1] == used[2]  # the summary and the turn after it: the conversation's own session
     assert used[3] != used[0]  # and the fork a new one
-    assert claude.prompts()[2] == "Are you there?"
+    assert claude.prompts()[1:3] == ["/compact", "Are you there?"], "compacted by the agent, then prompted unprimed"
+    assert len(claude.requests("session/new")) == 2  # the conversation's and the fork's: none for the summary
 
 
 async def test_a_turn_past_copilots_request_limit_keeps_claude_codes_session(backend: BackendClient, claude: ClaudeCode) -> None:
@@ -182,3 +187,70 @@ async def test_an_edited_second_message_goes_on_in_claude_codes_own_session_fork
     assert last == first_session
     at_fourth = next(r for r in claude.api.main if "Fourth question" in model_text(r))
     assert "Old third" in model_text(at_fourth) and "Edited second" not in model_text(at_fourth)
+
+
+async def test_claude_codes_commands_are_listed_and_reach_it_as_typed(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/usage.md, "The agent's commands": the commands Claude Code announces (its own, and one of
+    the user's: `~/.claude/commands/greet.md`) are listed with how to type them; one typed in Copilot's
+    chat reaches it as typed, alone, also one whose name Copilot takes (`//compact`); a `/word` that is
+    no command of the agent's stays what the user wrote."""
+    commands = claude.home / ".claude" / "commands"
+    commands.mkdir(parents=True, exist_ok=True)
+    (commands / "greet.md").write_text("---\ndescription: Greets someone\n---\nSay a warm greeting to $ARGUMENTS.\n")
+    claude.api.script(reply(text("Hi.")), reply(text("<summary>\nWe said hello.\n</summary>")), reply(text("A path.")), reply(text("Hello, world!")))
+    copilot = Copilot(backend, claude.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("Hello")
+        listed = (await backend.agent_commands(claude.agent))["commands"]
+        compacted = await copilot.ask("//compact keep the greeting")
+        plain = await copilot.ask("/usr/bin is a path?")
+        greeted = await copilot.ask("/greet world")
+    typed = {c["name"]: c["typed"] for c in listed}  # type: ignore[index, union-attr]
+    assert typed.get("compact") == "//compact" and typed.get("greet") == "/greet", listed
+    assert "We said hello." in compacted.text()
+    assert claude.prompts()[1] == "/compact keep the greeting"
+    assert claude.prompts()[2] == "/usr/bin is a path?" and plain.text() == "A path."  # what the user wrote, answered by the model
+    assert claude.prompts()[3] == "/greet world" and greeted.text() == "Hello, world!"
+    assert "Say a warm greeting to world." in "\n".join(claude.api.main[-1].user_texts())  # Claude Code ran its command
+    assert len(set(sessions(claude))) == 1
+
+
+async def test_a_task_subagents_calls_are_grouped_under_the_task_and_its_words_are_not_the_answer(backend: BackendClient, claude: ClaudeCode) -> None:
+    """docs/usage.md, "Subagents": Claude Code's Task subagent works in the same prompt; its tool calls
+    show under the Task's heading, and what it says goes to its parent, never into the answer."""
+    task = {"description": "List the files", "prompt": "List the files here.", "subagent_type": "general-purpose", "run_in_background": False}
+    claude.api.script(
+        reply(tool_use("Task", task)),
+        reply(text("Looking."), tool_use("Glob", {"pattern": "*"})),
+        reply(text("There are some files.")),
+        reply(text("Done: some files.")),
+    )
+    copilot = Copilot(backend, claude.agent)
+    with trio.fail_after(GUARD):
+        result = await copilot.ask("What files are here?")
+    answer = result.text()
+    assert "**List the files** · subagent" in answer, answer
+    heading = answer.index("**List the files** · subagent")
+    assert answer.index("\n> ", heading) > heading  # the subagent's Glob, quoted under it
+    assert "List the files · subagent, 1 call" in answer  # its end, with the report it gave its parent
+    assert answer.endswith("Done: some files.")
+    assert "Looking." not in answer  # the subagent's words went to its parent
+
+
+async def test_claude_codes_session_gets_the_workspaces_second_folder_and_writes_there(backend: BackendClient, claude: ClaudeCode, tmp_path: Path) -> None:
+    """docs/usage.md, "Workspace folders": Claude Code declares `additionalDirectories`; a two-folder
+    workspace's second folder reaches its session/new, and its own write there lands."""
+    second = tmp_path / "lib"
+    second.mkdir()
+    target = second / "notes.txt"
+    claude.api.script(reply(tool_use("Write", {"file_path": str(target), "content": "written in the second folder\n"})), reply(text("Written.")))
+    history, folders, tools = [user("Write the notes in the lib folder")], [str(claude.cwd), str(second)], [AGENT_ACTION_TOOL_DEF]
+    with trio.fail_after(GUARD):
+        ask = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd), folders=folders)
+        [call] = ask.tool_calls()  # its permission to write, as for a write in its first folder
+        history += [ask.assistant_message(), tool_result(call["toolCallId"], AGENT_ACTION_APPROVED)]
+        result = await backend.chat(history, agent=claude.agent, tools=tools, cwd=str(claude.cwd), folders=folders)
+    [opened] = claude.requests("session/new")
+    assert opened["params"].get("additionalDirectories") == [str(second)]
+    assert target.read_text() == "written in the second folder\n", result.text()
+    assert result.text().endswith("Written.")

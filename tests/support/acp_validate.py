@@ -89,11 +89,19 @@ def _same_scalar(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+# Fields of ACP's schema newer than the Python SDK pinned here (agent-client-protocol 0.12.1), read in the
+# schema of the TypeScript SDK the agents ship (@agentclientprotocol/sdk 2.4.0, `v1/schema`): the client's
+# `session.compaction` capability, and `session/new`'s `additionalDirectories`.
+NEWER_THAN_SDK = frozenset({"clientCapabilities.session.compaction", "additionalDirectories"})
+
+
 def _diff(inp: Any, out: Any, path: str, problems: list[str]) -> None:
     """Compare the raw JSON input with the re-dumped model; report what pydantic changed."""
     if isinstance(inp, dict) and isinstance(out, dict):
         for k, v in inp.items():
             p = f"{path}.{k}" if path else k
+            if k not in out and p in NEWER_THAN_SDK:
+                continue
             if k not in out:
                 problems.append(f"{p}: unknown field, silently ignored by the model")
             else:

@@ -100,6 +100,12 @@ def rebuilt(request: str) -> str:
     return f"<userRequest>\n{request}\n</userRequest>"
 
 
+SUMMARY_ASK = (
+    "Summarize the conversation history so far, paying special attention to the most recent agent commands and tool results that"
+    " triggered this summarization. Structure your summary using the enhanced format provided in the system message."
+)
+
+
 class Round:
     """One round as Copilot stores it: the request's new messages and our reply."""
 
@@ -277,16 +283,29 @@ class Copilot:
         round.cancelled = True
         return round
 
-    async def summarise(self) -> ChatResult:
-        """Ask the same model for a summary, then replace the history before the current round."""
+    async def summarise(self, instructions: str = "", *, compact: bool = False) -> ChatResult:
+        """Copilot Chat 0.67's summariser (`ConversationHistorySummarizer`): its own system prompt (with
+        `/compact`'s words), the history as in its agent prompt but without our markers
+        (`ignoreStatefulMarker`), and its ask; then the text inside the answer's `<summary>` tags (else
+        all of it), with a hint naming its transcript, replaces the rounds summarised: every round for
+        `/compact` (`compact`), else all but the current one (its context overflowed mid-turn)."""
+        system = "Your task is to create a comprehensive, detailed summary of the entire conversation that captures all essential information."
+        if instructions:
+            system += f"\n\n## Additional instructions from the user:\n{instructions}"
+        history = [m for m in self.messages()[1:]]
+        for message in history:
+            message["content"] = [p for p in message["content"] if p.get("type") != "marker"]
         messages = [
-            {"role": "system", "content": [{"type": "text", "value": "Your task is to create a comprehensive, detailed summary of the entire conversation."}]},
-            *self.messages()[1:],
-            {"role": "user", "content": [{"type": "text", "value": "Summarize the conversation so far."}]},
+            {"role": "system", "content": [{"type": "text", "value": system}]},
+            *history,
+            {"role": "user", "content": [{"type": "text", "value": SUMMARY_ASK}]},
         ]
         result = await self.backend.chat(messages, agent=self.agent, tools=self.tools)
-        self.summary = result.text()
-        self.summary_from = len(self.rounds) - 1
+        text = result.text()
+        if "<summary>" in text:
+            text = text.split("<summary>", 1)[1].split("</summary>", 1)[0]
+        self.summary = text.strip() + '\nIf you need specific details from before compaction, use the read_file tool to look up the full uncompacted conversation transcript at: "/tmp/transcript.jsonl"'
+        self.summary_from = len(self.rounds) if compact else len(self.rounds) - 1
         return result
 
     def drop_tool_round(self, index: int) -> None:

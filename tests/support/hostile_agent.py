@@ -234,7 +234,18 @@ COMMANDS.update({"orphan": orphan, "die": die})
 def capabilities(flags: list[str]) -> dict[str, Any]:
     if "sessions" in flags:
         return {"loadSession": True, "sessionCapabilities": {"list": {}}}
+    if "folders" in flags:  # the workspace's other folders in session/new (tests/wire/test_confined_writes.py)
+        return {"sessionCapabilities": {"additionalDirectories": {}}}
     return {}
+
+
+FOLDERS: dict[str, list[str]] = {}  # session id -> the `additionalDirectories` its session/new gave
+
+
+def folders(id: Any, session: str, argument: str) -> None:
+    """`folders`: says the session's additional directories, one a line."""
+    say(session, "\n".join(FOLDERS.get(session, [])) or "none")
+    end_turn(id)
 
 
 def new_session_answer(flags: list[str]) -> dict[str, Any]:
@@ -431,7 +442,7 @@ def write_files(id: Any, session: str, argument: str) -> None:
     end_turn(id)
 
 
-COMMANDS.update({"write": write_files})
+COMMANDS.update({"write": write_files, "folders": folders})
 
 
 # Requests between prompts (docs/DESIGN.md, "The turn machine") -----------------------------------
@@ -561,6 +572,8 @@ def main() -> None:
                 if "--key" in server.get("args", []):
                     args = server["args"]
                     BRIDGES[session] = dict(zip(args[-4::2], args[-3::2], strict=False))
+            if isinstance(params.get("additionalDirectories"), list):
+                FOLDERS[session] = params["additionalDirectories"]
             send({"id": id, "result": made_odd("session/new", {"sessionId": session, **new_session_answer(flags), **metadata_new_session(flags)})})
         elif metadata_answer(flags, method, id, params) or answer_sessions(method, id, params):
             pass

@@ -79,7 +79,7 @@ async def _with_claude(backend: BackendClient, play: Callable[[BackendClient, An
     from tests.support.fake_anthropic import FakeAnthropic
 
     api = FakeAnthropic()
-    with tempfile.TemporaryDirectory() as root:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as root:
         async with trio.open_nursery() as nursery:
             await nursery.start(api.serve)
             await play(backend, ClaudeCode(api, Path(root)))
@@ -146,7 +146,7 @@ async def _with_codex(backend: BackendClient, play: Callable[[BackendClient, Any
     from tests.support.fake_openai import FakeOpenAI
 
     api = FakeOpenAI()
-    with tempfile.TemporaryDirectory() as root:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as root:
         async with trio.open_nursery() as nursery:
             await nursery.start(api.serve)
             await play(backend, Codex(api, Path(root), **options))

@@ -17,13 +17,15 @@ def _paths(value: object, at: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
 
 def test_initialize_declares_what_the_table_serves() -> None:
     assert acp.initialize_params("1.0")["clientCapabilities"] == client_capabilities(SERVED)
-    # As before the table: fs writes and form elicitation; no reads, no terminal; terminal sign-in.
+    # As before the table: fs writes and form elicitation; no reads, no terminal; terminal sign-in;
+    # the agent's compaction reported with its summary.
     assert client_capabilities() == {
         "fs": {"readTextFile": False, "writeTextFile": True},
         "terminal": False,
         "elicitation": {"form": {}},
         "auth": {"terminal": True},
         "_meta": {"terminal-auth": True},
+        "session": {"compaction": {}},
     }
 
 

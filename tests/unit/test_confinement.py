@@ -97,3 +97,12 @@ def test_only_a_regular_file_with_one_name_is_read_or_replaced() -> None:
     assert "folder" in (file_refusal("/p/a", 0o040755, 1) or "")
     assert "device" in (file_refusal("/p/a", 0o020666, 1) or "")
     assert "hard links" in (file_refusal("/p/a", 0o100644, 2) or "")
+
+
+def test_the_workspaces_other_folders_are_its_absolute_folders_besides_the_first_each_once() -> None:
+    """protocol/host/workspace_folders.py: what reaches the agent's session besides its own folder."""
+    from protocol.host.workspace_folders import other_folders
+
+    assert other_folders("/w/app", ["/w/app", "/w/lib", "relative", "/w/lib/", "/w/docs"]) == ("/w/lib", "/w/docs")
+    assert other_folders("C:\\W\\App", ["c:\\w\\app", "C:\\w\\Lib"], windows=True) == ("C:\\w\\Lib",)
+    assert other_folders("/w/app", []) == ()

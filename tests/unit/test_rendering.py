@@ -369,3 +369,28 @@ def test_usage_part_from_what_the_agent_reported() -> None:
     # Nothing reported, nothing sent (a cost alone is no token count).
     assert usage_part(TurnUsage()) is None
     assert usage_part(TurnUsage(size=1000, cost=(0.1, "USD"))) is None
+
+
+def test_a_subagents_calls_show_as_their_own_group_under_the_call_that_started_it() -> None:
+    """docs/usage.md, "Subagents": Claude Code stamps a Task subagent's updates with the Task call's id."""
+    child = {"_meta": {"claudeCode": {"parentToolUseId": "task-1"}}}
+    updates = [
+        {"sessionUpdate": "tool_call", "toolCallId": "task-1", "title": "Explore the parser", "status": "in_progress"},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "I will read it."}, **child},
+        {"sessionUpdate": "tool_call", "toolCallId": "read-1", "title": "Read parser.py", "status": "pending", **child},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "read-1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "def parse(): ..."}}], **child},
+        {"sessionUpdate": "tool_call", "toolCallId": "grep-1", "title": "Grep parse", "status": "failed", **child},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "task-1", "status": "completed"},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "The parser is small."}},
+    ]
+    parts = render_updates(updates, ToolCallTracker())
+    text = "".join(p.value for p in parts if isinstance(p, TextPart))
+    assert text == "\n\n**Explore the parser** · subagent\n\n> ✓ Read parser.py\n\n> ✗ Grep parse\n\n\n✓ Explore the parser · subagent, 2 calls\nThe parser is small."
+    assert ThinkingPart("I will read it.") in parts  # the subagent's words: never the agent's answer
+
+
+def test_a_codex_subagent_is_named() -> None:
+    update = {"sessionUpdate": "tool_call", "toolCallId": "s1", "status": "completed", "_meta": {"codex": {"subagent": {"path": "/root/reviewer", "activity": "started"}}}}
+    assert render_update(update, ToolCallTracker()) == [TextPart("\n\n✓ subagent reviewer\n")]
+    odd = {"sessionUpdate": "tool_call", "toolCallId": "s2", "title": "Start", "status": "completed", "_meta": {"claudeCode": {"parentToolUseId": 7}, "codex": "x"}}
+    assert render_update(odd, ToolCallTracker()) == [TextPart("\n\n✓ Start\n")]

@@ -19,9 +19,11 @@ from pathlib import Path
 import trio
 
 from protocol.vscode.lm import AGENT_ACTION_APPROVED
-from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, process_agent, tool_result, user
+from symposium.client import AGENT_ACTION_TOOL_DEF, BackendClient, assistant, process_agent, tool_result, user
 
 HOSTILE = process_agent("hostile", sys.executable, [str(Path(__file__).parents[1] / "support" / "hostile_agent.py")])
+# The same agent declaring `sessionCapabilities.additionalDirectories`: it takes a workspace's other folders.
+FOLDERS = process_agent("folders", sys.executable, [str(Path(__file__).parents[1] / "support" / "hostile_agent.py"), "folders"])
 ELIZA = process_agent("eliza", sys.executable, ["-m", "symposium", "eliza"])
 GUARD = 30
 WRITTEN = "written by the agent\n"
@@ -167,3 +169,35 @@ async def test_a_file_that_runs_by_itself_goes_to_vscodes_edit_tools_where_the_c
         history = [*command, asked.assistant_message(), tool_result(call["toolCallId"], "The file was created")]
         done = await backend.chat(history, agent=HOSTILE, model_id="hostile", cwd=str(workspace), tools=[CREATE_FILE])
     assert done.error is None and done.text() == "ok"
+
+
+async def test_every_folder_of_the_workspace_reaches_the_session_and_takes_writes_and_nowhere_else(backend: BackendClient, tmp_path: Path) -> None:
+    """docs/usage.md, "Workspace folders": a two-folder workspace. The agent's session gets the second
+    folder in `additionalDirectories` (it declares them); its writes land in both folders, and one
+    outside both is refused."""
+    first, second, outside = tmp_path / "app", tmp_path / "lib", tmp_path / "elsewhere"
+    for folder in (first, second, outside):
+        folder.mkdir()
+    folders = [str(first), str(second)]
+    with trio.fail_after(GUARD):
+        told = await backend.chat([user("folders")], agent=FOLDERS, model_id="folders", cwd=str(first), folders=folders)
+        wrote = await backend.chat([user("folders"), assistant(told.text()), user(f"write {first / 'a.txt'} {second / 'b.txt'} {outside / 'c.txt'}")], agent=FOLDERS, model_id="folders", cwd=str(first), folders=folders)
+    assert told.text() == f"echo: {second}" or told.text().endswith(str(second)), told.text()
+    answers = wrote.text().splitlines()
+    assert answers[:2] == ["ok", "ok"] and answers[2] != "ok", answers
+    assert (first / "a.txt").read_text() == WRITTEN and (second / "b.txt").read_text() == WRITTEN
+    assert not (outside / "c.txt").exists()
+
+
+
+async def test_an_agent_that_takes_no_other_folders_is_told_of_them_once_and_may_write_there(backend: BackendClient, tmp_path: Path) -> None:
+    """An agent without `additionalDirectories` hears of the workspace's other folders in its first prompt."""
+    first, second = tmp_path / "app", tmp_path / "lib"
+    first.mkdir()
+    second.mkdir()
+    folders = [str(first), str(second)]
+    with trio.fail_after(GUARD):
+        told = await backend.chat([user("hello")], agent=HOSTILE, model_id="hostile", cwd=str(first), folders=folders)
+        again = await backend.chat([user("hello"), assistant(told.text()), user(f"write {second / 'b.txt'}")], agent=HOSTILE, model_id="hostile", cwd=str(first), folders=folders)
+    assert f"- {second}" in told.text() and told.text().rstrip().endswith("hello"), told.text()  # the note, then what the user wrote
+    assert again.text().splitlines() == ["ok"] and (second / "b.txt").read_text() == WRITTEN

@@ -15,7 +15,7 @@ import trio
 
 from symposium.client import BackendClient, process_agent
 from tests.conftest import Tap
-from tests.support.copilot import Copilot
+from tests.support.copilot import SUMMARY_ASK, Copilot
 
 GUARD = 30
 HERE = Path(__file__).parents[1] / "support"
@@ -132,20 +132,35 @@ async def test_a_cancelled_turn_rebuilt_as_markdown_is_not_resent(backend: Backe
     assert len(set(sessions(tap))) == 1
 
 
-async def test_summarisation_uses_a_throwaway_session_and_the_conversation_goes_on(backend: BackendClient, tap: Tap) -> None:
+async def test_a_summarisation_is_answered_in_the_agents_own_session_and_the_conversation_goes_on(backend: BackendClient, tap: Tap) -> None:
+    """docs/how-it-works.md, "Compaction": an agent with no compaction command of its own (Eliza) is
+    asked Copilot's question in its own session; the turn after the summary goes on there, unprimed."""
     copilot = Copilot(backend, tap.agent)
     with trio.fail_after(GUARD):
         await copilot.ask("Hello")
         await copilot.ask("I feel sad")
-        summary = await copilot.summarise()
+        summary = await copilot.summarise(compact=True)
         assert summary.completed and summary.text()
         after = await copilot.ask("My mother hates me")
     assert after.text() == "Your mother hates you?"
     used = sessions(tap)
-    assert used[0] == used[1] == used[3] != used[2]  # the summary had a session of its own
-    assert tap.prompts()[3] == "My mother hates me"
-    summary_prompt = tap.requests("session/prompt")[2]["params"]["prompt"]
-    assert "User: Hello" in summary_prompt[0]["text"] and "I feel sad" in summary_prompt[0]["text"]
+    assert used[0] == used[1] == used[2] == used[3]  # one agent session throughout
+    assert len(tap.requests("session/new")) == 1
+    assert tap.prompts()[2:] == [SUMMARY_ASK, "My mother hates me"]  # asked in its own session, then unprimed
+
+
+async def test_a_summarisation_mid_turn_leaves_the_waiting_session_alone(backend: BackendClient, tap: Tap) -> None:
+    """A summary asked while the agent waits on a permission (its context overflowed mid-turn) cannot
+    be asked of its session: a throwaway session answers it, and the turn goes on in its own."""
+    copilot = Copilot(backend, tap.agent)
+    with trio.fail_after(GUARD):
+        await copilot.ask("Hello")
+        waiting = await copilot.ask("run ls")
+        assert waiting.tool_calls()
+        summary = await copilot.summarise()
+        assert summary.completed
+    used = sessions(tap)
+    assert used[0] == used[1] != used[2]
 
 
 async def test_editing_an_earlier_message_forks_a_new_primed_session(backend: BackendClient, tap: Tap) -> None:

@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Locator, Page } from 'playwright-core';
 import { ChatView, pickedModel, retry, runCommand, runViewTests, ViewTest } from './chatView';
+import { startCommand } from './continueView';
 import { FakeAgent } from './fakeAgent';
 import { signInWithKey } from './notifications';
 
@@ -63,6 +64,14 @@ const FILES: Record<string, string> = {
   'lint-a.json': '{\n  "a": 1\n  "b": 2\n}\n',
   'lint-b.json': '{\n  "c": 3,\n}\n',
 };
+
+/** A command of the user's own for Claude Code (`~/.claude/commands/greet.md`), which it announces:
+ * written before the window starts it. */
+export function writeClaudeCommand(claude: FakeAgent): void {
+  const commands = path.join(claude.entry.env.CLAUDE_CONFIG_DIR ?? path.join(claude.entry.env.HOME, '.claude'), 'commands');
+  fs.mkdirSync(commands, { recursive: true });
+  fs.writeFileSync(path.join(commands, 'greet.md'), '---\ndescription: Greets someone\n---\nSay a warm greeting to $ARGUMENTS.\n');
+}
 
 export function prepareWorkspace(workspace: string): void {
   for (const [name, text] of Object.entries(FILES)) {
@@ -129,6 +138,67 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       const asked = await claude.request(lastUser('And once more'));
       // The agent's own session kept the conversation: the model sees the first exchange.
       assert.deepEqual(asked.userTexts.slice(-2), ['Say hello', 'And once more']);
+    }],
+    ['Claude Code: /compact is Claude Code\'s own compaction, and the next message goes on in its compacted session', async () => {
+      // docs/how-it-works.md, "Compaction": Copilot's /compact asks for a summary; Claude Code compacts its own
+      // session (its model asked to summarise it) and the next message reaches that same session, unprimed.
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      claude.script(
+        { answers: 'Tell me a story', text: ['Once upon a time.'] },
+        { text: ['<summary>\nThe user asked for a story; it began once upon a time.\n</summary>'] },
+        { answers: 'And then?', text: ['They lived happily.'] },
+      );
+      assert.match((await chat.send('Tell me a story')).text, /Once upon a time\./);
+      assert.match((await chat.sendCommand('/compact')).text, /Compacted conversation/);
+      assert.match((await chat.send('And then?')).text, /They lived happily\./);
+      const asked = await claude.request(lastUser('And then?'));
+      const seen = asked.userTexts.join('\n');
+      // Claude Code's own compacted session: its summary in place of the turns, in its own words.
+      assert.match(seen, /continued from a previous conversation/i, `Claude Code's compacted session: ${JSON.stringify(asked.userTexts)}`);
+      assert.match(seen, /it began once upon a time/);
+      assert.doesNotMatch(seen, /conversation-summary|Earlier in this conversation/, 'no session primed from the summary');
+      // And in the backend's transcript: the turn, the compaction and the turn after it went to one ACP session.
+      const sessions = ['Tell me a story', '/compact', 'And then?'].map((text) => promptedSession(path.join(options.out, 'trace'), text));
+      assert.ok(sessions[0] && sessions.every((s) => s === sessions[0]), `one ACP session: ${JSON.stringify(sessions)}`);
+    }],
+    ['Claude Code\'s commands: Symposium: Agent Commands lists them and puts one in the chat input, and it reaches Claude Code as its command', async () => {
+      // docs/usage.md, "The agent's commands". `greet` is the user's own command (~/.claude/commands), written
+      // before this window started Claude Code (`writeClaudeCommand`).
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      const rows = page.locator('.quick-input-widget .monaco-list-row');
+      await startCommand(page, 'Symposium: Agent Commands...');
+      await rows.filter({ hasText: options.claudeName }).first().click({ timeout: UI_MS }); // whose commands
+      const filter = page.locator('.quick-input-widget input');
+      await filter.fill('compact');
+      await rows.filter({ hasText: '//compact' }).first().waitFor({ timeout: UI_MS }); // Copilot's name: typed //compact
+      await filter.fill('greet');
+      await rows.filter({ hasText: '/greet' }).filter({ hasText: 'Greets someone' }).first().click({ timeout: UI_MS });
+      await view.locator('.interactive-input-editor .view-lines', { hasText: '/greet' }).first().waitFor({ timeout: UI_MS });
+      assert.match(await chat.input(), /^\/greet\s*$/);
+      claude.script({ text: ['Hello, world!'] });
+      const answer = await chat.sendAfterInput('world', '/greet world');
+      assert.match(answer.text, /Hello, world!/);
+      await claude.request((r) => r.userTexts.some((t) => t.includes('Say a warm greeting to world.')));
+    }],
+    ['Claude Code: a Task subagent\'s calls show as its own group under the Task, and its words are not the answer', async () => {
+      // docs/usage.md, "Subagents": the subagent's Glob quoted under the Task's heading, the Task's end with its report.
+      await chat.pick(options.claudeName);
+      await chat.newChat('Agent');
+      const task = { description: 'List the files', prompt: 'List the files here.', subagent_type: 'general-purpose', run_in_background: false };
+      claude.script(
+        { answers: 'Explore with a subagent', calls: [{ name: 'Task', input: task }] },
+        { text: ['Looking.'], calls: [{ name: 'Glob', input: { pattern: '*.txt' } }] },
+        { text: ['There are text files.'] },
+        { text: ['Done: text files.'] },
+      );
+      const answer = await chat.send('Explore with a subagent');
+      assert.match(answer.text, /List the files · subagent\n/);
+      assert.match(answer.text, /List the files · subagent, 1 call/);
+      assert.match(answer.text, /Done: text files\./);
+      await chat.lastResponse().locator('blockquote', { hasText: /Find/ }).first().waitFor({ timeout: UI_MS }); // the subagent's call, quoted under the Task
+      assert.ok(answer.text.indexOf('List the files · subagent\n') < answer.text.indexOf('List the files · subagent, 1 call'));
     }],
     ['Claude Code: Stop ends the answer, and the next message is answered in the same session', async () => {
       await chat.newChat('Agent'); // a short chat: the view drops the rows of a long one from the page
@@ -884,4 +954,64 @@ async function restoreCheckpoint(page: Page, text: string): Promise<void> {
   await page.keyboard.press('Control+A');
   await page.keyboard.press('Delete');
   await input.locator('.view-lines', { hasText: text }).waitFor({ state: 'detached', timeout: UI_MS });
+}
+
+/** The ACP session the newest `session/prompt` whose last block is `text` went to, in the backend's transcript. */
+function promptedSession(trace: string, text: string): string | undefined {
+  let found: string | undefined;
+  for (const file of fs.readdirSync(trace).sort()) {
+    for (const line of fs.readFileSync(path.join(trace, file), 'utf8').split('\n')) {
+      if (!line.includes('"session/prompt"')) {
+        continue;
+      }
+      const params = JSON.parse(line).msg?.params;
+      const blocks: { text?: string }[] = params?.prompt ?? [];
+      if (blocks.length && blocks[blocks.length - 1].text === text) {
+        found = params.sessionId;
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * A two-folder workspace (a `.code-workspace`) in a window of its own, with Claude Code (docs/usage.md,
+ * "Workspace folders"): its session gets the second folder (`additionalDirectories`, read in the
+ * backend's transcript), and an edit of its in that folder lands on disk.
+ */
+export async function runFoldersViewTest(
+  page: Page,
+  options: { claude: FakeAgent; claudeName: string; second: string; trace: string; out: string; print(line: string): void },
+): Promise<{ passed: number; failed: number }> {
+  const name = 'Claude Code in a two-folder workspace: its session gets the second folder, and its edit there lands';
+  if (process.env.VIEW_TESTS && !new RegExp(process.env.VIEW_TESTS).test(name)) {
+    return { passed: 0, failed: 0 };
+  }
+  const started = Date.now();
+  try {
+    const chat = new ChatView(page);
+    await chat.enableCopilotAndPick(options.claudeName, path.join(options.out, 'folders-window.png'));
+    await chat.newChat('Agent');
+    const target = path.join(options.second, 'lib.txt');
+    options.claude.script(
+      { answers: 'Edit lib.txt in the second folder', calls: [{ name: 'mcp__vscode_tools__replace_string_in_file', input: { filePath: target, oldString: 'x = 1', newString: 'x = 2' } }] },
+      { answers: 'Edit lib.txt in the second folder', text: ['Done.'] },
+    );
+    assert.match(await chat.sendUntil('Edit lib.txt in the second folder', /Done\./), /Done\./);
+    const workingSet = new WorkingSet(page, page.locator(VIEW));
+    await workingSet.shows('lib.txt');
+    await workingSet.keep();
+    await untilFile(target, 'x = 2\n');
+    // What the agent was told: its session/new, in the backend's transcript.
+    const opened = fs.readdirSync(options.trace).flatMap((f) => fs.readFileSync(path.join(options.trace, f), 'utf8').split('\n'))
+      .filter((line) => line.includes('"session/new"') && line.includes('additionalDirectories'));
+    assert.ok(opened.some((line) => line.includes(JSON.stringify(options.second).slice(1, -1))), `a session/new with the second folder: ${opened.length} seen`);
+    options.print(`    ✔ ${name} (${Date.now() - started}ms)`);
+    return { passed: 1, failed: 0 };
+  } catch (error) {
+    const picture = path.join(options.out, 'folders-view-failed.png');
+    await page.screenshot({ path: picture }).catch(() => undefined);
+    options.print(`    ✖ ${name}\n      ${error instanceof Error ? error.message.split('\n').join('\n      ') : error}\n      (${picture})`);
+    return { passed: 0, failed: 1 };
+  }
 }

@@ -433,6 +433,41 @@ export class ChatView {
     await this.view.locator('a.action-label[aria-label^="Maximize Secondary Side Bar"]').waitFor({ timeout: UI_MS });
   }
 
+  /** Types `text` after what the chat input holds already (a command put it there), sends it, and
+   * resolves with the answer once the request reads `shown`. */
+  async sendAfterInput(text: string, shown: string): Promise<Answer> {
+    const before = await this.responses().count();
+    await this.page.keyboard.type(text);
+    const sent = Date.now();
+    await this.page.keyboard.press('Enter');
+    await this.view.locator('.interactive-request .value', { hasText: shown }).last().waitFor({ timeout: UI_MS });
+    return this.answer(before, sent);
+  }
+
+  /** Sends one of the chat's own commands (`/compact`): its first Enter takes the completion VS Code
+   * suggests for it, the next one sends it. */
+  async sendCommand(text: string): Promise<Answer> {
+    const before = await this.responses().count();
+    await this.view.locator('.interactive-input-editor .monaco-editor').first().click();
+    await this.page.keyboard.type(text);
+    const request = this.view.locator('.interactive-request .value', { hasText: text }).last();
+    await retry(this.page, UI_MS, async () => {
+      await this.page.keyboard.press('Enter');
+      await request.waitFor({ timeout: 2_000 });
+    });
+    return this.answer(before);
+  }
+
+  /** The newest answer, as the page shows it. */
+  lastResponse(): Locator {
+    return this.responses().last();
+  }
+
+  /** What the chat input holds. */
+  async input(): Promise<string> {
+    return (await this.view.locator('.interactive-input-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+  }
+
   private responses(): Locator {
     return this.view.locator('.interactive-item-container.interactive-response');
   }

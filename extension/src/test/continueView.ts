@@ -18,7 +18,7 @@ const QUESTION = 'What number did I say?';
 const EDITED = 'What number did I say, doubled?';
 
 /** Picks the command in the command palette; its own quick picks follow. */
-async function startCommand(page: Page, title: string): Promise<void> {
+export async function startCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ timeout: UI_MS });

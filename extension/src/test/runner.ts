@@ -26,7 +26,7 @@ import * as path from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { freePort, newPage, QUIET_SETTINGS, serveArgs, stopGroup, waitForServer } from './codeServer';
 import { runChatViewTests } from './chatView';
-import { byHand, CODEX_AGENT, CODEX_PRESETS_AGENT, FRESH_CLAUDE, GEMINI_AGENT, GEMINI_BY_HAND, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
+import { byHand, runFoldersViewTest, writeClaudeCommand, CODEX_AGENT, CODEX_PRESETS_AGENT, FRESH_CLAUDE, GEMINI_AGENT, GEMINI_BY_HAND, MAX_REQUESTS, measureFirstText, prepareWorkspace, runAgentViewTests, SIGNIN_AGENT, withoutCredentials } from './agentView';
 import { CONTINUE_AGENT, prepareContinue, runContinueViewTest } from './continueView';
 import { FakeAgent, repositoryOf } from './fakeAgent';
 import { measureEditCost, OWN_EDITS_AGENT } from './editCost';
@@ -136,6 +136,7 @@ async function main(): Promise<number> {
         return undefined;
       }),
     ]);
+    writeClaudeCommand(fake);
     const signIn = { ...SIGNIN_AGENT, ...withoutCredentials(fake.entry, path.join(root, 'no-sign-in-home')) };
     const own = { ...fake.entry, ...OWN_EDITS_AGENT };
     const geminiEntry = gemini ? [{ ...GEMINI_AGENT, ...gemini.entry }, { ...GEMINI_BY_HAND, ...byHand(gemini.entry) }] : [];
@@ -173,6 +174,18 @@ async function main(): Promise<number> {
       chat.failed += 1;
     }
     await again.close();
+    // A two-folder workspace, in a window of its own (docs/usage.md, "Workspace folders").
+    const second = path.join(root, 'second');
+    fs.mkdirSync(second, { recursive: true });
+    fs.writeFileSync(path.join(second, 'lib.txt'), 'x = 1\n');
+    const workspaceFile = path.join(root, 'two.code-workspace');
+    fs.writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: dirs.workspace }, { path: second }] }));
+    const two = await newPage(browser, OUT, 'folders');
+    await two.goto(`${base}/?workspace=${encodeURIComponent(workspaceFile)}&payload=${encodeURIComponent(JSON.stringify([['extensionDevelopmentPath', remote(extension)]]))}`);
+    const folders = await runFoldersViewTest(two, { claude: fake, claudeName: CONTINUE_AGENT.name, second, trace: path.join(OUT, 'trace'), out: OUT, print });
+    chat.passed += folders.passed;
+    chat.failed += folders.failed;
+    await two.close();
     await Promise.all([fake.stop(), codex.stop(), presets.stop(), gemini?.stop()]);
     console.log(`Chat view tests: ${chat.passed} passed, ${chat.failed} failed after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
