@@ -285,3 +285,25 @@ def test_the_agent_forks_at_a_message_only_when_it_declares_session_fork_and_is_
     assert message_fork(CLAUDE_OLD) is None  # before the version tested: not known to
     assert message_fork({**CLAUDE, "agentInfo": {**CLAUDE_INFO, "version": "0.101.0-beta.1"}}) is not None
     assert message_fork({"agentCapabilities": {"sessionCapabilities": {"fork": True}}, "agentInfo": CLAUDE_INFO}) is None  # not ACP's shape
+
+
+def test_the_workspaces_other_folders_go_in_a_new_sessions_params_where_the_agent_takes_them_else_in_a_note() -> None:
+    """docs/usage.md, "Workspace folders": one plan says where the other folders go."""
+    takes = {"agentCapabilities": {"sessionCapabilities": {"additionalDirectories": {}}}, "agentInfo": {"name": "a", "version": "1"}}
+    chat = Chat(Fresh(), "/w/app", ASK_MODE, others=("/w/lib",))
+    declared = read_initialize(takes)
+    made = opening.plan_opening(declared, facts_for(FACTS, declared), chat)
+    assert made.others == ("/w/lib",) and made.folders_note is None
+    assert made.tries[0].params("/w/app", [], made.additional_directories)["additionalDirectories"] == ["/w/lib"]
+    declared = read_initialize(NOTHING)
+    told = opening.plan_opening(declared, facts_for(FACTS, declared), chat)
+    assert told.additional_directories == () and "- /w/lib" in (told.folders_note or "")
+    assert "additionalDirectories" not in told.tries[0].params("/w/app", [], told.additional_directories)
+
+
+def test_a_spare_made_for_one_folder_does_not_serve_a_workspace_of_several() -> None:
+    declared = read_initialize(CLAUDE)
+    one = opening.plan_opening(declared, facts_for(FACTS, declared), Chat(Fresh(), "/w/app", ASK_MODE))
+    several = opening.plan_opening(declared, facts_for(FACTS, declared), Chat(Fresh(), "/w/app", ASK_MODE, others=("/w/lib",)))
+    assert spare_fit(several, one) is SpareFit.OTHER_FOLDERS
+    assert spare_fit(one, one) is SpareFit.FITS
