@@ -320,19 +320,27 @@ else:
 
   it('never unpacks without the tar safety filter: a Python without it is refused, not worked around', async () => {
     // Python before 3.11.4, as far as unpacking goes: no tarfile.data_filter, and no filter argument.
-    const old = fs.mkdtempSync(path.join(dir, 'old-python-'));
-    fs.writeFileSync(path.join(old, 'sitecustomize.py'), [
-      'import tarfile',
+    // The unpacker runs isolated (-I: no PYTHONPATH, no sitecustomize), so the old Python is a program
+    // of its own: the real one, its tarfile made old, running the code it is given with -c.
+    const real = await findPython('');
+    const old = path.join(fs.mkdtempSync(path.join(dir, 'old-python-')), 'python');
+    fs.writeFileSync(old, [
+      `#!${real.path}`,
+      'import sys, tarfile',
       'del tarfile.data_filter',
       '_extractall = tarfile.TarFile.extractall',
       'def extractall(self, path=".", members=None, *, numeric_owner=False):',
       '    return _extractall(self, path, members, numeric_owner=numeric_owner)',
       'tarfile.TarFile.extractall = extractall',
+      'args = sys.argv[1:]',
+      'while args and args[0] != "-c":',
+      '    args.pop(0)',
+      'sys.argv = ["-c", *args[2:]]',
+      'exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})',
       '',
-    ].join('\n'));
+    ].join('\n'), { mode: 0o755 });
     const archive = await tarball('plain.tar.gz', { 'dist/run': '#!/bin/sh\n' });
-    const env = { ...options().env, PYTHONPATH: old };
-    await assert.rejects(installAgent(binaryEntry('nofilter', archive), { ...options(), env }), (error: SetupError) => {
+    await assert.rejects(installAgent(binaryEntry('nofilter', archive), { ...options(), python: async () => ({ ...real, path: old }) }), (error: SetupError) => {
       assert.match(error.message, /Could not unpack plain\.tar\.gz: Python [\d.]+ has no tar extraction filter, and Symposium never unpacks without it/);
       assert.match(error.fix, /symposium\.python to Python 3\.11\.4 or later/);
       return true;
