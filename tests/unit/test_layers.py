@@ -338,3 +338,12 @@ def test_every_worker_thread_of_the_backend_is_counted() -> None:
     direct = [f"{path.relative_to(ROOT)}:{n}" for folder in ("actors", "protocol", "symposium") for path in sorted((ROOT / folder).rglob("*.py"))
               if path not in allowed for n, line in enumerate(path.read_text().splitlines(), 1) if "to_thread.run_sync" in line]
     assert direct == []
+
+
+MAX_LINES = 600  # a module a reader takes in at one sitting; past it, a concern is hiding in another's
+LONG_ON_PURPOSE = {"symposium/eliza/engine.py"}  # Weizenbaum's 1966 program, ported as the one program it is
+
+
+def test_no_shipped_module_is_over_its_length() -> None:
+    long = {str(path.relative_to(ROOT)): n for path in _modules().values() if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert {name: n for name, n in long.items() if name not in LONG_ON_PURPOSE} == {}
