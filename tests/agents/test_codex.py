@@ -131,10 +131,9 @@ async def test_codexs_plan_goes_to_copilots_todo_widget_and_costs_its_turn_nothi
     assert "Successfully wrote todo list" not in str(codex.api.main[-1].body)
 
 
-async def test_codex_hears_of_the_workspaces_second_folder(backend: BackendClient, codex: Codex, tmp_path: Path) -> None:
-    """docs/usage.md, "Workspace folders": Zed's codex-acp 0.16 declares no `additionalDirectories`
-    (the catalogue's codex-acp 1.6 does), so a two-folder workspace's second folder is named in its
-    first prompt, and its session opens in the first."""
+async def test_codex_is_given_the_workspaces_second_folder(backend: BackendClient, codex: Codex, tmp_path: Path) -> None:
+    """docs/usage.md, "Workspace folders": the catalogue's codex-acp declares `additionalDirectories`, so a
+    two-folder workspace's second folder goes in its `session/new`, and no prompt needs to name it."""
     second = tmp_path / "lib"
     second.mkdir()
     codex.api.script(reply(text("Noted.")), reply(text("Still.")))
@@ -143,7 +142,7 @@ async def test_codex_hears_of_the_workspaces_second_folder(backend: BackendClien
         first = await backend.chat([user("Which folders?")], agent=codex.agent, cwd=str(codex.cwd), folders=folders)
         await backend.chat([user("Which folders?"), {"role": "assistant", "content": [{"type": "text", "value": first.text()}]}, user("Again?")], agent=codex.agent, cwd=str(codex.cwd), folders=folders)
     [opened] = codex.requests("session/new")
-    assert opened["params"]["cwd"] == str(codex.cwd) and "additionalDirectories" not in opened["params"]
+    assert opened["params"]["cwd"] == str(codex.cwd) and opened["params"]["additionalDirectories"] == [str(second)]
     prompts = [m["params"]["prompt"] for m in codex.requests("session/prompt")]
-    assert f"- {second}" in prompts[0][0]["text"] and prompts[0][-1]["text"] == "Which folders?"
-    assert [b["text"] for b in prompts[1]] == ["Again?"]  # told once
+    assert all(str(second) not in block.get("text", "") for prompt in prompts for block in prompt)
+    assert [b["text"] for b in prompts[1]] == ["Again?"]
