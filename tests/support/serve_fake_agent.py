@@ -58,6 +58,7 @@ def scripted(kind: str, spec: dict[str, Any]) -> fake_anthropic.Reply | fake_ope
     return fake_openai.reply(*items, **options)
 
 
+CODEX_MODES = {"read-only": "read-only", "workspace-write": "agent", "danger-full-access": "agent-full-access"}
 SANDBOX = re.compile(r"`sandbox_mode` is `([\w-]+)`")
 
 
@@ -90,7 +91,8 @@ async def main(kind: str, root: Path, outside: tuple[str, str] | None, sandbox: 
         await nursery.start(api.serve)
         root.mkdir(parents=True, exist_ok=True)
         maker = {"claude": ClaudeCode, "codex": Codex, "gemini": Gemini}[kind]
-        made = Codex(api, root, sandbox_mode=sandbox) if kind == "codex" and sandbox else maker(api, root)  # type: ignore[arg-type]
+        # The catalogue's adapter takes its sandbox as its first mode (`INITIAL_AGENT_MODE`), not from config.toml.
+        made = Codex(api, root, mode=CODEX_MODES[sandbox]) if kind == "codex" and sandbox else maker(api, root)  # type: ignore[arg-type]
         definition = made.agent
         agent = definition["mcp_server"]
         say({"agent": {"command": agent["command"], "args": agent["args"], "env": {v["name"]: v["value"] for v in agent["env"]}}})

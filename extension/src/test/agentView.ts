@@ -552,40 +552,20 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       options.print(`    time to the first answer text (Codex, Agent mode): ${answer.firstTextMs} ms`);
       assert.match(answer.text, /Hello from Codex\./);
     }],
-    ['Codex: its reasoning effort is its control in the chat input (it offers no mode here), and High chosen there reaches its model', async () => {
+    ['Codex: its mode is its control in the chat input, and Read-only chosen there reaches its model before the next prompt', async () => {
       await chat.pick(CODEX_AGENT.name); // it answered just before: its options are known
       await chat.newChat('Agent');
       const control = new ModelControl(page);
-      const efforts = await control.open();
-      for (const effort of ['Low', 'Medium', 'High']) {
-        assert.ok(efforts.some((row) => row.startsWith(effort)), `the control lists ${effort}: ${JSON.stringify(efforts)}`);
+      const modes = await control.open();
+      for (const mode of ['Read-only', 'Agent']) {
+        assert.ok(modes.some((row) => row.startsWith(mode)), `the control lists ${mode}: ${JSON.stringify(modes)}`);
       }
-      await control.choose('High');
-      codex.script({ answers: 'Reason it through', text: ['Reasoned.'] });
-      assert.match((await chat.send('Reason it through')).text, /Reasoned\./);
-      const asked = await codex.request(lastUser('Reason it through'));
-      assert.equal(asked.options.effort, 'high', `Codex asked its model for high effort: ${JSON.stringify(asked.options)}`);
-      await control.choose('Medium'); // its default again, for the tests after
-    }],
-    ['Codex with approval presets: its preset is its control in the chat input, Read Only chosen reaches it, and an effort chosen in Manage Language Models too', async () => {
-      const presets = options.codexPresets;
-      await chat.pick(CODEX_PRESETS_AGENT.name);
-      await chat.newChat('Agent');
-      presets.script({ answers: 'Start the presets test', text: ['Started.'] });
-      assert.match((await chat.send('Start the presets test')).text, /Started\./);
-      const control = new ModelControl(page);
-      const offered = await control.open();
-      for (const preset of ['Read Only', 'Default', 'Full Access (bypasses permissions)']) {
-        assert.ok(offered.some((row) => row.startsWith(preset)), `the control lists ${preset}: ${JSON.stringify(offered)}`);
-      }
-      await control.choose('Read Only');
-      await manageModelOption(page, CODEX_PRESETS_AGENT.name, 'Reasoning Effort', 'High');
-      presets.script({ answers: 'Look around', text: ['Looked.'] });
+      await control.choose('Read-only');
+      codex.script({ answers: 'Look around', text: ['Looked.'] });
       assert.match((await chat.send('Look around')).text, /Looked\./);
-      const asked = await presets.request(lastUser('Look around'));
-      assert.deepEqual(asked.options, { effort: 'high', sandbox: 'read-only' }, 'both reached Codex, in the same session');
-      await control.choose('Default');
-      await manageModelOption(page, CODEX_PRESETS_AGENT.name, 'Reasoning Effort', 'Medium');
+      const asked = await codex.request(lastUser('Look around'));
+      assert.equal(asked.options.sandbox, 'read-only', `Codex's model was told its read-only sandbox: ${JSON.stringify(asked.options)}`);
+      await control.choose('Agent'); // its default again, for the tests after
     }],
     ['Codex\'s plan shows in Copilot\'s todo widget, and the turn goes on', async () => {
       await chat.newChat('Agent');
