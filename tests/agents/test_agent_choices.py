@@ -17,12 +17,13 @@ from typing import Any
 import trio
 from acp import schema
 
-from symposium.client import ELIZA, BackendClient, ChatResult, process_agent, user
+from protocol.vscode.lm import AGENT_ACTION_APPROVED
+from symposium.client import AGENT_ACTION_TOOL_DEF, ELIZA, BackendClient, ChatResult, process_agent, tool_result, user
 from tests.conftest import SUPPORT, Tap
 from tests.support.acp_direct import run_outside
 from tests.support.acp_validate import validate_payload
 from tests.support.claude import ClaudeCode
-from tests.support.codex import Codex
+from tests.support.codex import Codex, planning
 from tests.support.fake_anthropic import reply as claude_reply
 from tests.support.fake_anthropic import text as claude_text
 from tests.support.fake_openai import reply as codex_reply
@@ -353,3 +354,39 @@ async def test_an_agent_that_cannot_list_its_sessions_says_so(backend: BackendCl
     listing = await backend.list_sessions(tap.agent)
     assert listing["supported"] is False and "cannot" in listing["reason"]
     assert (await backend.list_sessions(ELIZA))["supported"] is False
+
+
+
+async def test_codexs_own_change_of_collaboration_mode_stands(backend: BackendClient, codex: Codex) -> None:
+    """docs/usage.md, "The agent's own choices": Plan chosen in VS Code reaches Codex; once its plan is
+    approved Codex leaves Plan by itself, and the next request does not set it back."""
+    agents = [entry("codex", "Codex", codex.agent)]
+    codex.api.script(
+        codex_reply(codex_text("Started.")),
+        codex_reply(codex_text("<proposed_plan>\n1. Rename the function.\n</proposed_plan>")),
+        codex_reply(codex_text("Implemented.")),
+        codex_reply(codex_text("Done.")),
+    )
+    tools = [AGENT_ACTION_TOOL_DEF]
+    history = [user("Start")]
+    with trio.fail_after(GUARD):
+        first = await backend.chat(history, agent=codex.agent, cwd=str(codex.cwd), model_id="codex", tools=tools)
+        answered(first)
+        await backend.models_changed()
+        [model] = [m for m in await backend.models(agents) if m["id"] == "codex"]
+        collaboration = model["configurationSchema"]["properties"]["collaboration_mode"]
+        assert collaboration["enum"] == ["default", "plan"] and collaboration["default"] == "default"
+        chosen = {"collaboration_mode": "plan"}
+        history += [first.assistant_message(), user("Plan the rename")]
+        ask = await backend.chat(history, agent=codex.agent, cwd=str(codex.cwd), model_id="codex", tools=tools, model_configuration=chosen)
+        [call] = ask.tool_calls()
+        history += [ask.assistant_message(), tool_result(call["toolCallId"], AGENT_ACTION_APPROVED)]
+        implemented = await backend.chat(history, agent=codex.agent, cwd=str(codex.cwd), model_id="codex", tools=tools, model_configuration=chosen)
+        assert "Implemented." in answered(implemented)
+        history += [implemented.assistant_message(), user("Anything else?")]
+        answered(await backend.chat(history, agent=codex.agent, cwd=str(codex.cwd), model_id="codex", tools=tools, model_configuration=chosen))
+    planned, after_approval, next_turn = codex.api.main[1:]
+    assert planning(planned.body), "Plan reached Codex before the prompt"
+    assert not planning(after_approval.body) and not planning(next_turn.body), "its own change stood"
+    sets = [(m["params"]["configId"], m["params"]["value"]) for m in codex.requests("session/set_config_option")]
+    assert sets == [("collaboration_mode", "plan")], f"set once: {sets}"

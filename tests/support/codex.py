@@ -17,6 +17,7 @@ README), which is what `Codex(mode=...)` sets.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +111,10 @@ class Codex(RealAgent):
 
     def assert_approved(self, result: Any) -> None:
         assert result == {"action": "accept", "content": {"persist": "once"}}  # the narrowest grant: this call only
+
+
+def planning(body: dict[str, Any]) -> bool:
+    """Whether Codex told its model it is in Plan mode (its collaboration mode): the later of its
+    developer texts `You are in **Plan Mode**` and `You are now in Default mode`, which it says on leaving."""
+    said = json.dumps(body)
+    return said.rfind("You are in **Plan Mode**") > said.rfind("You are now in Default mode")

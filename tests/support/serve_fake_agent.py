@@ -13,7 +13,7 @@ user's messages, `{"mediaType", "data"}` with the data in base64), and what the 
 the request (`options`: `effort`, the reasoning effort it asks for; Claude Code's `planMode`, whether
 what the request adds since the model's last answer says plan mode is active, as Claude Code says once
 as it enters plan mode; Codex's `sandbox`, the sandbox mode it was last
-told of). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
+told of, and its `planMode`, whether it last told its model it is in Plan mode). Its stdin takes JSON lines `{"script": [REPLY, ...]}` that queue
 scripted replies (shared with the Python tests' fakes): REPLY is `{"answers": TEXT?, "text": [CHUNK,
 ...]?, "calls": [{"name", "input", "namespace"?} | {"name", "patch"}]?, "stallAfter": N?, "usage": [IN, OUT]?}`; a turn no
 reply fits is answered with a short text. Ends when its stdin closes. `--sandbox` (Codex only): its
@@ -30,7 +30,7 @@ from typing import Any
 
 import trio
 
-from tests.support import fake_anthropic, fake_gemini, fake_openai
+from tests.support import codex, fake_anthropic, fake_gemini, fake_openai
 from tests.support.acp_direct import run_outside
 from tests.support.claude import ClaudeCode, installed_claude
 from tests.support.codex import Codex, installed_codex
@@ -72,7 +72,7 @@ def options_seen(request: fake_anthropic.Request | fake_openai.Request | fake_ge
         return {"effort": (body.get("output_config") or {}).get("effort"), "planMode": "Plan mode is active" in json.dumps(messages[answered + 1 :])}
     if isinstance(request, fake_openai.Request):
         told = SANDBOX.findall(json.dumps(body))
-        return {"effort": (body.get("reasoning") or {}).get("effort"), "sandbox": told[-1] if told else None}
+        return {"effort": (body.get("reasoning") or {}).get("effort"), "sandbox": told[-1] if told else None, "planMode": codex.planning(body)}
     return {}
 
 

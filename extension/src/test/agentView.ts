@@ -283,7 +283,7 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       await new ModelControl(page).choose('Manual'); // the next tests start from the agent's default
     }],
     ['Claude Code: an effort chosen in Manage Language Models reaches it, and a reload of the window keeps it', async () => {
-      await manageModelOption(page, options.claudeName, 'Effort', 'High');
+      await manageModelOption(page, `${options.claudeName} (ACP)`, 'Effort', 'High');
       await runCommand(page, 'Developer: Reload Window');
       // The window comes back with the chat it had, its requests shown once restored.
       await page.locator(`${VIEW} .interactive-request`).first().waitFor({ timeout: UI_MS * 3 });
@@ -293,7 +293,7 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.match((await chat.send('Think hard')).text, /Thought hard\./);
       const asked = await claude.request(lastUser('Think hard'));
       assert.equal(asked.options.effort, 'high', `Claude Code asked its model for high effort: ${JSON.stringify(asked.options)}`);
-      await manageModelOption(page, options.claudeName, 'Effort', 'Default');
+      await manageModelOption(page, `${options.claudeName} (ACP)`, 'Effort', 'Default');
     }],
     ['Claude Code: a permission card, Allow runs the command', async () => {
       await chat.newChat('Agent');
@@ -567,6 +567,40 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.equal(asked.options.sandbox, 'read-only', `Codex's model was told its read-only sandbox: ${JSON.stringify(asked.options)}`);
       await control.choose('Agent'); // its default again, for the tests after
     }],
+    ['Codex: an effort chosen in Manage Language Models reaches it, for a model of its own list', async () => {
+      // Codex offers efforts for the models of its own list; its fake API's configured model is not one.
+      const entry = `${CODEX_AGENT.name} · GPT-5.5`;
+      await chat.pick(entry);
+      await chat.newChat('Agent');
+      codex.script({ answers: 'Switch to GPT-5.5', text: ['On GPT-5.5.'] });
+      assert.match((await chat.send('Switch to GPT-5.5')).text, /On GPT-5\.5\./); // its session now offers that model's efforts
+      await manageModelOption(page, entry, 'Reasoning effort', 'High');
+      codex.script({ answers: 'Think hard', text: ['Thought hard.'] });
+      assert.match((await chat.send('Think hard')).text, /Thought hard\./);
+      const asked = await codex.request(lastUser('Think hard'));
+      assert.equal(asked.model, 'gpt-5.5');
+      assert.equal(asked.options.effort, 'high', `Codex asked its model for high effort: ${JSON.stringify(asked.options)}`);
+    }],
+    ['Codex: Plan chosen in Manage Language Models reaches it; once its plan is approved it leaves Plan by itself, and the next request does not set it back', async () => {
+      const entry = `${CODEX_AGENT.name} (ACP)`;
+      await chat.pick(CODEX_AGENT.name);
+      await chat.newChat('Agent');
+      await manageModelOption(page, entry, 'Collaboration mode', 'Plan');
+      codex.script(
+        { answers: 'Plan the rename', text: ['<proposed_plan>\n1. Rename the function.\n</proposed_plan>'] },
+        { answers: 'Implement the approved plan.', text: ['Renamed.'] }, // what Codex prompts itself with once the plan is approved
+        { answers: 'Anything else?', text: ['Nothing else.'] },
+      );
+      const card = await chat.sendAndConfirm('Plan the rename'); // Codex: "Implement this plan?"
+      const planning = await codex.request(lastUser('Plan the rename'));
+      assert.equal(planning.options.planMode, true, `Codex told its model it is planning: ${JSON.stringify(planning.options)}`);
+      await card.allowOnce();
+      assert.match((await chat.answer()).text, /Renamed\./);
+      assert.match((await chat.send('Anything else?')).text, /Nothing else\./);
+      const asked = await codex.request(lastUser('Anything else?'));
+      assert.equal(asked.options.planMode, false, `Codex's own change of mode stood: ${JSON.stringify(asked.options)}`);
+      await manageModelOption(page, entry, 'Collaboration mode', 'Default'); // the tests after start from its default
+    }],
     ['Codex\'s plan shows in Copilot\'s todo widget, and the turn goes on', async () => {
       await chat.newChat('Agent');
       const plan = [
@@ -799,13 +833,14 @@ class ModelControl {
 }
 
 /**
- * In Chat: Manage Language Models (a dialog listing every model), the context menu of the row of the
- * agent `name`'s own entry, the submenu `option`, the value `value`; the dialog is closed after.
+ * In Chat: Manage Language Models (a dialog listing every model), the context menu of the first row
+ * showing `entry` (an agent's own entry, "<name> (ACP)", comes before its models' rows, which show it
+ * as their detail; a model's, "<name> · <model>"), the submenu `option`, the value `value`; the
+ * dialog is closed after.
  */
-async function manageModelOption(page: Page, name: string, option: string, value: string): Promise<void> {
+async function manageModelOption(page: Page, entry: string, option: string, value: string): Promise<void> {
   await runCommand(page, 'Chat: Manage Language Models');
-  // The dialog's row of that entry, not one of its models' ("<name> · <model>").
-  const row = page.locator('.monaco-modal-editor-block .monaco-list-row', { hasText: `${name} (ACP)` }).first();
+  const row = page.locator('.monaco-modal-editor-block .monaco-list-row', { hasText: entry }).first();
   await row.waitFor({ timeout: UI_MS });
   const menu = page.locator('.context-view .action-menu-item');
   try {
