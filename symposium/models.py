@@ -64,7 +64,8 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
         catalog.bind_model(entry.id, key)
         ratio = learned.bytes_per_token
         images = learned.images
-        schema = model_configuration.configuration_schema(learned.choices, dict(entry.options.items))
+        settings = dict(entry.options.items)
+        schema = model_configuration.configuration_schema(learned.choices, settings)
         detail, tooltip = agent_detail(learned.version, learned.sign_in), agent_tooltip(name, learned.version, learned.sign_in)
         models.append(_model(entry.id, f"{name} (ACP)", detail, context=learned.contexts.get(entry.id), ratio=ratio, tooltip=tooltip, images=images, schema=schema))
         for value in agent_options.model_values(learned.choices):
@@ -79,7 +80,7 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
                     ratio=ratio,
                     tooltip=value.description or None,
                     images=images,
-                    schema=schema,
+                    schema=model_configuration.configuration_schema(learned.choices_for(value.value), settings),
                 )
             )
     return models

@@ -379,8 +379,10 @@ class Backend:
         chosen = chat.model_configuration if isinstance(chat.model_configuration, dict) else {}
         if not chosen or self.catalog is None:
             return chat
-        choices = self.catalog.get(agent_key(chat.agent)).choices
-        wanted = model_configuration.wanted_options(dict(chat.agent_options.items), chosen, choices)
+        settings = dict(chat.agent_options.items)
+        model = settings.get("model")  # a model entry's (`<agent id>/<model>`)
+        choices = self.catalog.get(agent_key(chat.agent)).choices_for(model if isinstance(model, str) else None)
+        wanted = model_configuration.wanted_options(settings, chosen, choices)
         return attrs.evolve(chat, agent_options=AgentOptions(tuple(sorted(wanted.items()))))
 
     async def _respond(self, chat: ChatParams, request_id: Any) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from actors.store.transcript import Recorder
 from protocol.acp import schema as acp
 from protocol.acp.agent_options import (
     MODE,
+    MODEL,
     Choice,
     Value,
     after_set,
@@ -393,6 +394,9 @@ class SessionActor:
                 continue
             self._before.setdefault(key, change.choice.current)
             self._choices = after_set(self._choices, change.choice, change.value, answer)
+            if change.choice.category == MODEL and self._catalog is not None:
+                # Before any other option is set: what this model offers, at the agent's values for it.
+                self._catalog.learn_model(agent_key(self.agent), str(change.value), self._choices)
             log.info("agent %s, conversation %s: %s set to %s", session.agent_name, self.conversation[:8], change.choice.name, change.choice.label(change.value))
         for key in wanted:
             if key in asked:

@@ -28,7 +28,7 @@ import trio
 
 from actors.store.database import Database, open_store
 from protocol.acp import continuing
-from protocol.acp.agent_options import Choice, choices_from_json, choices_to_json
+from protocol.acp.agent_options import Choice, choices_from_json, choices_to_json, model_values
 from protocol.acp.agent_text import shown_or_none
 from protocol.acp.commands import AgentCommand, commands_from_json
 from protocol.acp.usage import TurnUsage, add_sample, bytes_per_token
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 SCHEMA = """
 create table if not exists agents (
     agent text primary key,  -- a keyed digest of the agent definition
-    learned text not null,   -- JSON: {"choices": [...], "images": bool or null, "contexts": {model: tokens}, "sums": [bytes, tokens]}
+    learned text not null,   -- JSON: {"choices": [...], "modelChoices": {model: [...]}, "images": bool or null, "contexts": {model: tokens}, "sums": [bytes, tokens]}
     updated real not null
 )
 """
@@ -55,10 +55,17 @@ class Learned:
     version: str | None = None  # the `agentInfo.version` of its last start (cleaned)
     sign_in: bool | None = None  # whether it last wanted a sign-in before it would open a session
     commands: tuple[AgentCommand, ...] = ()  # its slash commands, as its latest session announced them
+    # Model value → what a session offered once set to that model, where the options depend on the
+    # model (Codex's efforts are those of its model); `choices` is what a new session offers.
+    model_choices: dict[str, tuple[Choice, ...]] = attrs.Factory(dict)
 
     @property
     def bytes_per_token(self) -> float:
         return bytes_per_token(self.sums)
+
+    def choices_for(self, model: str | None) -> tuple[Choice, ...]:
+        """What the agent offers with `model` set (None: its own default model)."""
+        return self.model_choices.get(model, self.choices) if model is not None else self.choices
 
     def to_json(self) -> str:
         return json.dumps(
@@ -70,6 +77,7 @@ class Learned:
                 "version": self.version,
                 "signIn": self.sign_in,
                 "commands": [c.to_json() for c in self.commands],
+                "modelChoices": {model: choices_to_json(choices) for model, choices in self.model_choices.items()},
             }
         )
 
@@ -82,9 +90,13 @@ class Learned:
         sums_read = (float(sums[0]), float(sums[1])) if valid else None
         images = raw.get("images")
         version, sign_in = shown_or_none(raw.get("version")), raw.get("signIn")
+        choices = choices_from_json(raw.get("choices"))
+        offered = {v.value for v in model_values(choices)}
+        by_model = raw.get("modelChoices")
+        model_choices = {k: choices_from_json(v) for k, v in by_model.items() if k in offered} if isinstance(by_model, dict) else {}
         return cls(
-            choices_from_json(raw.get("choices")), images if isinstance(images, bool) else None, contexts, sums_read,
-            version, sign_in if isinstance(sign_in, bool) else None, commands_from_json(raw.get("commands")),
+            choices, images if isinstance(images, bool) else None, contexts, sums_read,
+            version, sign_in if isinstance(sign_in, bool) else None, commands_from_json(raw.get("commands")), model_choices,
         )
 
 
@@ -142,6 +154,14 @@ class AgentCatalog:
         learned = self.get(agent)
         if choices != learned.choices or images != learned.images:
             self._save(agent, attrs.evolve(learned, choices=choices, images=images))
+
+    def learn_model(self, agent: str, model: str, choices: tuple[Choice, ...]) -> None:
+        """What a session offered once set to `model`, one of the models the agent offers: that
+        model's entry shows these (the model's own efforts, say), with the agent's values for it."""
+        learned = self.get(agent)
+        if model not in {v.value for v in model_values(learned.choices)} or learned.model_choices.get(model) == choices:
+            return
+        self._save(agent, attrs.evolve(learned, model_choices={**learned.model_choices, model: choices}))
 
     def learn_start(self, agent: str, *, version: str | None, sign_in: bool) -> None:
         """What the agent said as it started: its version, and whether it wants a sign-in first."""

@@ -113,3 +113,20 @@ def test_the_agents_commands_survive_a_restart_as_last_announced(tmp_path: Path)
     catalog.learn_commands("claude", later)  # the agent's list changed: the newest holds
     catalog.close()
     assert [(c.name, c.description, c.hint) for c in AgentCatalog(path, key).get("claude").commands] == [("greet", "Greets", "whom")]
+
+
+def test_a_models_own_options_survive_a_restart_for_the_models_the_agent_offers_only(tmp_path: Path) -> None:
+    """Codex offers efforts per model: what a session offered once set to a model is that model's entry's."""
+    path = tmp_path / "state" / "agents.sqlite3"
+    key = os.urandom(32)
+    effort = {"id": "effort", "name": "Effort", "category": "thought_level", "type": "select", "currentValue": "medium",
+              "options": [{"value": "medium", "name": "Medium"}, {"value": "high", "name": "High"}]}
+    on_sonnet = read_choices({**CLAUDE_NEW, "configOptions": [*CLAUDE_NEW["configOptions"], effort]})
+    catalog = AgentCatalog(path, key)
+    catalog.learn_session("claude", read_choices(CLAUDE_NEW), images=True)
+    catalog.learn_model("claude", "sonnet", on_sonnet)
+    catalog.learn_model("claude", "opus-9", on_sonnet)  # not a model it offers: kept nowhere
+    catalog.close()
+    again = AgentCatalog(path, key).get("claude")
+    assert again.choices_for("sonnet") == on_sonnet and set(again.model_choices) == {"sonnet"}
+    assert again.choices_for("haiku") == again.choices_for(None) == read_choices(CLAUDE_NEW), "a model never run offers what a new session does"

@@ -390,3 +390,24 @@ async def test_codexs_own_change_of_collaboration_mode_stands(backend: BackendCl
     assert not planning(after_approval.body) and not planning(next_turn.body), "its own change stood"
     sets = [(m["params"]["configId"], m["params"]["value"]) for m in codex.requests("session/set_config_option")]
     assert sets == [("collaboration_mode", "plan")], f"set once: {sets}"
+
+
+async def test_a_codex_models_own_efforts_are_its_entrys_controls(backend: BackendClient, codex: Codex) -> None:
+    """Codex offers efforts only for the models of its own list: once a session has run on GPT-5.5,
+    that model's entry offers GPT-5.5's efforts (the agent's own entry, on its configured model, none),
+    and an effort chosen there reaches Codex's model, set after the model."""
+    agents = [entry("codex", "Codex", codex.agent)]
+    codex.api.script(codex_reply(codex_text("One.")), codex_reply(codex_text("Two.")), codex_reply(codex_text("Three.")))
+    on_gpt55 = {"model_id": "codex/gpt-5.5", "agent_options": {"model": "gpt-5.5"}}
+    history = [user("Hi")]
+    with trio.fail_after(GUARD):
+        first = await backend.chat(history, agent=codex.agent, cwd=str(codex.cwd), **on_gpt55)
+        answered(first)
+        await backend.models_changed()
+        schemas = {m["id"]: m.get("configurationSchema") or {} for m in await backend.models(agents)}
+        effort = schemas["codex/gpt-5.5"]["properties"]["reasoning_effort"]
+        assert "high" in effort["enum"] and effort["default"] != "high" and "group" not in effort, effort
+        assert "reasoning_effort" not in schemas["codex"]["properties"], "its configured model has no efforts to offer"
+        history += [first.assistant_message(), user("Think hard")]
+        answered(await backend.chat(history, agent=codex.agent, cwd=str(codex.cwd), model_configuration={"reasoning_effort": "high"}, **on_gpt55))
+    assert [(r.body["model"], (r.body.get("reasoning") or {}).get("effort")) for r in codex.api.main][1] == ("gpt-5.5", "high")

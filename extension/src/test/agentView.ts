@@ -850,7 +850,10 @@ async function manageModelOption(page: Page, entry: string, option: string, valu
       await menu.filter({ hasText: new RegExp(`^\\s*${value}`) }).first().waitFor({ timeout: 5_000 });
     });
   } catch (error) {
-    throw new Error(`${error instanceof Error ? error.message : error}\nthe menu: ${JSON.stringify(await menu.allInnerTexts())}`);
+    const seen = JSON.stringify(await menu.allInnerTexts());
+    await page.keyboard.press('Escape'); // the menu, then the dialog: the tests after find the window as it was
+    await page.keyboard.press('Escape');
+    throw new Error(`${error instanceof Error ? error.message : error}\nthe menu: ${seen}`);
   }
   await menu.filter({ hasText: new RegExp(`^\\s*${value}`) }).first().hover();
   await page.locator('.context-view .action-menu-item:focus', { hasText: new RegExp(`^\\s*${value}`) }).waitFor({ timeout: UI_MS });
