@@ -567,23 +567,9 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       assert.equal(asked.options.sandbox, 'read-only', `Codex's model was told its read-only sandbox: ${JSON.stringify(asked.options)}`);
       await control.choose('Agent'); // its default again, for the tests after
     }],
-    ['Codex: an effort chosen in Manage Language Models reaches it, for a model of its own list', async () => {
-      // Codex offers efforts for the models of its own list; its fake API's configured model is not one.
-      const entry = `${CODEX_AGENT.name} · GPT-5.5`;
-      await chat.pick(entry);
-      await chat.newChat('Agent');
-      codex.script({ answers: 'Switch to GPT-5.5', text: ['On GPT-5.5.'] });
-      assert.match((await chat.send('Switch to GPT-5.5')).text, /On GPT-5\.5\./); // its session now offers that model's efforts
-      await manageModelOption(page, entry, 'Reasoning effort', 'High');
-      codex.script({ answers: 'Think hard', text: ['Thought hard.'] });
-      assert.match((await chat.send('Think hard')).text, /Thought hard\./);
-      const asked = await codex.request(lastUser('Think hard'));
-      assert.equal(asked.model, 'gpt-5.5');
-      assert.equal(asked.options.effort, 'high', `Codex asked its model for high effort: ${JSON.stringify(asked.options)}`);
-    }],
     ['Codex: Plan chosen in Manage Language Models reaches it; once its plan is approved it leaves Plan by itself, and the next request does not set it back', async () => {
       const entry = `${CODEX_AGENT.name} (ACP)`;
-      await chat.pick(CODEX_AGENT.name);
+      await chat.pick(CODEX_AGENT.name); // before any of its model entries, whose names begin with it, is picked
       await chat.newChat('Agent');
       await manageModelOption(page, entry, 'Collaboration mode', 'Plan');
       codex.script(
@@ -600,6 +586,20 @@ export async function runAgentViewTests(page: Page, options: AgentViewOptions): 
       const asked = await codex.request(lastUser('Anything else?'));
       assert.equal(asked.options.planMode, false, `Codex's own change of mode stood: ${JSON.stringify(asked.options)}`);
       await manageModelOption(page, entry, 'Collaboration mode', 'Default'); // the tests after start from its default
+    }],
+    ['Codex: an effort chosen in Manage Language Models reaches it, for a model of its own list', async () => {
+      // Codex offers efforts for the models of its own list; its fake API's configured model is not one.
+      const entry = `${CODEX_AGENT.name} · GPT-5.5`;
+      await chat.pick(entry); // and kept for the tests after: they run on a model entry
+      await chat.newChat('Agent');
+      codex.script({ answers: 'Switch to GPT-5.5', text: ['On GPT-5.5.'] });
+      assert.match((await chat.send('Switch to GPT-5.5')).text, /On GPT-5\.5\./); // its session now offers that model's efforts
+      await manageModelOption(page, entry, 'Reasoning effort', 'High');
+      codex.script({ answers: 'Think hard', text: ['Thought hard.'] });
+      assert.match((await chat.send('Think hard')).text, /Thought hard\./);
+      const asked = await codex.request(lastUser('Think hard'));
+      assert.equal(asked.model, 'gpt-5.5');
+      assert.equal(asked.options.effort, 'high', `Codex asked its model for high effort: ${JSON.stringify(asked.options)}`);
     }],
     ['Codex\'s plan shows in Copilot\'s todo widget, and the turn goes on', async () => {
       await chat.newChat('Agent');
