@@ -187,9 +187,6 @@ class BackendClient:
         """The backend's own counts (`symposium/stats`): conversations (and the most it holds), bridges, trio tasks."""
         return await self.peer.request("symposium/stats", {})
 
-    async def token_count(self, text: str, model_id: str = "symposium-eliza") -> int:
-        return (await self.peer.request(lm.METHOD_TOKENS, {"modelId": model_id, "text": text}))["count"]
-
     async def agent_options(self, agent: dict[str, JSON]) -> dict[str, JSON]:
         return await self.peer.request(lm.METHOD_AGENT_OPTIONS, {"agent": agent})
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from actors.shared.version import version
 from actors.store.catalog import AgentCatalog
-from protocol.acp import agent_options, model_configuration, usage
+from protocol.acp import agent_options, model_configuration
 from protocol.acp.agent_text import shown
 from protocol.vscode.agent_identity import agent_key
 from protocol.vscode.lm import SIGN_IN_NOTE, Capabilities, InfoParams, ModelInfo, agent_detail, agent_tooltip
@@ -61,7 +61,6 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
             continue
         key = agent_key(entry.agent)
         learned = catalog.get(key)
-        catalog.bind_model(entry.id, key)
         ratio = learned.bytes_per_token
         images = learned.images
         settings = dict(entry.options.items)
@@ -70,7 +69,6 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
         models.append(_model(entry.id, f"{name} (ACP)", detail, context=learned.contexts.get(entry.id), ratio=ratio, tooltip=tooltip, images=images, schema=schema))
         for value in agent_options.model_values(learned.choices):
             model_id = f"{entry.id}/{value.value}"
-            catalog.bind_model(model_id, key)
             models.append(
                 _model(
                     model_id,
@@ -85,7 +83,3 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
             )
     return models
 
-
-def token_count(text: str, ratio: float = usage.DEFAULT_BYTES_PER_TOKEN) -> int:
-    """An estimate: UTF-8 bytes over the agent's bytes per token (four until its usage says otherwise)."""
-    return usage.token_count(text, ratio)

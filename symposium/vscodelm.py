@@ -32,7 +32,7 @@ from actors.shared.peer import ConnectionClosed, Peer
 from actors.store.catalog import AgentCatalog
 from actors.store.state import load_secret, state_dir
 from actors.store.transcript import Recorder
-from protocol.acp import agent_options, auth, model_configuration, usage
+from protocol.acp import agent_options, auth, model_configuration
 from protocol.acp import schema as acp
 from protocol.acp.agent_text import is_shown_as_is, shown, shown_or_none
 from protocol.acp.capabilities import AgentInfo
@@ -57,7 +57,6 @@ from protocol.vscode.lm import (
     METHOD_MODELS_CHANGED,
     METHOD_PART,
     METHOD_PREPARE,
-    METHOD_TOKENS,
     AgentOptions,
     AgentParams,
     AuthenticateParams,
@@ -65,13 +64,12 @@ from protocol.vscode.lm import (
     ChatParams,
     ListSessionsParams,
     PrepareParams,
-    TokenCountParams,
     parse,
     parse_info,
     part_to_wire,
     to_wire,
 )
-from symposium.models import model_infos, token_count
+from symposium.models import model_infos
 
 if TYPE_CHECKING:
     from actors.agent.pool import AgentPool
@@ -161,7 +159,6 @@ class Backend:
         peer.on_request(METHOD_STATS, self.stats)
         peer.on_request(METHOD_INFO, self.provide_information)
         peer.on_request(METHOD_PREPARE, self.prepare_model)
-        peer.on_request(METHOD_TOKENS, self.provide_token_count)
         peer.on_request(METHOD_CHAT, self.provide_response)
         peer.on_request(METHOD_AGENT_OPTIONS, self.agent_options)
         peer.on_request(METHOD_AGENT_COMMANDS, self.agent_commands)
@@ -238,11 +235,6 @@ class Backend:
             "bridges": len(self.bridges),
             "tasks": task_count(),
         }
-
-    async def provide_token_count(self, params: Any, _id: Any) -> dict[str, Any]:
-        count = _params(params, TokenCountParams)
-        ratio = self.catalog.bytes_per_token(count.model_id) if self.catalog else usage.DEFAULT_BYTES_PER_TOKEN
-        return {"count": token_count(count.text, ratio)}
 
     async def agent_options(self, params: Any, _id: Any) -> dict[str, Any]:
         """The options the agent's sessions offer (for Manage Agents), as its last new session did."""

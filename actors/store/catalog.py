@@ -106,7 +106,6 @@ class AgentCatalog:
         self._db: Database | None = None
         self._stored: dict[str, str] = {}  # digest → JSON, as read at start-up
         self._known: dict[str, Learned] = {}
-        self._models: dict[str, str] = {}  # model id → agent key: token counts name only the model
         self._changed = trio.Event()
         if path is None:
             return
@@ -190,14 +189,6 @@ class AgentCatalog:
         # VS Code is told when what it shows changes: a context window, or bytes per token noticeably.
         tell = contexts is not learned.contexts or abs(bytes_per_token(sums) - learned.bytes_per_token) > RATIO_CHANGE * learned.bytes_per_token
         self._save(agent, attrs.evolve(learned, contexts=contexts, sums=sums), tell=tell)
-
-    def bind_model(self, model_id: str, agent: str) -> None:
-        """Token counts name a model id; remember which agent definition it stands for."""
-        self._models[model_id] = agent
-
-    def bytes_per_token(self, model_id: str) -> float:
-        agent = self._models.get(model_id)
-        return self.get(agent).bytes_per_token if agent is not None else bytes_per_token(None)
 
     def continue_token(self, agent: str, session_id: str, cwd: str) -> str:
         """What a new chat carries to continue the agent's earlier session (see `continuing`)."""

@@ -2,7 +2,6 @@
 
 export const METHOD_INFO = 'lm/provideLanguageModelChatInformation';
 export const METHOD_CHAT = 'lm/provideLanguageModelChatResponse';
-export const METHOD_TOKENS = 'lm/provideTokenCount';
 export const METHOD_CANCEL = 'lm/cancel';
 export const METHOD_PART = 'lm/responsePart';
 export const METHOD_COMPLETE = 'lm/responseComplete';

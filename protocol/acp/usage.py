@@ -162,7 +162,3 @@ def bytes_per_token(sums: tuple[float, float] | None) -> float:
     low, high = BYTES_PER_TOKEN_RANGE
     return min(high, max(low, sums[0] / sums[1]))
 
-
-def token_count(text: str, ratio: float = DEFAULT_BYTES_PER_TOKEN) -> int:
-    """An estimate of `text`'s tokens: its UTF-8 bytes over the agent's bytes per token."""
-    return max(1, math.ceil(len(text.encode()) / ratio))

@@ -27,7 +27,6 @@ AGENT_ACTION_APPROVED = "symposium-agent-action:approved"
 
 METHOD_INFO = "lm/provideLanguageModelChatInformation"
 METHOD_CHAT = "lm/provideLanguageModelChatResponse"
-METHOD_TOKENS = "lm/provideTokenCount"
 METHOD_CANCEL = "lm/cancel"
 METHOD_PART = "lm/responsePart"
 METHOD_COMPLETE = "lm/responseComplete"
@@ -398,12 +397,6 @@ class ListSessionsParams:
     agent: Agent
     cwd: str | None = None
     cursor: str | None = None
-
-
-@attrs.frozen
-class TokenCountParams:
-    model_id: str
-    text: str
 
 
 @attrs.frozen

@@ -147,7 +147,7 @@ def _encode(obj: Any) -> bytes:
     return json.dumps(obj).encode()  # ensure_ascii: a lone surrogate travels as its escape
 
 
-def _request_with(params_json: bytes, method: bytes = b"lm/provideTokenCount") -> Callable[[str], bytes]:
+def _request_with(params_json: bytes, method: bytes = b"lm/provideLanguageModelChatInformation") -> Callable[[str], bytes]:
     return lambda id: b'{"jsonrpc":"2.0","id":' + _encode(id) + b',"method":"' + method + b'","params":' + params_json + b"}"
 
 
@@ -164,7 +164,7 @@ def _chat_line(text: str) -> Line:
     return Line(lambda id: _encode(chat(id, [user(text)])), "once")
 
 
-_deep = st.integers(200, 3000).map(lambda d: Line(_request_with(b'{"modelId":"m","text":"a","x":' + b"[" * d + b"]" * d + b"}"), "once"))
+_deep = st.integers(200, 3000).map(lambda d: Line(_request_with(b'{"silent":true,"x":' + b"[" * d + b"]" * d + b"}"), "once"))
 _deep_tool_params = st.integers(200, 600).map(
     lambda d: Line(
         lambda id: _encode(chat(id, [user("hi"), {"role": "assistant", "content": [
@@ -174,18 +174,18 @@ _deep_tool_params = st.integers(200, 600).map(
 )
 _non_finite = st.sampled_from([b"NaN", b"Infinity", b"-Infinity", b"1e999", b"-1e400"]).flatmap(
     lambda literal: st.sampled_from([
-        Line(_request_with(b'{"modelId":"m","text":"a","n":' + literal + b"}"), "once"),
-        Line(lambda id: b'{"jsonrpc":"2.0","id":' + literal + b',"method":"lm/provideTokenCount"}', "none"),
+        Line(_request_with(b'{"silent":true,"n":' + literal + b"}"), "once"),
+        Line(lambda id: b'{"jsonrpc":"2.0","id":' + literal + b',"method":"lm/provideLanguageModelChatInformation"}', "none"),
     ])
 )
-_huge_number = st.integers(1, 6000).map(lambda digits: Line(_request_with(b'{"modelId":"m","text":"a","n":' + b"7" * digits + b"}"), "once"))
+_huge_number = st.integers(1, 6000).map(lambda digits: Line(_request_with(b'{"silent":true,"n":' + b"7" * digits + b"}"), "once"))
 _wrong_types = st.sampled_from([
     {"messages": "hello"}, {"messages": [{"role": "robot", "content": []}]}, {"messages": [{"role": "user", "content": [{"type": "text"}]}]},
     {"modelId": 5}, {"agent": []}, {"agent": {"eliza": {}, "mcp_server": {}}}, {"options": {"tools": "none"}}, {"cwd": 7},
     {"messages": [{"role": "user", "content": [{"type": "tool_result", "toolCallId": 1}]}]}, {"messages": []},
 ]).map(lambda change: Line(lambda id: _encode({**chat(id, [user("typed")]), "params": {**chat(id, [user("typed")])["params"], **change}}), "once"))
 _bad_ids = st.sampled_from([b"true", b"{}", b"[1]", b"null", b'"\\ud83d"', b'"a\\udc00"']).map(
-    lambda id: Line(lambda _: b'{"jsonrpc":"2.0","id":' + id + b',"method":"lm/provideTokenCount","params":{"modelId":"m","text":"a"}}', "none")
+    lambda id: Line(lambda _: b'{"jsonrpc":"2.0","id":' + id + b',"method":"lm/provideLanguageModelChatInformation","params":{"silent":true}}', "none")
 )
 _surrogate_method = st.just(Line(lambda id: b'{"jsonrpc":"2.0","id":' + _encode(id) + b',"method":"lm/\\ud83d","params":{}}', "once"))
 _truncated = st.tuples(_text, st.floats(0.02, 0.98)).map(
@@ -307,9 +307,9 @@ def test_generated_input_never_kills_the_backend_and_every_request_is_answered_o
     # A request sent last is answered after every earlier line was read (and any id-null reply sent).
     barrier = f"f{next(fuzzing.ids)}"
     fuzzing.once.add(key(barrier))
-    backend.send(_encode({"jsonrpc": "2.0", "id": barrier, "method": "lm/provideTokenCount", "params": {"modelId": "m", "text": "abcd"}}))
+    backend.send(_encode({"jsonrpc": "2.0", "id": barrier, "method": "lm/provideLanguageModelChatInformation", "params": {"silent": True}}))
     backend.wait_for(expected | {key(barrier)})
-    assert backend.replies[key(barrier)][0]["result"] == {"count": 1}
+    assert backend.replies[key(barrier)][0]["result"]["models"]
     for id in expected:
         [reply] = backend.replies[id]
         assert "result" in reply or reply["error"]["code"] in (-32700, -32600, -32601, -32602, -32000, -32800), reply

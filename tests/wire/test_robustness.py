@@ -53,7 +53,7 @@ async def finish(raw: Raw) -> None:
 async def test_nesting_beyond_the_limit_is_refused_with_the_request_id() -> None:
     raw = await raw_backend()
     with trio.fail_after(GUARD):
-        line = b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":' + b"[" * 1000 + b"]" * 1000 + b"}"
+        line = b'{"jsonrpc":"2.0","id":1,"method":"lm/provideLanguageModelChatInformation","params":' + b"[" * 1000 + b"]" * 1000 + b"}"
         await raw.send(line)
         error = (await raw.response(1))["error"]
         assert error["code"] == -32700 and "nesting 1001 deep exceeds the limit of 256" in error["message"]
@@ -109,7 +109,7 @@ async def test_lone_surrogates_never_crash_the_writer() -> None:
             pass
         assert msg.get("result") == {}, msg
         # In a request id: it cannot be echoed, so the request is refused with id null.
-        await raw.send(json.dumps({"jsonrpc": "2.0", "id": "x\udc00", "method": "lm/provideTokenCount", "params": {"modelId": "m", "text": "a"}}).encode())
+        await raw.send(json.dumps({"jsonrpc": "2.0", "id": "x\udc00", "method": "lm/provideLanguageModelChatInformation", "params": {"modelId": "m", "text": "a"}}).encode())
         reply = await raw.receive()
         assert reply["id"] is None and reply["error"]["code"] == -32600 and "id" in reply["error"]["message"]
         # In a method name: an unknown method, answered with its id.
@@ -123,10 +123,10 @@ async def test_non_finite_numbers_are_refused() -> None:
     raw = await raw_backend()
     with trio.fail_after(GUARD):
         for id, literal in enumerate([b"NaN", b"Infinity", b"-Infinity", b"1e999"], start=1):
-            await raw.send(b'{"jsonrpc":"2.0","id":%d,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"a","n":%s}}' % (id, literal))
+            await raw.send(b'{"jsonrpc":"2.0","id":%d,"method":"lm/provideLanguageModelChatInformation","params":{"modelId":"m","text":"a","n":%s}}' % (id, literal))
             error = (await raw.response(id))["error"]
             assert error["code"] == -32700, error
-        await raw.send(b'{"jsonrpc":"2.0","id":1e999,"method":"lm/provideTokenCount"}')  # the id itself: unreadable
+        await raw.send(b'{"jsonrpc":"2.0","id":1e999,"method":"lm/provideLanguageModelChatInformation"}')  # the id itself: unreadable
         reply = await raw.receive()
         assert reply["id"] is None and reply["error"]["code"] == -32700
         await still_answers(raw)
@@ -137,11 +137,11 @@ async def test_an_over_limit_line_is_answered_with_its_id_when_it_can_be_read() 
     raw = await raw_backend()
     padding = b"x" * (64 * 1024 * 1024)
     with trio.fail_after(GUARD):
-        await raw.send(b'{"jsonrpc":"2.0","id":"big","method":"lm/provideTokenCount","params":{"modelId":"m","text":"' + padding + b'"}}')
+        await raw.send(b'{"jsonrpc":"2.0","id":"big","method":"lm/provideLanguageModelChatInformation","params":{"modelId":"m","text":"' + padding + b'"}}')
         error = (await raw.response("big"))["error"]
         assert error["code"] == -32700 and "exceeds the limit" in error["message"]
         # The id after the huge member cannot be read: answered with id null.
-        await raw.send(b'{"jsonrpc":"2.0","method":"lm/provideTokenCount","params":{"modelId":"m","text":"' + padding + b'"},"id":7}')
+        await raw.send(b'{"jsonrpc":"2.0","method":"lm/provideLanguageModelChatInformation","params":{"modelId":"m","text":"' + padding + b'"},"id":7}')
         reply = await raw.receive()
         assert reply["id"] is None and reply["error"]["code"] == -32700
         await still_answers(raw)
