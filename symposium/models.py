@@ -69,6 +69,7 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
         models.append(_model(entry.id, f"{name} (ACP)", detail, context=learned.contexts.get(entry.id), ratio=ratio, tooltip=tooltip, images=images, schema=schema))
         for value in agent_options.model_values(learned.choices):
             model_id = f"{entry.id}/{value.value}"
+            choices = learned.choices_for(value.value)
             models.append(
                 _model(
                     model_id,
@@ -78,7 +79,7 @@ def model_infos(params: InfoParams, catalog: AgentCatalog | None = None) -> list
                     ratio=ratio,
                     tooltip=value.description or None,
                     images=images,
-                    schema=model_configuration.configuration_schema(learned.choices_for(value.value), settings),
+                    schema=schema if choices is learned.choices else model_configuration.configuration_schema(choices, settings),
                 )
             )
     return models

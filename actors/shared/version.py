@@ -14,26 +14,30 @@ import functools
 import os
 import sys
 
-_DIST_INFO = ("symposium-", ".dist-info")
-
 
 def _from_dist_info() -> str | None:
     for entry in sys.path:
+        folder = entry or "."
         try:
-            names = sorted(os.listdir(entry or "."))
+            names = os.listdir(folder)
         except OSError:
             continue
-        for name in names:
-            if name.lower().startswith(_DIST_INFO[0]) and name.endswith(_DIST_INFO[1]):
-                try:
-                    with open(os.path.join(entry or ".", name, "METADATA"), encoding="utf-8") as metadata:
-                        for line in metadata:
-                            if line.startswith("Version:"):
-                                return line.removeprefix("Version:").strip()
-                            if not line.strip():
-                                break  # the headers end at the first empty line
-                except OSError:
-                    continue
+        for name in sorted(n for n in names if n.startswith("symposium-") and n.endswith(".dist-info")):
+            if (found := _version_header(os.path.join(folder, name, "METADATA"))) is not None:
+                return found
+    return None
+
+
+def _version_header(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as metadata:
+            for line in metadata:
+                if not line.strip():
+                    return None  # the headers end at the first empty line
+                if line.startswith("Version:"):
+                    return line.removeprefix("Version:").strip()
+    except OSError:
+        pass
     return None
 
 

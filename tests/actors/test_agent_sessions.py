@@ -109,6 +109,17 @@ async def test_a_refused_resume_falls_through_to_a_new_session_primed(nursery: t
     assert not session.holds_history  # its first prompt carries the history
 
 
+async def continuing_fails(nursery: trio.Nursery, agent: ScriptedAgent) -> AgentError:
+    """Opening a session for a chat that names the agent's session `s0`: the failure it must end in."""
+    pool = AgentPool(nursery, cwd=os.getcwd(), connector=agent.connect)
+    events = trio.open_memory_channel[Any](math.inf)[0]
+    with trio.fail_after(GUARD):
+        process = await pool.start(ElizaAgent(), None)
+        with pytest.raises(AgentError) as failure:
+            await opened(process, Continued("s0", os.getcwd()), events)
+    return failure.value
+
+
 @pytest.mark.parametrize(
     ("capabilities", "tried"),
     [
@@ -120,13 +131,8 @@ async def test_a_refused_resume_falls_through_to_a_new_session_primed(nursery: t
 )
 async def test_a_session_the_chat_names_fails_the_turn_rather_than_become_a_new_one(nursery: trio.Nursery, capabilities: dict[str, Any], tried: str | None) -> None:
     agent = ScriptedAgent(capabilities, refusing=frozenset({"session/resume", "session/fork", "session/load"}))
-    pool = AgentPool(nursery, cwd=os.getcwd(), connector=agent.connect)
-    events = trio.open_memory_channel[Any](math.inf)[0]
-    with trio.fail_after(GUARD):
-        process = await pool.start(ElizaAgent(), None)
-        with pytest.raises(AgentError) as failure:
-            await opened(process, Continued("s0", os.getcwd()), events)
-    assert failure.value.error.kind == FailureKind.RESUME_FAILED
+    failure = await continuing_fails(nursery, agent)
+    assert failure.error.kind == FailureKind.RESUME_FAILED
     assert agent.methods == ["initialize", *([tried] if tried else [])]  # no session/new in its place
 
 
@@ -134,13 +140,7 @@ async def test_a_session_the_chat_names_asks_for_a_sign_in_where_the_agent_wants
     # The agent refuses to take its session back until the user signs in: the turn says so, with
     # the ways to sign in, as for a new session (docs/DESIGN.md, "Sign-in").
     agent = ScriptedAgent({"sessionCapabilities": {"resume": {}}}, refusing=frozenset({"session/resume"}), code=-32000)
-    pool = AgentPool(nursery, cwd=os.getcwd(), connector=agent.connect)
-    events = trio.open_memory_channel[Any](math.inf)[0]
-    with trio.fail_after(GUARD):
-        process = await pool.start(ElizaAgent(), None)
-        with pytest.raises(AgentError) as failure:
-            await opened(process, Continued("s0", os.getcwd()), events)
-    assert failure.value.error.kind == FailureKind.AUTH_REQUIRED
+    assert (await continuing_fails(nursery, agent)).error.kind == FailureKind.AUTH_REQUIRED
 
 
 async def test_a_session_another_chat_holds_is_not_taken_back_twice(nursery: trio.Nursery) -> None:

@@ -56,14 +56,19 @@ def _params(messages: list[Message]) -> ChatParams:
     return ChatParams("m", tuple(to_wire(m) for m in messages), AGENT, Options(()))  # type: ignore[arg-type]
 
 
-def test_a_summarisation_and_the_turn_after_it_go_on_in_the_same_conversation() -> None:
-    conversations = Conversations()
+def _held(conversations: Conversations) -> Route:
+    """A conversation held: "Hello" answered "Hi."."""
     route = conversations.route(_params([user("Hello")]), None)
     assert isinstance(route, Route)
     conversations.begin(route.record, route.read)
     conversations.reply(route.record, TextPart("Hi."))
     conversations.completed(route.record, None)
-    first = route.record
+    return route
+
+
+def test_a_summarisation_and_the_turn_after_it_go_on_in_the_same_conversation() -> None:
+    conversations = Conversations()
+    first = _held(conversations).record
 
     asking = conversations.route(_params([system(SUMMARISER), user("Hello"), assistant("Hi."), user(ASK)]), None)
     assert isinstance(asking, Route) and asking.record is first and not asking.started and asking.compaction is not None
@@ -86,11 +91,7 @@ def test_a_summarisation_of_no_conversation_held_is_a_throwaway() -> None:
 def test_another_consumers_summary_of_a_conversation_held_stays_out_of_its_agent_session() -> None:
     """A side request (a title, a summary for the consumer's own use) never stands in for the turns."""
     conversations = Conversations()
-    route = conversations.route(_params([user("Hello")]), None)
-    assert isinstance(route, Route)
-    conversations.begin(route.record, route.read)
-    conversations.reply(route.record, TextPart("Hi."))
-    conversations.completed(route.record, None)
+    route = _held(conversations)
     side = conversations.route(_params([user("Hello"), assistant("Hi."), user("Summarize this conversation in five words.")]), None)
     assert isinstance(side, Route) and side.record.throwaway and side.record is not route.record
 
